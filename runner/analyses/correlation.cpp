@@ -1,0 +1,72 @@
+// Analysis `correlation`: Pearson (r, p, Fisher-z CI) and Spearman (rho, p) of every
+// predictor column `x` against every target column `y` (methods.md §5, §6 "Correlation
+// table"). Rows whose x or y is NaN are left out of that pair.
+//
+//   - {name: corr, kind: correlation, study: demo, input: work, x: [a, b], y: value}
+#include <cmath>
+
+#include "analyses/analysis_kind.h"
+#include "analyses/column_args.h"
+#include "stats/correlation.h"
+
+namespace compatbench {
+
+namespace {
+class CorrelationAnalysis final : public AnalysisKind {
+public:
+    std::string_view name() const override { return "correlation"; }
+    std::vector<KeyRule> keys() const override {
+        return {{"x", KeyType::scalar_or_list, true, 0, 0, {}},
+                {"y", KeyType::scalar_or_list, true, 0, 0, {}},
+                {"table", KeyType::string, false, 0, 0, {}}};
+    }
+    void check(const AnalysisSpec& spec, const std::vector<ColumnSpec>& columns,
+               const YamlChecker& checker) const override {
+        column_args(spec, "x", columns, true, checker);
+        column_args(spec, "y", columns, true, checker);
+    }
+    std::vector<TableData> run(const AnalysisSpec& spec, const AnalysisInput& input,
+                               const AnalysisNote& note) const override {
+        const YamlChecker checker("(analysis)");
+        const auto xs = column_args(spec, "x", input.columns, true, checker);
+        const auto ys = column_args(spec, "y", input.columns, true, checker);
+        TableData table;
+        table.path = spec.node["table"] ? spec.node["table"].Scalar() : "correlations";
+        table.add_column({"predictor", ColumnType::str, 0});
+        table.add_column({"target", ColumnType::str, 0});
+        table.add_column({"n", ColumnType::i64, 0});
+        for (const char* c : {"pearson_r", "pearson_p", "pearson_ci_low", "pearson_ci_high",
+                              "spearman_rho", "spearman_p"}) {
+            table.add_column({c, ColumnType::f64, 0});
+        }
+        table.add_column({"reason", ColumnType::str, 0});
+        for (const auto& x_name : xs) {
+            for (const auto& y_name : ys) {
+                const auto x_all = input.numbers(x_name);
+                const auto y_all = input.numbers(y_name);
+                std::vector<double> x, y;
+                for (std::size_t i = 0; i < x_all.size(); ++i) {
+                    if (std::isnan(x_all[i]) || std::isnan(y_all[i])) continue;
+                    x.push_back(x_all[i]);
+                    y.push_back(y_all[i]);
+                }
+                const auto p = stats::pearson(x, y);
+                const auto s = stats::spearman(x, y);
+                const std::string reason = p.ok() ? s.reason : p.reason;
+                if (!reason.empty()) note(x_name + " vs " + y_name + ": " + reason);
+                const Value row[] = {x_name, y_name, static_cast<std::int64_t>(x.size()),
+                                     p.r, p.p, p.ci_low, p.ci_high, s.r, s.p, reason};
+                for (std::size_t c = 0; c < table.columns.size(); ++c) table.values[c].push_back(row[c]);
+            }
+        }
+        return {table};
+    }
+};
+}  // namespace
+
+const AnalysisKind& correlation_analysis() {
+    static const CorrelationAnalysis kind;
+    return kind;
+}
+
+}  // namespace compatbench

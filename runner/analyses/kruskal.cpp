@@ -1,0 +1,84 @@
+// Analysis `kruskal`: rows grouped by the column `by`; per value column, n, mean and sd of
+// each group and the tie-corrected Kruskal-Wallis H and p across groups (methods.md §5, §6
+// "Regions table"). NaN values are left out.
+//
+//   - {name: regions, kind: kruskal, study: demo, input: work, by: region, values: [r1]}
+#include <cmath>
+#include <map>
+
+#include "analyses/analysis_kind.h"
+#include "analyses/column_args.h"
+#include "stats/kruskal.h"
+
+namespace compatbench {
+
+namespace {
+class KruskalAnalysis final : public AnalysisKind {
+public:
+    std::string_view name() const override { return "kruskal"; }
+    std::vector<KeyRule> keys() const override {
+        return {{"by", KeyType::string, true, 0, 0, {}},
+                {"values", KeyType::scalar_or_list, true, 0, 0, {}},
+                {"table", KeyType::string, false, 0, 0, {}},
+                {"groups_table", KeyType::string, false, 0, 0, {}}};
+    }
+    void check(const AnalysisSpec& spec, const std::vector<ColumnSpec>& columns,
+               const YamlChecker& checker) const override {
+        column_args(spec, "by", columns, false, checker);
+        column_args(spec, "values", columns, true, checker);
+    }
+    std::vector<TableData> run(const AnalysisSpec& spec, const AnalysisInput& input,
+                               const AnalysisNote& note) const override {
+        const YamlChecker checker("(analysis)");
+        const auto by = input.texts(spec.node["by"].Scalar());
+        const auto targets = column_args(spec, "values", input.columns, true, checker);
+        TableData test, groups;
+        test.path = spec.node["table"] ? spec.node["table"].Scalar() : "kruskal";
+        groups.path = spec.node["groups_table"] ? spec.node["groups_table"].Scalar() : "groups";
+        test.add_column({"target", ColumnType::str, 0});
+        test.add_column({"groups", ColumnType::i64, 0});
+        test.add_column({"n", ColumnType::i64, 0});
+        test.add_column({"h", ColumnType::f64, 0});
+        test.add_column({"p", ColumnType::f64, 0});
+        test.add_column({"reason", ColumnType::str, 0});
+        groups.add_column({"group", ColumnType::str, 0});
+        groups.add_column({"target", ColumnType::str, 0});
+        groups.add_column({"n", ColumnType::i64, 0});
+        groups.add_column({"mean", ColumnType::f64, 0});
+        groups.add_column({"sd", ColumnType::f64, 0});
+        for (const auto& target : targets) {
+            const auto values = input.numbers(target);
+            std::map<std::string, std::vector<double>> by_group;
+            for (std::size_t i = 0; i < values.size(); ++i) {
+                if (!std::isnan(values[i])) by_group[by[i]].push_back(values[i]);
+            }
+            std::vector<std::vector<double>> samples;
+            for (const auto& [label, v] : by_group) {
+                double mean = 0.0;
+                for (double a : v) mean += a;
+                mean /= static_cast<double>(v.size());
+                double ss = 0.0;
+                for (double a : v) ss += (a - mean) * (a - mean);
+                const double sd = v.size() > 1 ? std::sqrt(ss / static_cast<double>(v.size() - 1))
+                                               : std::nan("");
+                const Value row[] = {label, target, static_cast<std::int64_t>(v.size()), mean, sd};
+                for (std::size_t c = 0; c < 5; ++c) groups.values[c].push_back(row[c]);
+                samples.push_back(v);
+            }
+            const auto kw = stats::kruskal_wallis(samples);
+            if (!kw.ok()) note(target + " by " + spec.node["by"].Scalar() + ": " + kw.reason);
+            const Value row[] = {target, static_cast<std::int64_t>(kw.groups),
+                                 static_cast<std::int64_t>(kw.n), kw.h, kw.p, kw.reason};
+            for (std::size_t c = 0; c < 6; ++c) test.values[c].push_back(row[c]);
+        }
+        return {test, groups};
+    }
+};
+}  // namespace
+
+const AnalysisKind& kruskal_analysis() {
+    static const KruskalAnalysis kind;
+    return kind;
+}
+
+}  // namespace compatbench

@@ -1,0 +1,308 @@
+#include "config/config.h"
+
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "analyses/analysis_kind.h"
+#include "common/hash.h"
+#include "graph/table_layout.h"
+#include "tasks/registry.h"
+
+namespace compatbench {
+
+namespace {
+
+const std::vector<KeyRule> kTopRules = {
+    {"experiment", KeyType::map, true, 0, 0, {}},
+    {"runner", KeyType::map, false, 0, 0, {}},
+    {"tasks", KeyType::list, true, 0, 0, {}},
+    {"analyses", KeyType::list, false, 0, 0, {}},
+};
+
+const std::vector<KeyRule> kExperimentRules = {
+    {"name", KeyType::string, true, 0, 0, {}},
+    {"seed", KeyType::integer, true, 0, 9.2e18, {}},
+    {"description", KeyType::string, false, 0, 0, {}},
+};
+
+const std::vector<KeyRule> kRunnerRules = {
+    {"retries", KeyType::integer, false, 0, 100, {}},
+    {"timeout", KeyType::real, false, 0, 1e7, {}},
+    {"on_signal", KeyType::string, false, 0, 0, {"finish", "abandon"}},
+    {"progress_interval", KeyType::real, false, 0.01, 86400, {}},
+    {"fsync_interval", KeyType::real, false, 0, 60, {}},
+    {"row_flush_interval", KeyType::real, false, 0, 3600, {}},
+};
+
+// Keys every `tasks:` entry may have, whatever its kind.
+const std::vector<KeyRule> kGroupRules = {
+    {"name", KeyType::string, true, 0, 0, {}},
+    {"kind", KeyType::string, true, 0, 0, {}},
+    {"table", KeyType::string, false, 0, 0, {}},
+    {"count", KeyType::integer, false, 0, 1e8, {}},
+    {"grid", KeyType::map, false, 0, 0, {}},
+    {"id", KeyType::string, false, 0, 0, {}},
+    {"after", KeyType::scalar_or_list, false, 0, 0, {}},
+    {"retries", KeyType::integer, false, 0, 100, {}},
+    {"timeout", KeyType::real, false, 0, 1e7, {}},
+    {"cost", KeyType::real, false, 0, 1e12, {}},
+};
+
+const std::vector<KeyRule> kAnalysisRules = {
+    {"name", KeyType::string, true, 0, 0, {}},
+    {"kind", KeyType::string, true, 0, 0, {}},
+    {"study", KeyType::string, true, 0, 0, {}},
+    {"input", KeyType::string, true, 0, 0, {}},
+};
+
+const std::regex kNamePattern("[A-Za-z0-9_][A-Za-z0-9_.\\-]*");
+const std::regex kTablePattern("[A-Za-z0-9_][A-Za-z0-9_.\\-]*(/[A-Za-z0-9_][A-Za-z0-9_.\\-]*)*");
+
+std::vector<KeyRule> concat(std::vector<KeyRule> a, const std::vector<KeyRule>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+}
+
+// `grid:` values: a list of scalars, or {range: [start, stop]} / {range: [start, stop, step]}.
+std::vector<Scalar> grid_values(const YamlChecker& yc, const YAML::Node& node,
+                                const std::string& path) {
+    std::vector<Scalar> values;
+    if (node.IsSequence()) {
+        if (node.size() == 0) yc.fail(node, path, "a grid axis needs at least one value");
+        for (std::size_t i = 0; i < node.size(); ++i) {
+            if (!node[i].IsScalar()) yc.fail(node[i], index_path(path, i), "expected a scalar");
+            values.push_back(Scalar::parse(node[i].Scalar()));
+        }
+        return values;
+    }
+    if (node.IsMap() && node["range"] && node.size() == 1) {
+        const YAML::Node r = node["range"];
+        const std::string rpath = join_path(path, "range");
+        if (!r.IsSequence() || r.size() < 2 || r.size() > 3) {
+            yc.fail(r, rpath, "expected [start, stop] or [start, stop, step]");
+        }
+        const std::int64_t start = yc.as_int(r[0], index_path(rpath, 0));
+        const std::int64_t stop = yc.as_int(r[1], index_path(rpath, 1));
+        const std::int64_t step = r.size() == 3 ? yc.as_int(r[2], index_path(rpath, 2)) : 1;
+        if (step <= 0) yc.fail(r, rpath, "step must be positive");
+        if (stop <= start) yc.fail(r, rpath, "empty range: stop must exceed start");
+        if ((stop - start) / step > 100000000) yc.fail(r, rpath, "range longer than 1e8 values");
+        for (std::int64_t v = start; v < stop; v += step) values.push_back(Scalar::parse(std::to_string(v)));
+        return values;
+    }
+    yc.fail(node, path, "expected a list of values or {range: [start, stop(, step)]}");
+}
+
+GroupSpec parse_group(const YamlChecker& yc, const YAML::Node& node, const std::string& path,
+                      const RunnerSettings& runner) {
+    if (!node.IsMap()) yc.fail(node, path, "expected a map with at least 'name' and 'kind'");
+    GroupSpec g;
+    g.node = node;
+    g.mark = node.Mark();
+    // Name and kind first: the kind decides which other keys are allowed.
+    for (const char* key : {"name", "kind"}) {
+        if (!node[key]) yc.fail(node, join_path(path, key), std::string("missing required key '") + key + "'");
+    }
+    g.name = yc.as_string(node["name"], join_path(path, "name"));
+    if (!std::regex_match(g.name, kNamePattern)) {
+        yc.fail(node["name"], join_path(path, "name"),
+                "'" + g.name + "' is not a valid name (letters, digits, _ . -)");
+    }
+    const std::string gpath = "tasks." + g.name;
+    const std::string kind_name = yc.as_string(node["kind"], join_path(gpath, "kind"));
+    g.kind = find_task_kind(kind_name);
+    if (!g.kind) {
+        std::string known;
+        for (const TaskKind* k : task_kinds()) known += (known.empty() ? "" : ", ") + std::string(k->name());
+        yc.fail(node["kind"], join_path(gpath, "kind"),
+                "unknown task kind '" + kind_name + "' (known: " + known + ")");
+    }
+    const std::vector<KeyRule> kind_rules = g.kind->keys();
+    yc.check_map(node, gpath, concat(kGroupRules, kind_rules));
+
+    g.table = node["table"] ? yc.as_string(node["table"], join_path(gpath, "table")) : g.name;
+    if (!std::regex_match(g.table, kTablePattern) || is_reserved_table(g.table)) {
+        yc.fail(node["table"] ? node["table"] : node["name"], join_path(gpath, "table"),
+                "'" + g.table + "' is not a usable table path (reserved: meta, tasks, "
+                "<study>/analysis)");
+    }
+    for (const auto& rule : kind_rules) {
+        const YAML::Node v = node[rule.name];
+        if (v && v.IsScalar()) g.params[rule.name] = Scalar::parse(v.Scalar());
+    }
+    if (node["count"] && node["grid"]) {
+        yc.fail(node["grid"], join_path(gpath, "grid"), "give either 'count' or 'grid', not both");
+    }
+    if (node["count"]) g.count = yc.as_int(node["count"], join_path(gpath, "count"));
+    if (node["grid"]) {
+        for (const auto& axis : node["grid"]) {
+            const std::string key = axis.first.as<std::string>();
+            const std::string apath = join_path(join_path(gpath, "grid"), key);
+            if (!std::regex_match(key, kNamePattern)) yc.fail(axis.first, apath, "not a valid parameter name");
+            auto values = grid_values(yc, axis.second, apath);
+            // A grid axis over a numeric kind key must hold numbers in that key's range.
+            for (const auto& rule : kind_rules) {
+                if (rule.name != key) continue;
+                for (const auto& v : values) {
+                    if ((rule.type == KeyType::integer && v.kind != Scalar::Kind::integer) ||
+                        (rule.type == KeyType::real && !v.is_number())) {
+                        yc.fail(axis.second, apath, "'" + v.text + "' is not a number");
+                    }
+                    if ((rule.type == KeyType::integer || rule.type == KeyType::real) &&
+                        (v.as_double() < rule.min || v.as_double() > rule.max)) {
+                        yc.fail(axis.second, apath, "value " + v.text + " is out of range");
+                    }
+                }
+            }
+            g.grid.emplace_back(key, std::move(values));
+        }
+    }
+    if (node["id"]) g.id_template = yc.as_string(node["id"], join_path(gpath, "id"));
+    if (const YAML::Node after = node["after"]) {
+        const std::string apath = join_path(gpath, "after");
+        if (after.IsScalar()) {
+            g.after.emplace_back(after.Scalar(), after.Mark());
+        } else {
+            for (std::size_t i = 0; i < after.size(); ++i) {
+                g.after.emplace_back(yc.as_string(after[i], index_path(apath, i)), after[i].Mark());
+            }
+        }
+    }
+    g.retries = node["retries"] ? static_cast<int>(yc.as_int(node["retries"], gpath + ".retries"))
+                                : runner.retries;
+    g.timeout = node["timeout"] ? yc.as_real(node["timeout"], gpath + ".timeout") : runner.timeout;
+    g.cost = node["cost"] ? yc.as_real(node["cost"], gpath + ".cost") : 1.0;
+    g.outputs = g.kind->outputs(g, yc);
+    return g;
+}
+
+AnalysisSpec parse_analysis(const YamlChecker& yc, const YAML::Node& node, const std::string& path,
+                            const std::vector<GroupSpec>& groups) {
+    if (!node.IsMap()) yc.fail(node, path, "expected a map with name, kind, study, input");
+    AnalysisSpec a;
+    a.node = node;
+    a.mark = node.Mark();
+    for (const char* key : {"name", "kind"}) {
+        if (!node[key]) yc.fail(node, join_path(path, key), std::string("missing required key '") + key + "'");
+    }
+    a.name = yc.as_string(node["name"], join_path(path, "name"));
+    const std::string apath = "analyses." + a.name;
+    const std::string kind_name = yc.as_string(node["kind"], join_path(apath, "kind"));
+    a.kind = find_analysis_kind(kind_name);
+    if (!a.kind) {
+        std::string known;
+        for (const AnalysisKind* k : analysis_kinds()) known += (known.empty() ? "" : ", ") + std::string(k->name());
+        yc.fail(node["kind"], join_path(apath, "kind"),
+                "unknown analysis kind '" + kind_name + "' (known: " + known + ")");
+    }
+    yc.check_map(node, apath, concat(kAnalysisRules, a.kind->keys()));
+    a.study = yc.as_string(node["study"], join_path(apath, "study"));
+    if (!std::regex_match(a.study, kNamePattern) || a.study == "meta" || a.study == "tasks") {
+        yc.fail(node["study"], join_path(apath, "study"), "'" + a.study + "' is not a usable study name");
+    }
+    a.input = yc.as_string(node["input"], join_path(apath, "input"));
+    const GroupSpec* input = nullptr;
+    for (const auto& g : groups) {
+        if (g.name == a.input) input = &g;
+    }
+    if (!input) yc.fail(node["input"], join_path(apath, "input"), "no task group named '" + a.input + "'");
+    a.kind->check(a, table_columns(*input), yc);
+    return a;
+}
+
+}  // namespace
+
+nlohmann::json yaml_to_json(const YAML::Node& node) {
+    switch (node.Type()) {
+        case YAML::NodeType::Map: {
+            nlohmann::json j = nlohmann::json::object();
+            for (const auto& e : node) j[e.first.as<std::string>()] = yaml_to_json(e.second);
+            return j;
+        }
+        case YAML::NodeType::Sequence: {
+            nlohmann::json j = nlohmann::json::array();
+            for (const auto& e : node) j.push_back(yaml_to_json(e));
+            return j;
+        }
+        case YAML::NodeType::Scalar: return node.Scalar();
+        default: return nullptr;
+    }
+}
+
+Config parse_config(const std::string& text, const std::string& path) {
+    YamlChecker yc(path);
+    YAML::Node root;
+    try {
+        root = YAML::Load(text);
+    } catch (const YAML::ParserException& e) {
+        throw ConfigError(path, e.mark, "(yaml)", e.msg);
+    }
+    if (!root || root.IsNull()) throw ConfigError(path, "(top level)", "the config is empty");
+    yc.check_map(root, "", kTopRules);
+
+    Config c;
+    c.path = path;
+    c.text = text;
+    const YAML::Node exp = root["experiment"];
+    yc.check_map(exp, "experiment", kExperimentRules);
+    c.name = yc.as_string(exp["name"], "experiment.name");
+    if (!std::regex_match(c.name, kNamePattern)) {
+        yc.fail(exp["name"], "experiment.name", "'" + c.name + "' is not a valid name (letters, digits, _ . -)");
+    }
+    c.seed = static_cast<std::uint64_t>(yc.as_int(exp["seed"], "experiment.seed"));
+
+    if (const YAML::Node r = root["runner"]) {
+        yc.check_map(r, "runner", kRunnerRules);
+        if (r["retries"]) c.runner.retries = static_cast<int>(yc.as_int(r["retries"], "runner.retries"));
+        if (r["timeout"]) c.runner.timeout = yc.as_real(r["timeout"], "runner.timeout");
+        if (r["on_signal"]) {
+            c.runner.on_signal = r["on_signal"].Scalar() == "abandon" ? SignalPolicy::abandon
+                                                                      : SignalPolicy::finish;
+        }
+        if (r["progress_interval"]) c.runner.progress_interval = yc.as_real(r["progress_interval"], "runner.progress_interval");
+        if (r["fsync_interval"]) c.runner.fsync_interval = yc.as_real(r["fsync_interval"], "runner.fsync_interval");
+        if (r["row_flush_interval"]) c.runner.row_flush_interval = yc.as_real(r["row_flush_interval"], "runner.row_flush_interval");
+    }
+
+    const YAML::Node tasks = root["tasks"];
+    if (tasks.size() == 0) yc.fail(tasks, "tasks", "the experiment has no tasks");
+    std::set<std::string> names, tables;
+    for (std::size_t i = 0; i < tasks.size(); ++i) {
+        GroupSpec g = parse_group(yc, tasks[i], index_path("tasks", i), c.runner);
+        if (!names.insert(g.name).second) {
+            yc.fail(tasks[i]["name"], "tasks." + g.name + ".name", "duplicate task group name '" + g.name + "'");
+        }
+        if (!tables.insert(g.table).second) {
+            yc.fail(tasks[i], "tasks." + g.name + ".table", "table '" + g.table + "' is written by two task groups");
+        }
+        c.groups.push_back(std::move(g));
+    }
+    if (const YAML::Node analyses = root["analyses"]) {
+        std::set<std::string> anames;
+        for (std::size_t i = 0; i < analyses.size(); ++i) {
+            AnalysisSpec a = parse_analysis(yc, analyses[i], index_path("analyses", i), c.groups);
+            if (!anames.insert(a.name).second) {
+                yc.fail(analyses[i]["name"], "analyses." + a.name + ".name", "duplicate analysis name '" + a.name + "'");
+            }
+            c.analyses.push_back(std::move(a));
+        }
+    }
+    // Identity of the experiment: everything but the scheduling knobs, as canonical JSON.
+    nlohmann::json identity = yaml_to_json(root);
+    identity.erase("runner");
+    char hex[17];
+    c.hash = std::string(hex64(fnv1a64(identity.dump()), hex));
+    return c;
+}
+
+Config load_config(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw ConfigError(path, "(file)", "cannot open the config file for reading");
+    std::ostringstream text;
+    text << in.rdbuf();
+    return parse_config(text.str(), path);
+}
+
+}  // namespace compatbench

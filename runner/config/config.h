@@ -1,0 +1,86 @@
+// The experiment config: YAML, validated completely before any work starts.
+//
+//   experiment: {name: demo, seed: 42}
+//   runner:     {retries: 1, timeout: 0, on_signal: finish, progress_interval: 10, ...}
+//   tasks:      [{name: prep, kind: noop, count: 100}, {name: work, kind: sleep, ...}]
+//   analyses:   [{name: corr, kind: correlation, study: demo, input: work, ...}]
+//
+// The key reference is in README.md ("Config keys").
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "config/yaml_check.h"
+#include "core/value.h"
+
+namespace compatbench {
+
+class TaskKind;
+class AnalysisKind;
+
+enum class SignalPolicy { finish, abandon };
+
+// Scheduling knobs: they do not change any result, so they are not part of the config hash.
+struct RunnerSettings {
+    int retries = 0;                 // extra attempts of a failed task
+    double timeout = 0.0;            // seconds per attempt of a command task; 0 = none
+    SignalPolicy on_signal = SignalPolicy::finish;
+    double progress_interval = 10.0;  // seconds between progress lines
+    double fsync_interval = 0.02;     // seconds: ledger group-commit window
+    double row_flush_interval = 2.0;  // seconds between a rank's buffered HDF5 row writes
+};
+
+// One `tasks:` entry: a group of tasks of one kind, expanded over `count` or `grid`.
+struct GroupSpec {
+    std::string name;
+    const TaskKind* kind = nullptr;
+    std::string table;  // results.h5 group holding one row per task
+    std::map<std::string, Scalar> params;                          // scalar keys of the kind
+    std::vector<std::pair<std::string, std::vector<Scalar>>> grid;  // ordered
+    std::int64_t count = -1;                                        // -1: no count
+    std::string id_template;                                        // "" = default ids
+    std::vector<std::pair<std::string, YAML::Mark>> after;
+    int retries = 0;
+    double timeout = 0.0;
+    double cost = 1.0;  // relative cost hint: larger first; plan's critical path
+    YAML::Mark mark;
+    YAML::Node node;
+    std::vector<ColumnSpec> outputs;  // the kind's output columns for this group
+};
+
+struct AnalysisSpec {
+    std::string name;
+    const AnalysisKind* kind = nullptr;
+    std::string study;  // written under /<study>/analysis/
+    std::string input;  // the task group whose rows it reads
+    YAML::Node node;
+    YAML::Mark mark;
+};
+
+struct Config {
+    std::string path;
+    std::string text;
+    std::string name;
+    std::uint64_t seed = 0;
+    std::string hash;  // 16 hex digits over everything but `runner:`
+    RunnerSettings runner;
+    std::vector<GroupSpec> groups;
+    std::vector<AnalysisSpec> analyses;
+};
+
+// Reads and validates `path`. Throws ConfigError (one line: file:line:col: key: reason).
+Config load_config(const std::string& path);
+// Same, from text already in memory (`path` names it in errors).
+Config parse_config(const std::string& text, const std::string& path);
+
+// YAML -> JSON with scalars as their text (used for the config hash and the ledger).
+nlohmann::json yaml_to_json(const YAML::Node& node);
+
+}  // namespace compatbench

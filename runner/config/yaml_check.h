@@ -1,0 +1,60 @@
+// Validation helpers for YAML configs: every error names file, line, column, key, reason.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace compatbench {
+
+// A config error, formatted as "<file>:<line>:<column>: <key>: <reason>" (1-based).
+class ConfigError : public std::runtime_error {
+public:
+    ConfigError(const std::string& file, const YAML::Mark& mark, const std::string& key,
+                const std::string& reason);
+    ConfigError(const std::string& file, const std::string& key, const std::string& reason);
+};
+
+enum class KeyType { integer, real, string, boolean, list, map, scalar_or_list, any };
+
+// What one key of a YAML map may hold.
+struct KeyRule {
+    std::string name;
+    KeyType type = KeyType::any;
+    bool required = false;
+    double min = -1e308;  // inclusive bounds for integer/real keys
+    double max = 1e308;
+    std::vector<std::string> choices;  // allowed values of a string key (empty: any)
+};
+
+// Reads and checks YAML nodes of one config file.
+class YamlChecker {
+public:
+    explicit YamlChecker(std::string file) : file_(std::move(file)) {}
+    const std::string& file() const { return file_; }
+
+    // `node` at `path` must be a map whose keys all have a rule, with every required key
+    // present and every value of its rule's type, range and choices.
+    void check_map(const YAML::Node& node, const std::string& path,
+                   const std::vector<KeyRule>& rules) const;
+    void check_value(const YAML::Node& value, const std::string& path, const KeyRule& rule) const;
+
+    std::int64_t as_int(const YAML::Node& node, const std::string& path) const;
+    double as_real(const YAML::Node& node, const std::string& path) const;
+    std::string as_string(const YAML::Node& node, const std::string& path) const;
+    bool as_bool(const YAML::Node& node, const std::string& path) const;
+
+    [[noreturn]] void fail(const YAML::Node& node, const std::string& path,
+                           const std::string& reason) const;
+
+private:
+    std::string file_;
+};
+
+std::string join_path(const std::string& parent, const std::string& key);
+std::string index_path(const std::string& parent, std::size_t index);
+
+}  // namespace compatbench

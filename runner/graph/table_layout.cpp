@@ -1,0 +1,40 @@
+#include "graph/table_layout.h"
+
+#include <algorithm>
+
+namespace compatbench {
+
+std::size_t key_column_count(const GroupSpec& group) {
+    return 2 + group.grid.size() + (group.count >= 0 ? 1 : 0);
+}
+
+std::vector<ColumnSpec> table_columns(const GroupSpec& group, std::size_t id_width) {
+    std::vector<ColumnSpec> columns;
+    columns.push_back({"task_id", ColumnType::str, id_width});
+    columns.push_back({"seed", ColumnType::u64, 0});
+    if (group.count >= 0) columns.push_back({"i", ColumnType::i64, 0});
+    for (const auto& [key, values] : group.grid) {
+        bool all_int = true, all_num = true;
+        std::size_t width = 1;
+        for (const auto& v : values) {
+            all_int = all_int && v.kind == Scalar::Kind::integer;
+            all_num = all_num && v.is_number();
+            width = std::max(width, v.text.size());
+        }
+        columns.push_back({key, all_int ? ColumnType::i64 : all_num ? ColumnType::f64 : ColumnType::str,
+                           all_num ? 0 : width});
+    }
+    columns.insert(columns.end(), group.outputs.begin(), group.outputs.end());
+    return columns;
+}
+
+bool is_reserved_table(const std::string& path) {
+    const std::string top = path.substr(0, path.find('/'));
+    if (top == "meta" || top == "tasks") return true;
+    const std::string needle = "/analysis";
+    const auto at = path.find(needle);
+    return at != std::string::npos &&
+           (at + needle.size() == path.size() || path[at + needle.size()] == '/');
+}
+
+}  // namespace compatbench

@@ -1,0 +1,281 @@
+#include "graph/task_graph.h"
+
+#include <algorithm>
+#include <set>
+
+#include "common/hash.h"
+#include "tasks/command_template.h"
+
+namespace compatbench {
+
+namespace {
+
+std::size_t grid_size(const GroupSpec& g) {
+    if (g.count >= 0) return static_cast<std::size_t>(g.count);
+    std::size_t n = 1;
+    for (const auto& [key, values] : g.grid) {
+        n *= values.size();
+        if (n > TaskGraph::kMaxTasks) return n;
+    }
+    return n;
+}
+
+// The k-th point of the group's grid (first axis outermost).
+std::vector<const Scalar*> grid_point(const GroupSpec& g, std::size_t k) {
+    std::vector<const Scalar*> point(g.grid.size());
+    for (std::size_t a = g.grid.size(); a-- > 0;) {
+        const auto& values = g.grid[a].second;
+        point[a] = &values[k % values.size()];
+        k /= values.size();
+    }
+    return point;
+}
+
+Value key_value(const Scalar& s, const ColumnSpec& column) {
+    switch (column.type) {
+        case ColumnType::i64: return s.integer;
+        case ColumnType::f64: return s.as_double();
+        default: return s.text;
+    }
+}
+
+std::string default_id(const GroupSpec& g, std::size_t k, const std::vector<const Scalar*>& point) {
+    if (g.count >= 0) return g.name + "/" + std::to_string(k);
+    if (g.grid.empty()) return g.name;
+    std::string id = g.name + "/";
+    for (std::size_t a = 0; a < point.size(); ++a) id += (a ? "+" : "") + point[a]->text;
+    return id;
+}
+
+}  // namespace
+
+TaskGraph TaskGraph::build(const Config& config) {
+    TaskGraph graph;
+    const std::string& file = config.path;
+    std::size_t total = 0;
+    for (const auto& g : config.groups) {
+        const std::size_t n = grid_size(g);
+        total += n;
+        if (n > kMaxTasks || total > kMaxTasks) {
+            throw ConfigError(file, g.mark, "tasks." + g.name,
+                              "more than " + std::to_string(kMaxTasks) + " tasks in the experiment");
+        }
+    }
+    graph.tasks_.reserve(total);
+
+    for (std::size_t gi = 0; gi < config.groups.size(); ++gi) {
+        const GroupSpec& g = config.groups[gi];
+        graph.group_begin_.push_back(graph.tasks_.size());
+        std::vector<ColumnSpec> columns = table_columns(g);
+        {
+            std::set<std::string> seen;
+            for (const auto& c : columns) {
+                if (!seen.insert(c.name).second) {
+                    throw ConfigError(file, g.mark, "tasks." + g.name,
+                                      "column '" + c.name + "' appears twice in the table (grid "
+                                      "keys, outputs, task_id, seed and i must differ)");
+                }
+            }
+        }
+        std::vector<std::string> known;
+        for (const auto& [key, values] : g.grid) known.push_back(key);
+        if (g.count >= 0) known.push_back("i");
+        std::optional<CommandTemplate> id_template;
+        if (!g.id_template.empty()) {
+            try {
+                id_template = CommandTemplate::parse(g.id_template, known);
+            } catch (const std::invalid_argument& e) {
+                throw ConfigError(file, g.node["id"].Mark(), "tasks." + g.name + ".id", e.what());
+            }
+        }
+        const std::size_t n = grid_size(g);
+        if (id_template && n > 1 && known.empty()) {
+            throw ConfigError(file, g.node["id"].Mark(), "tasks." + g.name + ".id",
+                              "a fixed id cannot name more than one task");
+        }
+        std::size_t id_width = 1;
+        for (std::size_t k = 0; k < n; ++k) {
+            Task t;
+            t.group = gi;
+            t.row = k;
+            t.params = g.params;
+            const auto point = grid_point(g, k);
+            std::map<std::string, std::string> texts;
+            if (g.count >= 0) {
+                t.params["i"] = Scalar::parse(std::to_string(k));
+                texts["i"] = std::to_string(k);
+            }
+            for (std::size_t a = 0; a < point.size(); ++a) {
+                t.params[g.grid[a].first] = *point[a];
+                texts[g.grid[a].first] = point[a]->text;
+            }
+            t.id = id_template ? id_template->render(texts, false) : default_id(g, k, point);
+            t.seed = task_seed(config.seed, t.id);
+            t.keys.push_back(t.id);
+            t.keys.push_back(t.seed);
+            if (g.count >= 0) t.keys.push_back(static_cast<std::int64_t>(k));
+            for (std::size_t a = 0; a < point.size(); ++a) t.keys.push_back(key_value(*point[a], columns[2 + (g.count >= 0) + a]));
+            id_width = std::max(id_width, t.id.size());
+            const auto [it, inserted] = graph.index_.emplace(t.id, graph.tasks_.size());
+            if (!inserted) {
+                const Task& other = graph.tasks_[it->second];
+                throw ConfigError(file, g.mark, "tasks." + g.name,
+                                  "duplicate task id '" + t.id + "' (also made by group '" +
+                                      config.groups[other.group].name + "'); give an 'id' template "
+                                      "that tells the tasks apart");
+            }
+            graph.tasks_.push_back(std::move(t));
+        }
+        columns[0].width = id_width;
+        graph.tables_.push_back({g.table, std::move(columns), n});
+    }
+    graph.group_begin_.push_back(graph.tasks_.size());
+
+    // Dependencies: a group name (every task of it) or a task-id template.
+    std::map<std::string, std::size_t> group_index;
+    for (std::size_t gi = 0; gi < config.groups.size(); ++gi) group_index[config.groups[gi].name] = gi;
+    std::vector<std::set<std::size_t>> group_inputs(config.groups.size());
+    for (std::size_t gi = 0; gi < config.groups.size(); ++gi) {
+        const GroupSpec& g = config.groups[gi];
+        for (const auto& [entry, mark] : g.after) {
+            const std::string key = "tasks." + g.name + ".after";
+            auto whole = group_index.find(entry);
+            if (whole != group_index.end() && entry.find('{') == std::string::npos) {
+                group_inputs[gi].insert(whole->second);
+                for (std::size_t t = graph.group_begin(gi); t < graph.group_end(gi); ++t) {
+                    for (std::size_t d = graph.group_begin(whole->second); d < graph.group_end(whole->second); ++d) {
+                        graph.tasks_[t].deps.push_back(d);
+                    }
+                }
+                continue;
+            }
+            std::vector<std::string> known;
+            for (const auto& [k, v] : g.grid) known.push_back(k);
+            if (g.count >= 0) known.push_back("i");
+            CommandTemplate tmpl;
+            try {
+                tmpl = CommandTemplate::parse(entry, known);
+            } catch (const std::invalid_argument& e) {
+                throw ConfigError(file, mark, key, "'" + entry + "' is neither a task group nor a task-id template: " + e.what());
+            }
+            for (std::size_t t = graph.group_begin(gi); t < graph.group_end(gi); ++t) {
+                std::map<std::string, std::string> texts;
+                for (const auto& [k, v] : graph.tasks_[t].params) texts[k] = v.text;
+                const std::string dep_id = tmpl.render(texts, false);
+                auto found = graph.index_.find(dep_id);
+                if (found == graph.index_.end()) {
+                    throw ConfigError(file, mark, key,
+                                      "'" + entry + "' gives '" + dep_id + "' for task '" +
+                                          graph.tasks_[t].id + "', which is not a task id");
+                }
+                graph.tasks_[t].deps.push_back(found->second);
+                group_inputs[gi].insert(graph.tasks_[found->second].group);
+            }
+        }
+    }
+    for (std::size_t t = 0; t < graph.tasks_.size(); ++t) {
+        auto& deps = graph.tasks_[t].deps;
+        std::sort(deps.begin(), deps.end());
+        deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+        for (std::size_t d : deps) graph.tasks_[d].dependents.push_back(t);
+    }
+
+    // Cycles (Kahn): whatever is never released lies on or behind a cycle.
+    std::vector<std::size_t> pending(graph.tasks_.size());
+    std::vector<std::size_t> ready;
+    for (std::size_t t = 0; t < graph.tasks_.size(); ++t) {
+        pending[t] = graph.tasks_[t].deps.size();
+        if (pending[t] == 0) ready.push_back(t);
+    }
+    std::size_t released = 0;
+    while (!ready.empty()) {
+        const std::size_t t = ready.back();
+        ready.pop_back();
+        ++released;
+        for (std::size_t d : graph.tasks_[t].dependents) {
+            if (--pending[d] == 0) ready.push_back(d);
+        }
+    }
+    if (released != graph.tasks_.size()) {
+        // Walk unreleased dependencies until a task repeats: that is a cycle.
+        std::size_t t = 0;
+        while (pending[t] == 0) ++t;
+        std::vector<std::size_t> walk;
+        std::vector<int> seen_at(graph.tasks_.size(), -1);
+        while (seen_at[t] < 0) {
+            seen_at[t] = static_cast<int>(walk.size());
+            walk.push_back(t);
+            for (std::size_t d : graph.tasks_[t].deps) {
+                if (pending[d] > 0) {
+                    t = d;
+                    break;
+                }
+            }
+        }
+        std::string cycle;
+        for (std::size_t i = static_cast<std::size_t>(seen_at[t]); i < walk.size(); ++i) {
+            cycle = graph.tasks_[walk[i]].id + (cycle.empty() ? "" : " -> ") + cycle;
+        }
+        cycle = graph.tasks_[t].id + " -> " + cycle;
+        const GroupSpec& g = config.groups[graph.tasks_[t].group];
+        throw ConfigError(file, g.mark, "tasks." + g.name + ".after", "dependency cycle: " + cycle);
+    }
+
+    // Stages of groups (their input graph is acyclic now that tasks are).
+    graph.group_stage_.assign(config.groups.size(), -1);
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (std::size_t gi = 0; gi < config.groups.size(); ++gi) {
+            int stage = 0;
+            bool known = true;
+            for (std::size_t in : group_inputs[gi]) {
+                if (in == gi) continue;
+                if (graph.group_stage_[in] < 0) known = false;
+                stage = std::max(stage, graph.group_stage_[in] + 1);
+            }
+            if (known && graph.group_stage_[gi] != stage) {
+                graph.group_stage_[gi] = stage;
+                changed = true;
+            }
+        }
+    }
+    return graph;
+}
+
+std::optional<std::size_t> TaskGraph::find(const std::string& id) const {
+    auto it = index_.find(id);
+    if (it == index_.end()) return std::nullopt;
+    return it->second;
+}
+
+CriticalPath TaskGraph::critical_path(const Config& config) const {
+    // Longest cost-weighted path; tasks in topological order via a Kahn pass.
+    const std::size_t n = tasks_.size();
+    std::vector<double> finish(n, 0.0);
+    std::vector<std::size_t> via(n, n), pending(n), order;
+    order.reserve(n);
+    for (std::size_t t = 0; t < n; ++t) {
+        pending[t] = tasks_[t].deps.size();
+        if (pending[t] == 0) order.push_back(t);
+    }
+    for (std::size_t i = 0; i < order.size(); ++i) {
+        const std::size_t t = order[i];
+        finish[t] += config.groups[tasks_[t].group].cost;
+        for (std::size_t d : tasks_[t].dependents) {
+            if (finish[t] > finish[d]) {
+                finish[d] = finish[t];
+                via[d] = t;
+            }
+            if (--pending[d] == 0) order.push_back(d);
+        }
+    }
+    CriticalPath path;
+    if (n == 0) return path;
+    std::size_t end = static_cast<std::size_t>(std::max_element(finish.begin(), finish.end()) - finish.begin());
+    path.cost = finish[end];
+    for (std::size_t t = end; t != n; t = via[t]) path.tasks.push_back(t);
+    std::reverse(path.tasks.begin(), path.tasks.end());
+    return path;
+}
+
+}  // namespace compatbench

@@ -1,0 +1,58 @@
+// The task graph: every config group expanded into tasks with stable ids, seeds, and
+// dependencies, checked for duplicates and cycles. Every rank builds the same graph from
+// the same config, so ranks name tasks by index.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "graph/table_layout.h"
+
+namespace compatbench {
+
+struct Task {
+    std::string id;
+    std::size_t group = 0;
+    std::size_t row = 0;  // row in the group's table
+    std::uint64_t seed = 0;
+    std::map<std::string, Scalar> params;  // the group's scalar keys + the grid point
+    Row keys;                              // task_id, seed, grid values: the row's key columns
+    std::vector<std::size_t> deps;
+    std::vector<std::size_t> dependents;
+};
+
+struct CriticalPath {
+    double cost = 0.0;                  // sum of the cost hints along it
+    std::vector<std::size_t> tasks;     // in execution order
+};
+
+class TaskGraph {
+public:
+    // Throws ConfigError (duplicate id, unknown dependency, cycle, too many tasks).
+    static TaskGraph build(const Config& config);
+
+    const std::vector<Task>& tasks() const { return tasks_; }
+    const std::vector<TableLayout>& tables() const { return tables_; }  // one per group
+    // Tasks of group g are the index range [group_begin(g), group_begin(g + 1)).
+    std::size_t group_begin(std::size_t g) const { return group_begin_[g]; }
+    std::size_t group_end(std::size_t g) const { return group_begin_[g + 1]; }
+    // Stage of each group: 0 for groups without dependencies, else 1 + max over its inputs.
+    const std::vector<int>& group_stage() const { return group_stage_; }
+    std::optional<std::size_t> find(const std::string& id) const;
+    CriticalPath critical_path(const Config& config) const;
+
+    static constexpr std::size_t kMaxTasks = 10'000'000;
+
+private:
+    std::vector<Task> tasks_;
+    std::vector<TableLayout> tables_;
+    std::vector<std::size_t> group_begin_;
+    std::vector<int> group_stage_;
+    std::map<std::string, std::size_t> index_;
+};
+
+}  // namespace compatbench

@@ -1,0 +1,282 @@
+// Task kind `command`: a templated shell command, e.g. a user's script that extracts
+// features or evaluates a checkpoint.
+//
+//   - name: evaluate
+//     kind: command
+//     grid: {model: [a, b]}
+//     command: "python3 eval.py --model {model} --seed {seed} --out {result}"
+//     outputs: {accuracy: float, n: int, label: "str:32"}
+//     timeout: 600
+//     retries: 2
+//
+// Placeholders: any scalar key or grid key, and {id}, {seed}, {attempt}, {result} (the JSON
+// file the command writes), {workdir} (a folder of its own), {out} (the run's folder).
+// Every substituted value is shell-quoted; `{{` and `}}` are literal braces. stdout and
+// stderr go to <out>/logs/tasks/<id>.log. The result file must hold one JSON object with a
+// key per declared output.
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "common/hash.h"
+#include "config/config.h"
+#include "tasks/command_template.h"
+#include "tasks/task_kind.h"
+
+extern char** environ;
+
+namespace compatbench {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string tail_of_file(const std::filesystem::path& path, std::size_t max_bytes) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return {};
+    in.seekg(0, std::ios::end);
+    const auto size = static_cast<std::size_t>(in.tellg());
+    const std::size_t from = size > max_bytes ? size - max_bytes : 0;
+    in.seekg(static_cast<std::streamoff>(from));
+    std::string text(size - from, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+    return text;
+}
+
+// Runs `/bin/sh -c command` in its own process group; returns the wait status.
+class Child {
+public:
+    Child(const std::string& command, const std::filesystem::path& log_path) {
+        posix_spawn_file_actions_t actions;
+        posix_spawn_file_actions_init(&actions);
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+        posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(),
+                                         O_WRONLY | O_CREAT | O_APPEND, 0644);
+        posix_spawn_file_actions_adddup2(&actions, 1, 2);
+        posix_spawnattr_t attr;
+        posix_spawnattr_init(&attr);
+        sigset_t empty, defaults;
+        sigemptyset(&empty);
+        sigemptyset(&defaults);
+        for (int sig : {SIGTERM, SIGUSR1, SIGINT, SIGPIPE}) sigaddset(&defaults, sig);
+        posix_spawnattr_setsigmask(&attr, &empty);
+        posix_spawnattr_setsigdefault(&attr, &defaults);
+        posix_spawnattr_setpgroup(&attr, 0);
+        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+                                            POSIX_SPAWN_SETSIGDEF);
+        const char* argv[] = {"/bin/sh", "-c", command.c_str(), nullptr};
+        const int rc = posix_spawn(&pid_, "/bin/sh", &actions, &attr,
+                                   const_cast<char* const*>(argv), environ);
+        posix_spawn_file_actions_destroy(&actions);
+        posix_spawnattr_destroy(&attr);
+        if (rc != 0) throw std::runtime_error(std::string("cannot start /bin/sh: ") + std::strerror(rc));
+        pidfd_ = static_cast<int>(syscall(SYS_pidfd_open, pid_, 0));
+    }
+    ~Child() {
+        if (pid_ > 0 && !reaped_) {
+            kill_group(SIGKILL);
+            int status = 0;
+            waitpid(pid_, &status, 0);
+        }
+        if (pidfd_ >= 0) close(pidfd_);
+    }
+    Child(const Child&) = delete;
+    Child& operator=(const Child&) = delete;
+
+    // Waits up to `slice`; true once the child has exited (status in `status()`).
+    bool wait_for(std::chrono::milliseconds slice) {
+        if (pidfd_ >= 0) {
+            pollfd p{pidfd_, POLLIN, 0};
+            poll(&p, 1, static_cast<int>(slice.count()));
+        }
+        const pid_t r = waitpid(pid_, &status_, WNOHANG);
+        if (r == pid_) {
+            reaped_ = true;
+            return true;
+        }
+        if (pidfd_ < 0) std::this_thread::sleep_for(std::min(slice, std::chrono::milliseconds(1)));
+        return false;
+    }
+    void kill_group(int sig) const { ::kill(-pid_, sig); }
+    int status() const { return status_; }
+
+private:
+    pid_t pid_ = -1;
+    int pidfd_ = -1;
+    int status_ = 0;
+    bool reaped_ = false;
+};
+
+std::vector<ColumnSpec> parse_outputs(const GroupSpec& group, const YamlChecker& checker) {
+    std::vector<ColumnSpec> columns;
+    const YAML::Node outputs = group.node["outputs"];
+    if (!outputs) return columns;
+    const std::string path = "tasks." + group.name + ".outputs";
+    if (!outputs.IsMap()) checker.fail(outputs, path, "expected a map of column: type");
+    for (const auto& entry : outputs) {
+        const std::string name = entry.first.as<std::string>();
+        const std::string key = path + "." + name;
+        const std::string type = checker.as_string(entry.second, key);
+        ColumnSpec column{name, ColumnType::f64, 0};
+        if (type == "float") {
+            column.type = ColumnType::f64;
+        } else if (type == "int") {
+            column.type = ColumnType::i64;
+        } else if (type == "uint") {
+            column.type = ColumnType::u64;
+        } else if (type.rfind("str", 0) == 0) {
+            column.type = ColumnType::str;
+            column.width = 64;
+            if (type.size() > 3) {
+                const Scalar width = Scalar::parse(type.substr(type.find(':') + 1));
+                if (type[3] != ':' || width.kind != Scalar::Kind::integer || width.integer < 1 ||
+                    width.integer > 65536) {
+                    checker.fail(entry.second, key,
+                                 "string width must be 'str:N' with N in [1, 65536], got '" +
+                                     type + "'");
+                }
+                column.width = static_cast<std::size_t>(width.integer);
+            }
+        } else {
+            checker.fail(entry.second, key,
+                         "unknown output type '" + type + "' (float, int, uint, str, str:N)");
+        }
+        columns.push_back(column);
+    }
+    return columns;
+}
+
+class CommandTask final : public TaskKind {
+public:
+    std::string_view name() const override { return "command"; }
+    std::vector<KeyRule> keys() const override {
+        return {{"command", KeyType::string, true, 0, 0, {}},
+                {"outputs", KeyType::map, false, 0, 0, {}}};
+    }
+    std::vector<ColumnSpec> outputs(const GroupSpec& group,
+                                    const YamlChecker& checker) const override {
+        // Every placeholder must name something a task will have.
+        std::vector<std::string> known = {"id", "seed", "attempt", "result", "workdir", "out"};
+        for (const auto& [key, value] : group.params) known.push_back(key);
+        for (const auto& [key, values] : group.grid) known.push_back(key);
+        if (group.count >= 0) known.push_back("i");
+        const YAML::Node command = group.node["command"];
+        try {
+            CommandTemplate::parse(command.Scalar(), known);
+        } catch (const std::invalid_argument& e) {
+            checker.fail(command, "tasks." + group.name + ".command", e.what());
+        }
+        return parse_outputs(group, checker);
+    }
+
+protected:
+    Row run_(const TaskContext& context) const override {
+        namespace fs = std::filesystem;
+        const std::string file_stem = task_file_stem(context.id);
+        const fs::path workdir = context.out_dir / "work" / file_stem;
+        const fs::path log_dir = context.out_dir / "logs" / "tasks";
+        fs::create_directories(workdir);
+        fs::create_directories(log_dir);
+        const fs::path result = workdir / "result.json";
+        const fs::path log_path = log_dir / (file_stem + ".log");
+        fs::remove(result);
+
+        std::map<std::string, std::string> values;
+        for (const auto& [key, scalar] : context.params) values[key] = scalar.text;
+        values["id"] = context.id;
+        values["seed"] = std::to_string(context.seed);
+        values["attempt"] = std::to_string(context.attempt);
+        values["result"] = result.string();
+        values["workdir"] = workdir.string();
+        values["out"] = context.out_dir.string();
+        const std::string command =
+            CommandTemplate::parse(context.params.at("command").text, {}, true).render(values);
+        {
+            std::ofstream log(log_path, std::ios::app);
+            log << "### " << context.id << " attempt " << context.attempt << ": " << command
+                << "\n";
+        }
+
+        const double timeout = context.group.timeout;
+        const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                 std::chrono::duration<double>(timeout));
+        Child child(command, log_path);
+        while (!child.wait_for(std::chrono::milliseconds(10))) {
+            const bool timed_out = timeout > 0.0 && Clock::now() >= deadline;
+            if (timed_out || context.cancel.load(std::memory_order_relaxed)) {
+                child.kill_group(SIGTERM);
+                const auto grace = Clock::now() + std::chrono::seconds(2);
+                while (!child.wait_for(std::chrono::milliseconds(10))) {
+                    if (Clock::now() >= grace) child.kill_group(SIGKILL);
+                }
+                if (!timed_out) throw TaskCancelled{};
+                throw std::runtime_error("timed out after " + std::to_string(timeout) +
+                                         " s (log: " + log_path.string() + ")");
+            }
+        }
+        const int status = child.status();
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            std::ostringstream why;
+            if (WIFEXITED(status)) {
+                why << "exit code " << WEXITSTATUS(status);
+            } else {
+                why << "killed by signal " << WTERMSIG(status);
+            }
+            why << " (log: " << log_path.string() << "): " << tail_of_file(log_path, 300);
+            throw std::runtime_error(why.str());
+        }
+        return read_result(result, context.group.outputs);
+    }
+
+private:
+    static Row read_result(const std::filesystem::path& path,
+                           const std::vector<ColumnSpec>& columns) {
+        Row row;
+        if (columns.empty()) return row;
+        std::ifstream in(path);
+        if (!in) throw std::runtime_error("result file " + path.string() + " was not written");
+        nlohmann::json json;
+        try {
+            json = nlohmann::json::parse(in);
+        } catch (const nlohmann::json::exception& e) {
+            throw std::runtime_error("result file " + path.string() + ": not JSON: " + e.what());
+        }
+        if (!json.is_object()) {
+            throw std::runtime_error("result file " + path.string() + ": expected a JSON object");
+        }
+        for (const auto& column : columns) {
+            auto it = json.find(column.name);
+            if (it == json.end()) {
+                throw std::runtime_error("result file " + path.string() + ": missing key '" +
+                                         column.name + "'");
+            }
+            try {
+                row.push_back(value_from_json(*it, column));
+            } catch (const std::exception& e) {
+                throw std::runtime_error("result file " + path.string() + ": " + e.what());
+            }
+        }
+        return row;
+    }
+};
+}  // namespace
+
+const TaskKind& command_task() {
+    static const CommandTask kind;
+    return kind;
+}
+
+}  // namespace compatbench

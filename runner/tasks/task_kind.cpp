@@ -1,0 +1,81 @@
+#include "tasks/task_kind.h"
+
+#include <chrono>
+#include <exception>
+
+#include "config/config.h"
+
+namespace compatbench {
+
+namespace {
+double now_epoch() {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+bool fits(const Value& value, const ColumnSpec& spec) {
+    switch (spec.type) {
+        case ColumnType::f64: return std::holds_alternative<double>(value);
+        case ColumnType::i64: return std::holds_alternative<std::int64_t>(value);
+        case ColumnType::u64: return std::holds_alternative<std::uint64_t>(value);
+        case ColumnType::str:
+            return std::holds_alternative<std::string>(value) &&
+                   std::get<std::string>(value).size() <= spec.width;
+    }
+    return false;
+}
+}  // namespace
+
+const Scalar* TaskContext::find(const std::string& key) const {
+    auto it = params.find(key);
+    return it == params.end() ? nullptr : &it->second;
+}
+
+double TaskContext::real(const std::string& key, double fallback) const {
+    const Scalar* s = find(key);
+    return s && s->is_number() ? s->as_double() : fallback;
+}
+
+std::int64_t TaskContext::integer(const std::string& key, std::int64_t fallback) const {
+    const Scalar* s = find(key);
+    return s && s->kind == Scalar::Kind::integer ? s->integer : fallback;
+}
+
+TaskOutcome TaskKind::run(const TaskContext& context) const {
+    TaskOutcome outcome;
+    outcome.start = now_epoch();
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+        outcome.outputs = run_(context);
+        const auto& columns = context.group.outputs;
+        if (outcome.outputs.size() != columns.size()) {
+            throw std::logic_error("task kind '" + std::string(name()) + "' returned " +
+                                   std::to_string(outcome.outputs.size()) + " values for " +
+                                   std::to_string(columns.size()) + " output columns");
+        }
+        for (std::size_t i = 0; i < columns.size(); ++i) {
+            if (!fits(outcome.outputs[i], columns[i])) {
+                throw std::logic_error("output '" + columns[i].name + "' does not fit its " +
+                                       column_type_name(columns[i].type) + " column");
+            }
+        }
+        outcome.status = TaskStatus::done;
+    } catch (const TaskCancelled&) {
+        outcome.status = TaskStatus::cancelled;
+        outcome.outputs.clear();
+        outcome.error = "cancelled";
+    } catch (const std::exception& e) {
+        outcome.status = TaskStatus::failed;
+        outcome.outputs.clear();
+        outcome.error = e.what();
+    } catch (...) {
+        outcome.status = TaskStatus::failed;
+        outcome.outputs.clear();
+        outcome.error = "unknown exception";
+    }
+    outcome.duration =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return outcome;
+}
+
+}  // namespace compatbench

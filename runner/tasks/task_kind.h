@@ -1,0 +1,67 @@
+// A task kind: what one `tasks:` entry of a config runs. One adapter file per kind
+// (runner/tasks/<kind>.cpp), listed once in runner/tasks/registry.cpp.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/yaml_check.h"
+#include "core/value.h"
+
+namespace compatbench {
+
+struct GroupSpec;
+
+// What a task sees while it runs: its identity, parameters, seed and where to write.
+struct TaskContext {
+    const std::string& id;
+    const GroupSpec& group;
+    const std::map<std::string, Scalar>& params;  // the group's scalar keys + the grid point
+    std::uint64_t seed;
+    int attempt;  // 1-based
+    int rank;
+    std::filesystem::path out_dir;
+    const std::atomic<bool>& cancel;  // set when the run abandons tasks in flight
+
+    const Scalar* find(const std::string& key) const;
+    double real(const std::string& key, double fallback) const;
+    std::int64_t integer(const std::string& key, std::int64_t fallback) const;
+};
+
+// Thrown by a task that was cancelled (it is then neither done nor failed).
+struct TaskCancelled {};
+
+enum class TaskStatus { done, failed, cancelled };
+
+struct TaskOutcome {
+    TaskStatus status = TaskStatus::failed;
+    Row outputs;  // one value per output column when done
+    std::string error;
+    double start = 0.0;     // seconds since the epoch
+    double duration = 0.0;  // seconds
+};
+
+class TaskKind {
+public:
+    virtual ~TaskKind() = default;
+    virtual std::string_view name() const = 0;
+    // Kind-specific keys of a `tasks:` entry (besides name, kind, count, grid, ...).
+    virtual std::vector<KeyRule> keys() const = 0;
+    // The output columns of a group; may read the group's own keys (checked by `keys()`).
+    virtual std::vector<ColumnSpec> outputs(const GroupSpec& group,
+                                            const YamlChecker& checker) const = 0;
+
+    // Runs one attempt: times it, turns exceptions into a failed outcome, and checks the
+    // outputs against the group's columns. Never throws.
+    TaskOutcome run(const TaskContext& context) const;
+
+protected:
+    virtual Row run_(const TaskContext& context) const = 0;
+};
+
+}  // namespace compatbench
