@@ -29,7 +29,9 @@ Value fill_value(ColumnType type) {
 
 nlohmann::json value_to_json(const Value& value) {
     if (const auto* d = std::get_if<double>(&value)) {
-        return std::isfinite(*d) ? nlohmann::json(*d) : nlohmann::json(nullptr);
+        if (std::isnan(*d)) return nullptr;
+        if (std::isinf(*d)) return *d > 0 ? "inf" : "-inf";
+        return *d;
     }
     if (const auto* i = std::get_if<std::int64_t>(&value)) return *i;
     if (const auto* u = std::get_if<std::uint64_t>(&value)) return *u;
@@ -44,6 +46,10 @@ Value value_from_json(const nlohmann::json& json, const ColumnSpec& spec) {
     switch (spec.type) {
         case ColumnType::f64:
             if (json.is_null()) return std::numeric_limits<double>::quiet_NaN();
+            if (json.is_string() && (json == "inf" || json == "-inf")) {
+                return json == "inf" ? std::numeric_limits<double>::infinity()
+                                     : -std::numeric_limits<double>::infinity();
+            }
             if (!json.is_number()) throw bad("a number");
             return json.get<double>();
         case ColumnType::i64:

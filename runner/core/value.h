@@ -28,8 +28,8 @@ using Row = std::vector<Value>;
 // The value a column holds where no task wrote it: NaN, INT64_MIN, UINT64_MAX or "".
 Value fill_value(ColumnType type);
 
-// JSON round trip (the ledger and MPI messages). NaN and infinities are written as null
-// (JSON has no such numbers) and read back as NaN.
+// JSON round trip (the ledger and MPI messages), exact for every double: JSON has no NaN
+// or infinity, so NaN is written as null and infinities as the strings "inf" / "-inf".
 nlohmann::json value_to_json(const Value& value);
 // Throws std::runtime_error naming the column when `json` does not fit `spec`.
 Value value_from_json(const nlohmann::json& json, const ColumnSpec& spec);

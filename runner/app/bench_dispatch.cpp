@@ -1,0 +1,118 @@
+// `compatbench bench dispatch`: what the runner costs per task, measured beside GNU parallel
+// in the same run on the same machine. Run it under `mpirun -n 2`.
+//
+//   1. GNU parallel runs `true` N times with one job per core: jobs/s.
+//   2. The runner dispatches noop tasks with the ledger on (fsync group commit) and
+//      results.h5 rows written: tasks/s from first dispatch to last result.
+//   3. The runner runs `command` tasks of `true`: seconds per task against parallel's per job.
+#include <mpi.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include "app/verbs.h"
+#include "config/config.h"
+#include "exec/run.h"
+#include "graph/task_graph.h"
+
+namespace compatbench {
+
+namespace {
+
+// A barrier that sleeps instead of spinning, so a waiting rank leaves its core to others.
+void idle_barrier(MPI_Comm comm) {
+    MPI_Request request;
+    MPI_Ibarrier(comm, &request);
+    int done = 0;
+    while (!done) {
+        MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+        if (!done) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+}
+
+double time_parallel(std::size_t jobs, int cores) {
+    const std::string cmd = "seq " + std::to_string(jobs) + " | parallel --will-cite -j " +
+                            std::to_string(cores) + " true > /dev/null 2>&1";
+    const auto t0 = std::chrono::steady_clock::now();
+    const int rc = std::system(cmd.c_str());
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return rc == 0 ? s : -1.0;
+}
+
+RunSummary run_config(const std::string& yaml, const std::string& out, MPI_Comm comm) {
+    const Config config = parse_config(yaml, "(bench)");
+    const TaskGraph graph = TaskGraph::build(config);
+    RunOptions options{out, false, "warn", false};
+    return run_experiment(config, graph, options, comm);
+}
+
+}  // namespace
+
+int verb_bench_dispatch(std::size_t tasks, std::size_t command_tasks, std::size_t parallel_jobs,
+                        const std::string& out) {
+    int provided = 0;
+    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+    int rank = 0, size = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    namespace fs = std::filesystem;
+    if (rank == 0) {
+        fs::remove_all(out);
+        fs::create_directories(out);
+    }
+    const int cores = static_cast<int>(std::thread::hardware_concurrency());
+    double parallel_s = 0.0;
+    bool have_parallel = parallel_jobs > 0 && std::system("command -v parallel > /dev/null 2>&1") == 0;
+    if (rank == 0 && have_parallel) parallel_s = time_parallel(parallel_jobs, cores);
+    idle_barrier(MPI_COMM_WORLD);
+
+    const std::string head = "experiment: {name: bench-dispatch, seed: 1}\nrunner: {progress_interval: 3600}\n";
+    const RunSummary noop = run_config(
+        head + "tasks:\n  - {name: noop, kind: noop, count: " + std::to_string(tasks) + "}\n",
+        out + "/noop", MPI_COMM_WORLD);
+    RunSummary command;
+    if (command_tasks > 0) {
+        command = run_config(head + "tasks:\n  - {name: cmd, kind: command, command: 'true', count: " +
+                                 std::to_string(command_tasks) + "}\n",
+                             out + "/command", MPI_COMM_WORLD);
+    }
+    if (rank == 0) {
+        const double noop_rate = static_cast<double>(noop.report.ran) / noop.report.dispatch_seconds;
+        std::printf("machine: %d cores; runner on %d ranks (ledger fsync group commit, results.h5 rows written)\n",
+                    cores, size);
+        std::printf("noop dispatch:   %.0f tasks/s  (%zu tasks in %.3f s; %.3f s wall with file setup)\n",
+                    noop_rate, noop.report.ran, noop.report.dispatch_seconds, noop.wall_seconds);
+        double parallel_rate = 0.0;
+        if (have_parallel && parallel_s > 0) {
+            parallel_rate = static_cast<double>(parallel_jobs) / parallel_s;
+            std::printf("GNU parallel:    %.0f jobs/s   (%zu x `true`, -j %d, %.3f s)\n", parallel_rate,
+                        parallel_jobs, cores, parallel_s);
+            std::printf("ratio noop/parallel: %.1fx  (target >= 20x and >= 5000 tasks/s: %s)\n",
+                        noop_rate / parallel_rate,
+                        noop_rate >= 5000 && noop_rate >= 20 * parallel_rate ? "met" : "NOT met");
+        } else {
+            std::printf("GNU parallel:    not measured (%s)\n", parallel_jobs ? "not installed" : "--parallel-jobs 0");
+        }
+        if (command_tasks > 0) {
+            const double per_task = command.report.dispatch_seconds / static_cast<double>(command.report.ran);
+            std::printf("command tasks:   %.0f tasks/s  (%zu x `true` on %d ranks) = %.3f ms per task\n",
+                        1.0 / per_task, command.report.ran, size, 1e3 * per_task);
+            if (parallel_rate > 0) {
+                const double per_job = 1.0 / parallel_rate;
+                std::printf("command overhead vs GNU parallel: %.3f ms per task vs %.3f ms per job = %.2fx (target <= 1x: %s)\n",
+                            1e3 * per_task, 1e3 * per_job, per_task / per_job,
+                            per_task <= per_job ? "met" : "NOT met");
+            }
+        }
+        std::fflush(stdout);
+    }
+    const int code = noop.exit_code != 0 ? noop.exit_code : command.exit_code;
+    MPI_Finalize();
+    return command_tasks > 0 ? code : noop.exit_code;
+}
+
+}  // namespace compatbench

@@ -1,0 +1,97 @@
+// compatbench: the experiment runner's command line.
+#include <mpi.h>
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "app/verbs.h"
+#include "config/config.h"
+#include "exec/run.h"
+#include "exec/signals.h"
+#include "graph/task_graph.h"
+
+#ifndef COMPATBENCH_VERSION
+#define COMPATBENCH_VERSION "0"
+#endif
+
+namespace {
+
+using namespace compatbench;
+
+// `run` under MPI: every rank validates the same config, so all agree on errors.
+int verb_run(const std::string& config_path, std::string out, bool resume, const std::string& level) {
+    int provided = 0;
+    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    int code = kExitOk;
+    try {
+        const Config config = load_config(config_path);
+        const TaskGraph graph = TaskGraph::build(config);
+        if (out.empty()) out = "results/" + config.name;
+        RunOptions options{out, resume, level, true};
+        code = run_experiment(config, graph, options, MPI_COMM_WORLD).exit_code;
+    } catch (const ConfigError& e) {
+        if (rank == 0) std::cerr << "compatbench: " << e.what() << "\n";
+        code = kExitBadInput;
+    } catch (const std::exception& e) {
+        std::cerr << "compatbench: rank " << rank << ": internal error: " << e.what() << "\n";
+        MPI_Abort(MPI_COMM_WORLD, kExitInternal);
+    }
+    MPI_Finalize();
+    return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"compatbench: an MPI experiment runner for model-compatibility studies"};
+    app.set_version_flag("--version", COMPATBENCH_VERSION);
+    app.require_subcommand(1);
+
+    std::string config_path, out, level = "info";
+    bool resume = false;
+    auto* run = app.add_subcommand("run", "Run an experiment (under mpirun/srun, or as one process)");
+    run->add_option("config", config_path, "Experiment config (YAML)")->required();
+    run->add_option("--out", out, "Output folder (default: results/<experiment name>)");
+    run->add_flag("--resume", resume, "Continue the run in --out from its ledger");
+    run->add_option("--log-level", level, "trace, debug, info, warn, error")
+        ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
+
+    auto* validate = app.add_subcommand("validate", "Check a config and exit (0 valid, 2 invalid)");
+    validate->add_option("config", config_path, "Experiment config (YAML)")->required();
+
+    auto* plan = app.add_subcommand("plan", "Task counts per stage and kind, and the critical path");
+    plan->add_option("config", config_path, "Experiment config (YAML)")->required();
+
+    ComparePaths paths;
+    auto* compare = app.add_subcommand(
+        "compare", "Compare two results.h5 files dataset by dataset, byte for byte (0 same, 1 differ)");
+    compare->add_option("a", paths.a, "First results.h5")->required()->check(CLI::ExistingFile);
+    compare->add_option("b", paths.b, "Second results.h5")->required()->check(CLI::ExistingFile);
+    compare->add_flag("--all", paths.all, "Include /meta and /tasks (run facts)");
+
+    auto* bench = app.add_subcommand("bench", "Benchmarks");
+    bench->require_subcommand(1);
+    std::size_t tasks = 100000, command_tasks = 2000, parallel_jobs = 2000;
+    std::string bench_out = "results/bench-dispatch";
+    auto* dispatch = bench->add_subcommand(
+        "dispatch", "Noop and command tasks per second through the runner, beside GNU parallel");
+    dispatch->add_option("--tasks", tasks, "noop tasks")->check(CLI::Range(1, 10000000));
+    dispatch->add_option("--command-tasks", command_tasks, "command tasks running `true` (0: skip)");
+    dispatch->add_option("--parallel-jobs", parallel_jobs, "GNU parallel jobs running `true` (0: skip)");
+    dispatch->add_option("--out", bench_out, "Scratch folder (emptied first)");
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        const int code = app.exit(e);
+        return code == 0 ? 0 : kExitBadInput;
+    }
+    if (run->parsed()) return verb_run(config_path, out, resume, level);
+    if (validate->parsed()) return verb_validate(config_path);
+    if (plan->parsed()) return verb_plan(config_path);
+    if (compare->parsed()) return verb_compare(paths);
+    if (dispatch->parsed()) return verb_bench_dispatch(tasks, command_tasks, parallel_jobs, bench_out);
+    return kExitBadInput;
+}

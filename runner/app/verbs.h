@@ -1,0 +1,21 @@
+// The subcommands of the compatbench binary (each in its own file under runner/app/).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace compatbench {
+
+struct ComparePaths {
+    std::string a, b;
+    bool all = false;  // include /meta and /tasks
+};
+
+int verb_validate(const std::string& config_path);
+int verb_plan(const std::string& config_path);
+int verb_compare(const ComparePaths& paths);
+// Under MPI (every rank): dispatch `tasks` noop tasks and compare with GNU parallel.
+int verb_bench_dispatch(std::size_t tasks, std::size_t command_tasks, std::size_t parallel_jobs,
+                        const std::string& out);
+
+}  // namespace compatbench

@@ -1,0 +1,401 @@
+#include "exec/coordinator.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <thread>
+
+#include "exec/signals.h"
+
+namespace compatbench {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+std::string format_eta(double seconds) {
+    if (!std::isfinite(seconds)) return "?";
+    const long s = std::lround(seconds);
+    if (s >= 3600) return std::to_string(s / 3600) + "h" + std::to_string((s % 3600) / 60) + "m";
+    if (s >= 60) return std::to_string(s / 60) + "m" + std::to_string(s % 60) + "s";
+    return std::to_string(s) + "s";
+}
+}  // namespace
+
+Coordinator::Coordinator(const Config& config, const TaskGraph& graph, MPI_Comm comm,
+                         Ledger& ledger, ResultsFile& results, Executor& executor)
+    : config_(config),
+      graph_(graph),
+      comm_(comm),
+      ledger_(ledger),
+      results_(results),
+      executor_(executor),
+      outbox_(comm) {
+    MPI_Comm_size(comm, &size_);
+    const std::size_t n = graph.tasks().size();
+    states_.assign(n, State::blocked);
+    waiting_on_.resize(n);
+    attempts_.assign(n, 0);
+    attempt_base_.assign(n, 0);
+    outputs_.resize(n);
+    facts_.resize(n);
+    for (std::size_t i = 0; i < n; ++i) waiting_on_[i] = graph.tasks()[i].deps.size();
+    outstanding_.assign(static_cast<std::size_t>(size_), 0);
+    final_.assign(static_cast<std::size_t>(size_), false);
+    group_terminal_.assign(config.groups.size(), 0);
+    analysis_done_.assign(config.analyses.size(), false);
+    group_seconds_.assign(config.groups.size(), 0.0);
+    group_samples_.assign(config.groups.size(), 0);
+}
+
+std::size_t Coordinator::resume_from(const std::vector<nlohmann::json>& records) {
+    std::size_t other_config = 0, unknown = 0, resumed = 0;
+    for (const auto& r : records) {
+        if (r.at("config_hash") != config_.hash) {
+            ++other_config;
+            continue;
+        }
+        const auto index = graph_.find(r.at("id").get<std::string>());
+        if (!index) {
+            ++unknown;
+            continue;
+        }
+        const std::size_t i = *index;
+        const std::string status = r.at("status").get<std::string>();
+        if (status == "failed") {
+            ++attempt_base_[i];
+            continue;
+        }
+        if (status != "done" || states_[i] == State::done) continue;
+        const auto& columns = config_.groups[graph_.tasks()[i].group].outputs;
+        Row row;
+        try {
+            const auto& outputs = r.at("outputs");
+            for (const auto& c : columns) row.push_back(value_from_json(outputs.at(c.name), c));
+        } catch (const std::exception& e) {
+            spdlog::warn("ledger record of {} is unusable ({}); the task runs again", graph_.tasks()[i].id, e.what());
+            continue;
+        }
+        states_[i] = State::done;
+        outputs_[i] = std::move(row);
+        TaskFact& f = facts_[i];
+        f.status = "done";
+        f.rank = r.value("rank", std::int64_t{-1});
+        f.attempt = r.value("attempt", std::int64_t{1});
+        f.start = r.value("start", 0.0);
+        f.duration = r.value("duration", 0.0);
+        results_.stage(i, outputs_[i]);
+        ++resumed;
+    }
+    // Dependencies already satisfied by resumed tasks.
+    for (std::size_t i = 0; i < states_.size(); ++i) {
+        if (states_[i] != State::done) continue;
+        ++terminal_;
+        ++done_;
+        ++group_terminal_[graph_.tasks()[i].group];
+        for (std::size_t d : graph_.tasks()[i].dependents) --waiting_on_[d];
+    }
+    if (other_config > 0) {
+        spdlog::warn("{}: {} records of another config were ignored (this config's hash is {})",
+                     ledger_.path(), other_config, config_.hash);
+    }
+    if (unknown > 0) spdlog::warn("{}: {} records name tasks this config does not have", ledger_.path(), unknown);
+    return resumed;
+}
+
+void Coordinator::make_ready(std::size_t index) {
+    states_[index] = State::ready;
+    ready_.push({config_.groups[graph_.tasks()[index].group].cost, index});
+}
+
+std::size_t Coordinator::batch_size(std::size_t group) const {
+    // Batches of cheap tasks amortise the round trip; about 5 ms of work each.
+    if (group_samples_[group] < 4) return 1;
+    const double mean = group_seconds_[group] / static_cast<double>(group_samples_[group]);
+    std::size_t b = mean <= 0.0 ? 512 : static_cast<std::size_t>(std::clamp(0.005 / mean, 1.0, 512.0));
+    // Keep work for every rank near the end.
+    const std::size_t fair = ready_.size() / (2 * static_cast<std::size_t>(size_)) + 1;
+    return std::max<std::size_t>(1, std::min(b, fair));
+}
+
+std::size_t Coordinator::target_outstanding(std::size_t group) const {
+    // Prefetch only short tasks: a queued long task would idle another rank at the end.
+    if (group_samples_[group] < 4) return 1;
+    const double mean = group_seconds_[group] / static_cast<double>(group_samples_[group]);
+    return mean < 0.05 ? 2 * batch_size(group) : 1;
+}
+
+void Coordinator::dispatch() {
+    for (int r = 0; r < size_ && !ready_.empty(); ++r) {
+        const auto ur = static_cast<std::size_t>(r);
+        std::vector<Assignment> batch;
+        while (!ready_.empty()) {
+            const std::size_t group = graph_.tasks()[ready_.top().index].group;
+            if (outstanding_[ur] + batch.size() >= target_outstanding(group)) break;
+            const std::size_t limit = batch_size(group);
+            for (std::size_t k = 0; k < limit && !ready_.empty(); ++k) {
+                const std::size_t i = ready_.top().index;
+                ready_.pop();
+                states_[i] = State::running;
+                ++attempts_[i];
+                batch.push_back({i, attempt_base_[i] + attempts_[i]});
+            }
+        }
+        if (batch.empty()) continue;
+        if (!dispatched_any_) {
+            dispatched_any_ = true;
+            first_dispatch_ = Clock::now();
+        }
+        outstanding_[ur] += batch.size();
+        if (r == 0) {
+            executor_.push(batch);
+        } else {
+            outbox_.send(r, kTagAssign, encode_assignments(batch));
+        }
+    }
+}
+
+void Coordinator::handle(int rank, Completion&& c) {
+    const std::size_t i = c.index;
+    if (i >= states_.size() || states_[i] != State::running) {
+        spdlog::warn("ignored a result for task #{} that is not running", i);
+        return;
+    }
+    --outstanding_[static_cast<std::size_t>(rank)];
+    last_result_ = Clock::now();
+    const Task& task = graph_.tasks()[i];
+    const GroupSpec& group = config_.groups[task.group];
+    TaskFact& f = facts_[i];
+    f.rank = rank;
+    f.attempt = c.attempt;
+    f.start = c.outcome.start;
+    f.duration = c.outcome.duration;
+    f.error = c.outcome.error;
+    if (c.outcome.status == TaskStatus::cancelled) {
+        states_[i] = State::ready;  // not run: pending in this run, runs again on resume
+        f.status = "pending";
+        return;
+    }
+    group_seconds_[task.group] += c.outcome.duration;
+    ++group_samples_[task.group];
+
+    nlohmann::json record = {{"id", task.id},
+                             {"kind", std::string(group.kind->name())},
+                             {"group", group.name},
+                             {"config_hash", config_.hash},
+                             {"status", c.outcome.status == TaskStatus::done ? "done" : "failed"},
+                             {"attempt", c.attempt},
+                             {"rank", rank},
+                             {"seed", task.seed},
+                             {"start", c.outcome.start},
+                             {"duration", c.outcome.duration}};
+    if (c.outcome.status == TaskStatus::done) {
+        nlohmann::json outputs = nlohmann::json::object();
+        for (std::size_t k = 0; k < group.outputs.size(); ++k) {
+            outputs[group.outputs[k].name] = value_to_json(c.outcome.outputs[k]);
+        }
+        record["outputs"] = std::move(outputs);
+        ledger_.append(record);
+        states_[i] = State::done;
+        f.status = "done";
+        outputs_[i] = std::move(c.outcome.outputs);
+        ++done_;
+        ++ran_;
+        for (std::size_t d : task.dependents) {
+            if (--waiting_on_[d] == 0 && states_[d] == State::blocked) make_ready(d);
+        }
+        finish_group_task(i);
+        return;
+    }
+    record["error"] = c.outcome.error;
+    ledger_.append(record);
+    if (attempts_[i] <= group.retries) {
+        spdlog::warn("{} failed (attempt {}), retrying: {}", task.id, c.attempt, c.outcome.error);
+        make_ready(i);
+        return;
+    }
+    spdlog::error("{} failed (attempt {}): {}", task.id, c.attempt, c.outcome.error);
+    ++ran_;
+    fail_for_good(i, c.outcome.error);
+}
+
+void Coordinator::fail_for_good(std::size_t index, const std::string& why) {
+    states_[index] = State::failed;
+    facts_[index].status = "failed";
+    facts_[index].error = why;
+    ++failed_;
+    finish_group_task(index);
+    // Every task downstream is skipped.
+    std::vector<std::size_t> stack(graph_.tasks()[index].dependents);
+    while (!stack.empty()) {
+        const std::size_t d = stack.back();
+        stack.pop_back();
+        if (states_[d] == State::skipped || states_[d] == State::done) continue;
+        states_[d] = State::skipped;
+        facts_[d].status = "skipped";
+        facts_[d].error = "dependency " + graph_.tasks()[index].id + " failed";
+        ++skipped_;
+        finish_group_task(d);
+        for (std::size_t e : graph_.tasks()[d].dependents) stack.push_back(e);
+    }
+}
+
+void Coordinator::finish_group_task(std::size_t index) {
+    ++terminal_;
+    ++group_terminal_[graph_.tasks()[index].group];
+}
+
+void Coordinator::run_ready_analyses() {
+    for (std::size_t a = 0; a < config_.analyses.size(); ++a) {
+        if (analysis_done_[a]) continue;
+        const AnalysisSpec& spec = config_.analyses[a];
+        std::size_t g = 0;
+        while (config_.groups[g].name != spec.input) ++g;
+        if (group_terminal_[g] != graph_.group_end(g) - graph_.group_begin(g)) continue;
+        analysis_done_[a] = true;
+        std::vector<Row> rows;
+        for (std::size_t i = graph_.group_begin(g); i < graph_.group_end(g); ++i) {
+            if (states_[i] != State::done) continue;
+            Row row = graph_.tasks()[i].keys;
+            row.insert(row.end(), outputs_[i].begin(), outputs_[i].end());
+            rows.push_back(std::move(row));
+        }
+        AnalysisInput input{config_.groups[g], graph_.tables()[g].columns, {}};
+        for (const auto& r : rows) input.rows.push_back(&r);
+        const auto t0 = Clock::now();
+        try {
+            auto tables = spec.kind->run(spec, input, [&](const std::string& note) {
+                spdlog::warn("analysis {}: {} (NaN recorded)", spec.name, note);
+            });
+            for (auto& t : tables) analysis_tables_.emplace_back(spec.study, std::move(t));
+            spdlog::info("analysis {} ({}) on {} rows of {} in {:.3f} s", spec.name,
+                         spec.kind->name(), rows.size(), spec.input, seconds_since(t0));
+        } catch (const std::exception& e) {
+            spdlog::error("analysis {} failed: {}", spec.name, e.what());
+        }
+    }
+}
+
+void Coordinator::progress(bool force) {
+    const double interval = config_.runner.progress_interval;
+    if (!force && seconds_since(last_progress_) < interval) return;
+    last_progress_ = Clock::now();
+    const double elapsed = seconds_since(start_);
+    const double rate = elapsed > 0 ? static_cast<double>(ran_) / elapsed : 0.0;
+    const std::size_t total = states_.size();
+    const std::size_t left = total - terminal_;
+    spdlog::info("progress {}/{} ({:.1f}%) done, {} failed, {} skipped | {:.1f} tasks/s | ETA {}",
+                 done_, total, total ? 100.0 * static_cast<double>(done_) / static_cast<double>(total) : 100.0,
+                 failed_, skipped_, rate, format_eta(rate > 0 ? static_cast<double>(left) / rate : NAN));
+}
+
+void Coordinator::send_stop(bool abandon) {
+    for (int r = 1; r < size_; ++r) outbox_.send(r, kTagStop, encode_int(abandon ? 1 : 0));
+    if (abandon) executor_.cancel();
+}
+
+void Coordinator::poll_messages(bool& worked) {
+    int from = 0, tag = 0;
+    std::vector<std::uint8_t> bytes;
+    while (try_receive(comm_, MPI_ANY_SOURCE, from, tag, bytes)) {
+        worked = true;
+        if (tag == kTagResults) {
+            bool final = false;
+            auto results = decode_results(bytes, final, graph_, config_);
+            for (auto& c : results) handle(from, std::move(c));
+            if (final) final_[static_cast<std::size_t>(from)] = true;
+        } else if (tag == kTagSignal) {
+            spdlog::warn("rank {} received signal {}", from, decode_int(bytes));
+            if (!stop_signal()) worker_signal_ = decode_int(bytes);
+        }
+    }
+}
+
+CoordinatorReport Coordinator::run() {
+    start_ = last_progress_ = last_flush_ = Clock::now();
+    for (std::size_t i = 0; i < states_.size(); ++i) {
+        if (states_[i] == State::blocked && waiting_on_[i] == 0) make_ready(i);
+    }
+    run_ready_analyses();
+    const auto flush_every = std::chrono::duration<double>(config_.runner.row_flush_interval);
+    bool stopping = false, stop_sent = false, abandon = false;
+    auto idle = std::chrono::microseconds(20);
+    final_[0] = true;  // the coordinator's own task thread needs no message
+    int signal = 0;
+    while (true) {
+        bool worked = false;
+        // This rank's task thread.
+        for (auto& c : executor_.take()) {
+            worked = true;
+            if (c.outcome.status == TaskStatus::done) results_.stage(c.index, c.outcome.outputs);
+            handle(0, std::move(c));
+        }
+        poll_messages(worked);
+        outbox_.progress();
+
+        if (!stopping && (stop_signal() || worker_signal_)) {
+            signal = stop_signal() ? stop_signal() : worker_signal_;
+            stopping = true;
+            abandon = config_.runner.on_signal == SignalPolicy::abandon;
+            spdlog::warn("signal {}: no new tasks; {} in flight {}", signal,
+                         std::accumulate(outstanding_.begin(), outstanding_.end(), std::size_t{0}),
+                         abandon ? "are abandoned" : "finish first");
+        }
+        if (!stopping) dispatch();
+        if (worked) run_ready_analyses();
+
+        const bool nothing_out = std::all_of(outstanding_.begin(), outstanding_.end(),
+                                             [](std::size_t n) { return n == 0; });
+        if (!stop_sent && ((all_terminal() && nothing_out) || (stopping && (abandon || nothing_out)))) {
+            send_stop(abandon);
+            stop_sent = true;
+        }
+        if (stop_sent && std::all_of(final_.begin(), final_.end(), [](bool f) { return f; }) &&
+            (executor_.outstanding() == 0 || abandon)) {
+            // Late results of abandoned tasks were taken above; what is left never finished.
+            break;
+        }
+        ledger_.sync_if_due();
+        if (Clock::now() - last_flush_ >= flush_every && results_.staged() > 0) {
+            results_.flush();
+            last_flush_ = Clock::now();
+        }
+        progress(false);
+        if (worked) {
+            idle = std::chrono::microseconds(20);
+        } else {
+            executor_.wait(idle);
+            idle = std::min(idle * 2, std::chrono::microseconds(2000));
+        }
+    }
+    if (abandon) executor_.stop(std::chrono::seconds(10));
+    for (auto& c : executor_.take()) {
+        if (c.outcome.status == TaskStatus::done) results_.stage(c.index, c.outcome.outputs);
+        handle(0, std::move(c));
+    }
+    ledger_.sync();
+    outbox_.drain();
+    run_ready_analyses();
+    progress(true);
+
+    CoordinatorReport report;
+    report.done = done_;
+    report.failed = failed_;
+    report.skipped = skipped_;
+    report.pending = states_.size() - terminal_;
+    report.ran = ran_;
+    report.dispatch_seconds =
+        dispatched_any_ ? std::chrono::duration<double>(last_result_ - first_dispatch_).count() : 0.0;
+    report.interrupted = stopping && !all_terminal();
+    report.signal = signal;
+    report.analyses = std::move(analysis_tables_);
+    report.facts = std::move(facts_);
+    return report;
+}
+
+}  // namespace compatbench

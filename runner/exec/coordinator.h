@@ -1,0 +1,99 @@
+// The coordinator (rank 0): owns the task states, the ledger and the dispatching. It hands
+// ready tasks to idle ranks, its own task thread included, in batches sized from measured
+// task durations; records every result in the ledger; retries failures; skips the
+// dependents of tasks that failed for good; runs analyses once their inputs are finished.
+#pragma once
+
+#include <mpi.h>
+
+#include <chrono>
+#include <map>
+#include <queue>
+#include <string>
+#include <vector>
+
+#include "analyses/analysis_kind.h"
+#include "exec/executor.h"
+#include "exec/messages.h"
+#include "store/ledger.h"
+#include "store/results_file.h"
+
+namespace compatbench {
+
+struct CoordinatorReport {
+    std::size_t done = 0, failed = 0, skipped = 0, pending = 0;
+    std::size_t ran = 0;            // tasks finished (done or failed for good) in this run
+    double dispatch_seconds = 0.0;  // first dispatch to last result
+    bool interrupted = false;
+    int signal = 0;
+    std::vector<std::pair<std::string, TableData>> analyses;  // (study, table)
+    std::vector<TaskFact> facts;
+};
+
+class Coordinator {
+public:
+    Coordinator(const Config& config, const TaskGraph& graph, MPI_Comm comm, Ledger& ledger,
+                ResultsFile& results, Executor& executor);
+
+    // Takes the records of an earlier run (same config hash: done tasks are not run again;
+    // failed attempts count towards attempt numbers). Returns the number of done tasks and
+    // stages their rows in results.h5.
+    std::size_t resume_from(const std::vector<nlohmann::json>& records);
+    CoordinatorReport run();
+
+private:
+    enum class State { blocked, ready, running, done, failed, skipped };
+    struct ReadyEntry {
+        double cost;
+        std::size_t index;
+        bool operator<(const ReadyEntry& o) const {
+            return cost != o.cost ? cost < o.cost : index > o.index;  // max-heap: cost, then low index
+        }
+    };
+
+    void make_ready(std::size_t index);
+    void dispatch();
+    std::size_t batch_size(std::size_t group) const;
+    std::size_t target_outstanding(std::size_t group) const;
+    void handle(int rank, Completion&& c);
+    void fail_for_good(std::size_t index, const std::string& why);
+    void finish_group_task(std::size_t index);
+    void run_ready_analyses();
+    void progress(bool force);
+    void send_stop(bool abandon);
+    bool all_terminal() const { return terminal_ == states_.size(); }
+    void poll_messages(bool& worked);
+
+    const Config& config_;
+    const TaskGraph& graph_;
+    MPI_Comm comm_;
+    int size_ = 1;
+    Ledger& ledger_;
+    ResultsFile& results_;
+    Executor& executor_;
+    Outbox outbox_;
+
+    std::vector<State> states_;
+    std::vector<std::size_t> waiting_on_;  // unfinished dependencies
+    std::vector<int> attempts_;            // attempts in this run
+    std::vector<int> attempt_base_;        // failed attempts in earlier runs
+    std::vector<Row> outputs_;             // outputs of done tasks
+    std::vector<TaskFact> facts_;
+    std::priority_queue<ReadyEntry> ready_;
+    std::vector<std::size_t> outstanding_;  // per rank
+    std::vector<bool> final_;               // per rank: sent its last results
+    std::vector<std::size_t> group_terminal_;
+    std::vector<bool> analysis_done_;
+    std::vector<double> group_seconds_;
+    std::vector<std::size_t> group_samples_;
+    int worker_signal_ = 0;  // a signal a worker reported
+    std::size_t terminal_ = 0;
+    std::size_t done_ = 0, failed_ = 0, skipped_ = 0, ran_ = 0;
+    std::vector<std::pair<std::string, TableData>> analysis_tables_;
+
+    std::chrono::steady_clock::time_point start_, last_progress_, last_flush_;
+    std::chrono::steady_clock::time_point first_dispatch_, last_result_;
+    bool dispatched_any_ = false;
+};
+
+}  // namespace compatbench

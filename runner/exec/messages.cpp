@@ -1,0 +1,124 @@
+#include "exec/messages.h"
+
+#include <cstring>
+#include <stdexcept>
+
+namespace compatbench {
+
+Outbox::~Outbox() {
+    try {
+        drain();
+    } catch (...) {
+    }
+}
+
+void Outbox::send(int dest, int tag, std::vector<std::uint8_t> bytes) {
+    pending_.push_back({MPI_REQUEST_NULL, std::move(bytes)});
+    Pending& p = pending_.back();
+    MPI_Isend(p.bytes.data(), static_cast<int>(p.bytes.size()), MPI_BYTE, dest, tag, comm_,
+              &p.request);
+    progress();
+}
+
+void Outbox::progress() {
+    for (auto it = pending_.begin(); it != pending_.end();) {
+        int done = 0;
+        MPI_Test(&it->request, &done, MPI_STATUS_IGNORE);
+        it = done ? pending_.erase(it) : std::next(it);
+    }
+}
+
+void Outbox::drain() {
+    for (auto& p : pending_) MPI_Wait(&p.request, MPI_STATUS_IGNORE);
+    pending_.clear();
+}
+
+std::vector<std::uint8_t> encode_assignments(const std::vector<Assignment>& batch) {
+    std::vector<std::uint8_t> bytes(batch.size() * 16);
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+        const std::int64_t pair[2] = {static_cast<std::int64_t>(batch[i].index), batch[i].attempt};
+        std::memcpy(bytes.data() + 16 * i, pair, 16);
+    }
+    return bytes;
+}
+
+std::vector<Assignment> decode_assignments(const std::vector<std::uint8_t>& bytes) {
+    std::vector<Assignment> batch(bytes.size() / 16);
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+        std::int64_t pair[2];
+        std::memcpy(pair, bytes.data() + 16 * i, 16);
+        batch[i] = {static_cast<std::size_t>(pair[0]), static_cast<int>(pair[1])};
+    }
+    return batch;
+}
+
+std::vector<std::uint8_t> encode_int(std::int32_t value) {
+    std::vector<std::uint8_t> bytes(4);
+    std::memcpy(bytes.data(), &value, 4);
+    return bytes;
+}
+
+std::int32_t decode_int(const std::vector<std::uint8_t>& bytes) {
+    std::int32_t value = 0;
+    if (bytes.size() >= 4) std::memcpy(&value, bytes.data(), 4);
+    return value;
+}
+
+std::vector<std::uint8_t> encode_results(const std::vector<Completion>& results, bool final,
+                                         const TaskGraph&, const Config&) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& c : results) {
+        nlohmann::json outputs = nlohmann::json::array();
+        for (const auto& v : c.outcome.outputs) outputs.push_back(value_to_json(v));
+        list.push_back({{"i", c.index},
+                        {"a", c.attempt},
+                        {"s", static_cast<int>(c.outcome.status)},
+                        {"t", c.outcome.start},
+                        {"d", c.outcome.duration},
+                        {"o", std::move(outputs)},
+                        {"e", c.outcome.error}});
+    }
+    return nlohmann::json::to_msgpack(nlohmann::json{{"final", final}, {"r", std::move(list)}});
+}
+
+std::vector<Completion> decode_results(const std::vector<std::uint8_t>& bytes, bool& final,
+                                       const TaskGraph& graph, const Config& config) {
+    const auto message = nlohmann::json::from_msgpack(bytes);
+    final = message.at("final").get<bool>();
+    std::vector<Completion> out;
+    for (const auto& r : message.at("r")) {
+        Completion c;
+        c.index = r.at("i").get<std::size_t>();
+        c.attempt = r.at("a").get<int>();
+        c.outcome.status = static_cast<TaskStatus>(r.at("s").get<int>());
+        c.outcome.start = r.at("t").get<double>();
+        c.outcome.duration = r.at("d").get<double>();
+        c.outcome.error = r.at("e").get<std::string>();
+        const auto& columns = config.groups[graph.tasks().at(c.index).group].outputs;
+        const auto& o = r.at("o");
+        if (c.outcome.status == TaskStatus::done) {
+            if (o.size() != columns.size()) throw std::runtime_error("result message: wrong output count");
+            for (std::size_t k = 0; k < columns.size(); ++k) {
+                c.outcome.outputs.push_back(value_from_json(o[k], columns[k]));
+            }
+        }
+        out.push_back(std::move(c));
+    }
+    return out;
+}
+
+bool try_receive(MPI_Comm comm, int source, int& from, int& tag, std::vector<std::uint8_t>& bytes) {
+    int flag = 0;
+    MPI_Status status;
+    MPI_Iprobe(source, MPI_ANY_TAG, comm, &flag, &status);
+    if (!flag) return false;
+    int count = 0;
+    MPI_Get_count(&status, MPI_BYTE, &count);
+    bytes.resize(static_cast<std::size_t>(count));
+    MPI_Recv(bytes.data(), count, MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG, comm, MPI_STATUS_IGNORE);
+    from = status.MPI_SOURCE;
+    tag = status.MPI_TAG;
+    return true;
+}
+
+}  // namespace compatbench

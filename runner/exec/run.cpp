@@ -1,0 +1,255 @@
+#include "exec/run.h"
+
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <set>
+#include <sstream>
+
+#include "exec/executor.h"
+#include "exec/signals.h"
+#include "exec/worker.h"
+#include "store/ledger.h"
+#include "store/results_file.h"
+
+#ifndef COMPATBENCH_GIT_REVISION
+#define COMPATBENCH_GIT_REVISION "unknown"
+#endif
+#ifndef COMPATBENCH_VERSION
+#define COMPATBENCH_VERSION "0"
+#endif
+
+namespace compatbench {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+double now_epoch() {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+void broadcast_string(std::string& text, MPI_Comm comm) {
+    unsigned long long size = text.size();
+    MPI_Bcast(&size, 1, MPI_UNSIGNED_LONG_LONG, 0, comm);
+    text.resize(size);
+    MPI_Bcast(text.data(), static_cast<int>(size), MPI_CHAR, 0, comm);
+}
+
+// Rank 0 checks the output folder; "" when the run may go ahead.
+std::string preflight(const RunOptions& options) {
+    const fs::path out(options.out);
+    const fs::path ledger = out / "ledger.jsonl";
+    std::error_code ec;
+    if (!options.resume && fs::exists(ledger) && fs::file_size(ledger, ec) > 0) {
+        return ledger.string() +
+               ": an earlier run's ledger is there; pass --resume to continue it, or choose "
+               "another --out";
+    }
+    fs::create_directories(out / "logs", ec);
+    if (ec) return out.string() + ": cannot create the output folder: " + ec.message();
+    return {};
+}
+
+std::string gather_hosts(MPI_Comm comm, int rank, int size) {
+    char name[MPI_MAX_PROCESSOR_NAME] = {0};
+    int len = 0;
+    MPI_Get_processor_name(name, &len);
+    std::vector<char> all(static_cast<std::size_t>(size) * MPI_MAX_PROCESSOR_NAME, 0);
+    MPI_Gather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, comm);
+    std::string hosts;
+    if (rank == 0) {
+        std::set<std::string> unique;
+        for (int r = 0; r < size; ++r) unique.insert(std::string(all.data() + static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME));
+        for (const auto& h : unique) hosts += (hosts.empty() ? "" : ",") + h;
+    }
+    broadcast_string(hosts, comm);
+    return hosts;
+}
+
+nlohmann::json tables_to_json(const std::vector<std::pair<std::string, TableData>>& tables) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& [study, t] : tables) {
+        nlohmann::json cols = nlohmann::json::array();
+        for (std::size_t c = 0; c < t.columns.size(); ++c) {
+            nlohmann::json values = nlohmann::json::array();
+            for (const auto& v : t.values[c]) values.push_back(value_to_json(v));
+            cols.push_back({{"name", t.columns[c].name}, {"type", static_cast<int>(t.columns[c].type)},
+                            {"values", std::move(values)}});
+        }
+        j.push_back({{"study", study}, {"path", t.path}, {"columns", std::move(cols)}});
+    }
+    return j;
+}
+
+std::vector<std::pair<std::string, TableData>> tables_from_json(const nlohmann::json& j) {
+    std::vector<std::pair<std::string, TableData>> tables;
+    for (const auto& t : j) {
+        TableData table;
+        table.path = t.at("path").get<std::string>();
+        for (const auto& c : t.at("columns")) {
+            ColumnSpec spec{c.at("name").get<std::string>(), static_cast<ColumnType>(c.at("type").get<int>()), 1u << 30};
+            table.add_column(spec);
+            for (const auto& v : c.at("values")) table.values.back().push_back(value_from_json(v, spec));
+            table.columns.back().width = 0;
+        }
+        tables.emplace_back(t.at("study").get<std::string>(), std::move(table));
+    }
+    return tables;
+}
+
+void print_table(const std::string& study, const TableData& t) {
+    std::ostringstream out;
+    out << "/" << study << "/analysis/" << t.path << " (" << t.rows() << " rows)\n";
+    std::vector<std::vector<std::string>> cells(t.columns.size());
+    std::vector<std::size_t> width(t.columns.size());
+    const std::size_t rows = std::min<std::size_t>(t.rows(), 30);
+    for (std::size_t c = 0; c < t.columns.size(); ++c) {
+        width[c] = t.columns[c].name.size();
+        for (std::size_t r = 0; r < rows; ++r) {
+            std::string s;
+            if (const auto* d = std::get_if<double>(&t.values[c][r])) {
+                char buf[32];
+                std::snprintf(buf, sizeof buf, "%.4g", *d);
+                s = buf;
+            } else {
+                s = value_to_string(t.values[c][r]);
+            }
+            if (s.size() > 40) s = s.substr(0, 37) + "...";
+            width[c] = std::max(width[c], s.size());
+            cells[c].push_back(s);
+        }
+    }
+    for (std::size_t c = 0; c < t.columns.size(); ++c) {
+        out << "  " << std::string(width[c] - t.columns[c].name.size(), ' ') << t.columns[c].name;
+    }
+    out << "\n";
+    for (std::size_t r = 0; r < rows; ++r) {
+        for (std::size_t c = 0; c < t.columns.size(); ++c) {
+            out << "  " << std::string(width[c] - cells[c][r].size(), ' ') << cells[c][r];
+        }
+        out << "\n";
+    }
+    if (rows < t.rows()) out << "  ... " << t.rows() - rows << " more rows in results.h5\n";
+    std::cout << out.str() << std::flush;
+}
+
+}  // namespace
+
+void setup_logging(const std::string& out, int rank, const std::string& level, bool console) {
+    std::vector<spdlog::sink_ptr> sinks;
+    if (!out.empty()) {
+        sinks.push_back(std::make_shared<spdlog::sinks::basic_file_sink_mt>(
+            (fs::path(out) / "logs" / ("rank-" + std::to_string(rank) + ".log")).string()));
+    }
+    if (console) sinks.push_back(std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
+    auto logger = std::make_shared<spdlog::logger>("compatbench", sinks.begin(), sinks.end());
+    logger->set_pattern("[%Y-%m-%d %H:%M:%S.%e] [r" + std::to_string(rank) + "] [%^%l%$] %v");
+    logger->set_level(spdlog::level::from_str(level));
+    logger->flush_on(spdlog::level::warn);
+    spdlog::set_default_logger(logger);
+    spdlog::flush_every(std::chrono::seconds(2));
+}
+
+RunSummary run_experiment(const Config& config, const TaskGraph& graph, const RunOptions& options,
+                          MPI_Comm comm) {
+    RunSummary summary;
+    const auto wall0 = std::chrono::steady_clock::now();
+    int rank = 0, size = 1;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+
+    std::string problem;
+    if (rank == 0) problem = preflight(options);
+    broadcast_string(problem, comm);
+    if (!problem.empty()) {
+        if (rank == 0) std::cerr << "compatbench: " << problem << "\n";
+        summary.exit_code = kExitBadInput;
+        return summary;
+    }
+    MPI_Barrier(comm);
+    setup_logging(options.out, rank, options.log_level, rank == 0);
+    install_stop_signals();
+
+    RunMeta meta;
+    meta.config_text = config.text;
+    meta.config_path = config.path;
+    meta.config_hash = config.hash;
+    meta.git_revision = COMPATBENCH_GIT_REVISION;
+    meta.version = COMPATBENCH_VERSION;
+    meta.experiment = config.name;
+    meta.ranks = size;
+    meta.hosts = gather_hosts(comm, rank, size);
+    meta.start_time = now_epoch();
+
+    const fs::path out(options.out);
+    std::vector<nlohmann::json> records;
+    auto warn = [](const std::string& w) { spdlog::warn("{}", w); };
+    if (rank == 0) {
+        spdlog::info("compatbench {} ({}): experiment '{}' (config {} hash {}), {} tasks on {} ranks, out {}",
+                     meta.version, meta.git_revision, config.name, config.path, config.hash,
+                     graph.tasks().size(), size, options.out);
+        if (options.resume) records = Ledger::read((out / "ledger.jsonl").string(), warn);
+    }
+
+    ResultsFile results((out / "results.h5").string(), comm, config, graph, meta);
+    Executor executor(config, graph, rank, out);
+    int exit_code = kExitOk;
+    std::size_t resumed = 0;
+    CoordinatorReport report;
+    if (rank == 0) {
+        Ledger ledger((out / "ledger.jsonl").string(), config.runner.fsync_interval, warn);
+        Coordinator coordinator(config, graph, comm, ledger, results, executor);
+        resumed = coordinator.resume_from(records);
+        if (options.resume) {
+            spdlog::info("resume: {} of {} tasks done in earlier runs; results.h5 rebuilt from the ledger",
+                         resumed, graph.tasks().size());
+        }
+        results.flush();
+        report = coordinator.run();
+        exit_code = report.interrupted ? kExitRequeue
+                    : (report.failed + report.skipped + report.pending) > 0 ? kExitTasksFailed
+                                                                            : kExitOk;
+    } else {
+        run_worker(config, graph, comm, results, executor);
+    }
+
+    // Finalize, collectively: every rank's rows, the analyses, /tasks and /meta.
+    results.flush();
+    std::string analyses = rank == 0 ? nlohmann::json(tables_to_json(report.analyses)).dump() : std::string();
+    broadcast_string(analyses, comm);
+    const auto tables = tables_from_json(nlohmann::json::parse(analyses));
+    results.write_analysis_tables(tables, 0);
+    if (rank == 0) {
+        results.write_task_facts(report.facts);
+        const char* status = report.interrupted ? "interrupted" : exit_code == kExitOk ? "complete" : "failed";
+        results.finish(now_epoch(), status, static_cast<std::int64_t>(resumed));
+    }
+    results.close();
+    MPI_Bcast(&exit_code, 1, MPI_INT, 0, comm);
+
+    summary.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+    if (rank == 0) {
+        if (options.print_tables) {
+            for (const auto& [study, t] : tables) print_table(study, t);
+        }
+        spdlog::info("{}: {} done, {} failed, {} skipped, {} not run; {} ran in this run, {:.2f} s wall; results in {}",
+                     report.interrupted ? "interrupted" : "finished", report.done, report.failed,
+                     report.skipped, report.pending, report.ran, summary.wall_seconds,
+                     (out / "results.h5").string());
+        if (report.interrupted) {
+            spdlog::warn("stopped by signal {}: exit code {}; continue with --resume", report.signal, kExitRequeue);
+        }
+    }
+    spdlog::default_logger()->flush();
+    summary.exit_code = exit_code;
+    summary.report = std::move(report);
+    return summary;
+}
+
+}  // namespace compatbench

@@ -1,0 +1,192 @@
+#include "store/results_file.h"
+
+#include "tasks/task_kind.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace compatbench {
+
+namespace {
+constexpr std::size_t kStatusWidth = 16;
+
+std::size_t max_width(const std::vector<Value>& values) {
+    std::size_t w = 1;
+    for (const auto& v : values) {
+        if (const auto* s = std::get_if<std::string>(&v)) w = std::max(w, s->size());
+    }
+    return w;
+}
+}  // namespace
+
+ResultsFile::ResultsFile(const std::string& path, MPI_Comm comm, const Config& config,
+                         const TaskGraph& graph, const RunMeta& meta)
+    : config_(config), graph_(graph) {
+    MPI_Comm_rank(comm, &rank_);
+    h5::quiet_errors();
+    h5::Handle fapl(h5::check(H5Pcreate(H5P_FILE_ACCESS), "create file access list"), H5Pclose);
+    h5::check_herr(H5Pset_fapl_mpio(fapl.get(), comm, MPI_INFO_NULL), "select the MPI-IO driver");
+    file_ = h5::Handle(h5::check(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
+                                 "create " + path),
+                       H5Fclose);
+    const hid_t f = file_.get();
+
+    // /meta: every rank passes the same values (collective creation).
+    h5::create_scalar(f, "meta/config_text", meta.config_text);
+    h5::create_scalar(f, "meta/config_path", meta.config_path);
+    h5::create_scalar(f, "meta/config_hash", meta.config_hash);
+    h5::create_scalar(f, "meta/git_revision", meta.git_revision);
+    h5::create_scalar(f, "meta/version", meta.version);
+    h5::create_scalar(f, "meta/experiment", meta.experiment);
+    h5::create_scalar(f, "meta/seed", config.seed);
+    h5::create_scalar(f, "meta/ranks", meta.ranks);
+    h5::create_scalar(f, "meta/hosts", meta.hosts);
+    h5::create_scalar(f, "meta/start_time", meta.start_time);
+    resumed_ = h5::create_scalar(f, "meta/resumed_tasks", std::int64_t{0});
+    end_time_ = h5::create_scalar(f, "meta/end_time", std::nan(""));
+    status_ = h5::create_scalar(f, "meta/status", std::string("running"), kStatusWidth);
+    if (rank_ == 0) {
+        // Values of the scalars above (creation allocates; one rank writes).
+        auto put = [&](const char* name, const Value& v) {
+            h5::Handle d(h5::check(H5Dopen2(f, name, H5P_DEFAULT), std::string("open ") + name), H5Dclose);
+            h5::write_scalar(d.get(), v);
+        };
+        put("meta/config_text", meta.config_text);
+        put("meta/config_path", meta.config_path);
+        put("meta/config_hash", meta.config_hash);
+        put("meta/git_revision", meta.git_revision);
+        put("meta/version", meta.version);
+        put("meta/experiment", meta.experiment);
+        put("meta/seed", config.seed);
+        put("meta/ranks", meta.ranks);
+        put("meta/hosts", meta.hosts);
+        put("meta/start_time", meta.start_time);
+        h5::write_scalar(resumed_.get(), std::int64_t{0});
+        h5::write_scalar(end_time_.get(), std::nan(""));
+        h5::write_scalar(status_.get(), std::string("running"), kStatusWidth);
+    }
+
+    // /tasks
+    std::size_t id_width = 1, kind_width = 1, group_width = 1;
+    for (const auto& t : graph.tasks()) id_width = std::max(id_width, t.id.size());
+    for (const auto& g : config.groups) {
+        kind_width = std::max(kind_width, g.kind->name().size());
+        group_width = std::max(group_width, g.name.size());
+    }
+    task_columns_ = {{"id", ColumnType::str, id_width},        {"kind", ColumnType::str, kind_width},
+                     {"group", ColumnType::str, group_width},  {"status", ColumnType::str, kStatusWidth},
+                     {"rank", ColumnType::i64, 0},             {"attempt", ColumnType::i64, 0},
+                     {"start", ColumnType::f64, 0},            {"duration", ColumnType::f64, 0},
+                     {"error", ColumnType::str, kErrorWidth}};
+    for (const auto& c : task_columns_) {
+        task_datasets_.push_back(h5::create_column(f, "tasks/" + c.name, c, graph.tasks().size()));
+    }
+
+    // One table per task group.
+    for (const auto& layout : graph.tables()) {
+        Table table;
+        table.columns = layout.columns;
+        for (const auto& c : layout.columns) {
+            table.datasets.push_back(h5::create_column(f, layout.path + "/" + c.name, c, layout.rows));
+        }
+        tables_.push_back(std::move(table));
+    }
+}
+
+ResultsFile::~ResultsFile() = default;
+
+void ResultsFile::stage(std::size_t index, const Row& outputs) {
+    const Task& task = graph_.tasks()[index];
+    Row row = task.keys;
+    row.insert(row.end(), outputs.begin(), outputs.end());
+    tables_[task.group].pending[task.row] = std::move(row);
+    ++staged_;
+}
+
+void ResultsFile::flush() {
+    for (auto& table : tables_) {
+        if (table.pending.empty()) continue;
+        // Contiguous runs of rows become one write per column.
+        auto it = table.pending.begin();
+        while (it != table.pending.end()) {
+            auto run_end = std::next(it);
+            std::size_t expect = it->first + 1;
+            while (run_end != table.pending.end() && run_end->first == expect) {
+                ++run_end;
+                ++expect;
+            }
+            const std::size_t first = it->first;
+            const std::size_t n = expect - first;
+            const std::size_t ncol = table.columns.size();
+            std::vector<Value> flat;
+            flat.reserve(n * ncol);
+            for (auto r = it; r != run_end; ++r) flat.insert(flat.end(), r->second.begin(), r->second.end());
+            for (std::size_t c = 0; c < ncol; ++c) {
+                h5::write_column_range(table.datasets[c].get(), table.columns[c], first,
+                                       flat.data() + c, n, ncol);
+            }
+            it = run_end;
+        }
+        table.pending.clear();
+    }
+    staged_ = 0;
+}
+
+void ResultsFile::write_task_facts(const std::vector<TaskFact>& facts) {
+    const auto& tasks = graph_.tasks();
+    std::vector<std::vector<Value>> columns(task_columns_.size());
+    for (auto& c : columns) c.reserve(tasks.size());
+    for (std::size_t i = 0; i < tasks.size(); ++i) {
+        const TaskFact& f = facts[i];
+        const GroupSpec& g = config_.groups[tasks[i].group];
+        std::string error = f.error;
+        if (error.size() > kErrorWidth) error = error.substr(0, kErrorWidth - 3) + "...";
+        columns[0].push_back(tasks[i].id);
+        columns[1].push_back(std::string(g.kind->name()));
+        columns[2].push_back(g.name);
+        columns[3].push_back(f.status);
+        columns[4].push_back(f.rank);
+        columns[5].push_back(f.attempt);
+        columns[6].push_back(f.start);
+        columns[7].push_back(f.duration);
+        columns[8].push_back(error);
+    }
+    for (std::size_t c = 0; c < task_columns_.size(); ++c) {
+        h5::write_column_range(task_datasets_[c].get(), task_columns_[c], 0, columns[c].data(),
+                               columns[c].size());
+    }
+}
+
+void ResultsFile::write_analysis_tables(
+    const std::vector<std::pair<std::string, TableData>>& tables, int writer) {
+    for (const auto& [study, table] : tables) {
+        const std::string base = study + "/analysis/" + table.path;
+        for (std::size_t c = 0; c < table.columns.size(); ++c) {
+            ColumnSpec spec = table.columns[c];
+            if (spec.type == ColumnType::str) spec.width = max_width(table.values[c]);
+            h5::Handle d = h5::create_column(file_.get(), base + "/" + spec.name, spec, table.rows());
+            if (rank_ == writer) {
+                h5::write_column_range(d.get(), spec, 0, table.values[c].data(), table.values[c].size());
+            }
+        }
+    }
+}
+
+void ResultsFile::finish(double end_time, const std::string& status, std::int64_t resumed_tasks) {
+    h5::write_scalar(end_time_.get(), end_time);
+    h5::write_scalar(resumed_.get(), resumed_tasks);
+    h5::write_scalar(status_.get(), status, kStatusWidth);
+}
+
+void ResultsFile::close() {
+    for (auto& t : tables_) t.datasets.clear();
+    task_datasets_.clear();
+    end_time_.reset();
+    status_.reset();
+    resumed_.reset();
+    if (file_) {
+        h5::check_herr(H5Fclose(file_.release()), "close results file");
+    }
+}
+
+}  // namespace compatbench

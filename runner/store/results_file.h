@@ -1,0 +1,93 @@
+// results.h5: one parallel-HDF5 file per run, opened with the MPI-IO driver.
+//
+//   /meta/...             run facts: config text and hash, revision, ranks, hosts, times
+//   /tasks/<column>       one row per task: id, kind, group, status, rank, attempt, start,
+//                         duration, error (run facts)
+//   /<table>/<column>     one row per task of a group: task_id, seed, grid keys, outputs
+//   /<study>/analysis/<table>/<column>   tables written by central analyses
+//
+// Every dataset of a task table is created collectively at its full size when the file is
+// made; each rank then writes the rows of the tasks it ran (independent I/O, buffered).
+#pragma once
+
+#include <mpi.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "analyses/analysis_kind.h"
+#include "graph/task_graph.h"
+#include "store/h5.h"
+
+namespace compatbench {
+
+struct RunMeta {
+    std::string config_text;
+    std::string config_path;
+    std::string config_hash;
+    std::string git_revision;
+    std::string version;
+    std::string experiment;
+    std::int64_t ranks = 1;
+    std::string hosts;
+    double start_time = 0.0;
+};
+
+// Run facts of one task, for /tasks.
+struct TaskFact {
+    std::string status = "pending";  // done, failed, skipped, pending
+    std::int64_t rank = -1;
+    std::int64_t attempt = 0;
+    double start = 0.0;
+    double duration = 0.0;
+    std::string error;
+};
+
+class ResultsFile {
+public:
+    static constexpr std::size_t kErrorWidth = 256;
+
+    // Creates (truncates) `path` with every task table, /tasks and /meta.
+    // collective: all ranks, or it hangs.
+    ResultsFile(const std::string& path, MPI_Comm comm, const Config& config,
+                const TaskGraph& graph, const RunMeta& meta);
+    ~ResultsFile();
+    ResultsFile(const ResultsFile&) = delete;
+    ResultsFile& operator=(const ResultsFile&) = delete;
+
+    // Buffers the row of task `index` (key columns from the graph + `outputs`). Local.
+    void stage(std::size_t index, const Row& outputs);
+    std::size_t staged() const { return staged_; }
+    // Writes every buffered row. Local (independent I/O).
+    void flush();
+
+    // Writes the whole /tasks table. Local; call on one rank only.
+    void write_task_facts(const std::vector<TaskFact>& facts);
+    // Creates /<study>/analysis/<table> for each entry and, on rank `writer`, fills them.
+    // collective: all ranks, or it hangs; every rank passes the same tables.
+    void write_analysis_tables(const std::vector<std::pair<std::string, TableData>>& tables,
+                               int writer);
+    // Sets /meta/end_time, /meta/status and /meta/resumed_tasks. Local; call on one rank only.
+    void finish(double end_time, const std::string& status, std::int64_t resumed_tasks);
+    // collective: all ranks, or it hangs.
+    void close();
+
+private:
+    struct Table {
+        std::vector<ColumnSpec> columns;
+        std::vector<h5::Handle> datasets;
+        std::map<std::size_t, Row> pending;  // row -> full row
+    };
+    const Config& config_;
+    const TaskGraph& graph_;
+    int rank_ = 0;
+    h5::Handle file_;
+    std::vector<Table> tables_;
+    std::vector<ColumnSpec> task_columns_;
+    std::vector<h5::Handle> task_datasets_;
+    h5::Handle end_time_, status_, resumed_;
+    std::size_t staged_ = 0;
+};
+
+}  // namespace compatbench
