@@ -3,12 +3,15 @@
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <sys/file.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <set>
+#include <thread>
 #include <sstream>
 
 #include "exec/executor.h"
@@ -41,18 +44,57 @@ void broadcast_string(std::string& text, MPI_Comm comm) {
     MPI_Bcast(text.data(), static_cast<int>(size), MPI_CHAR, 0, comm);
 }
 
-// Rank 0 checks the output folder; "" when the run may go ahead.
-std::string preflight(const RunOptions& options) {
+// An exclusive lock on <out>/.lock for the whole run: two runs never write one ledger (a
+// killed job's ranks may outlive its launcher for a moment; a requeued job then waits).
+class FolderLock {
+public:
+    ~FolderLock() {
+        if (fd_ >= 0) ::close(fd_);  // releases the lock
+    }
+    // "" once locked; waits up to `wait_seconds` for another holder to go away.
+    std::string acquire(const fs::path& out, double wait_seconds) {
+        const fs::path path = out / ".lock";
+        fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (fd_ < 0) return path.string() + ": cannot open the run lock";
+        const auto until = std::chrono::steady_clock::now() +
+                           std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                               std::chrono::duration<double>(wait_seconds));
+        bool told = false;
+        while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+            if (std::chrono::steady_clock::now() >= until) {
+                return path.string() + ": another compatbench run is using this output folder";
+            }
+            if (!told) {
+                std::cerr << "compatbench: " << path.string()
+                          << ": another run holds the folder; waiting for it to end\n";
+                told = true;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        }
+        const std::string pid = std::to_string(::getpid()) + "\n";
+        if (::ftruncate(fd_, 0) == 0 && ::pwrite(fd_, pid.data(), pid.size(), 0) < 0) {
+            // the pid is informative only
+        }
+        return {};
+    }
+
+private:
+    int fd_ = -1;
+};
+
+// Rank 0 checks and locks the output folder; "" when the run may go ahead.
+std::string preflight(const RunOptions& options, FolderLock& lock) {
     const fs::path out(options.out);
     const fs::path ledger = out / "ledger.jsonl";
     std::error_code ec;
+    fs::create_directories(out / "logs", ec);
+    if (ec) return out.string() + ": cannot create the output folder: " + ec.message();
+    if (std::string locked = lock.acquire(out, 60.0); !locked.empty()) return locked;
     if (!options.resume && fs::exists(ledger) && fs::file_size(ledger, ec) > 0) {
         return ledger.string() +
                ": an earlier run's ledger is there; pass --resume to continue it, or choose "
                "another --out";
     }
-    fs::create_directories(out / "logs", ec);
-    if (ec) return out.string() + ": cannot create the output folder: " + ec.message();
     return {};
 }
 
@@ -165,7 +207,8 @@ RunSummary run_experiment(const Config& config, const TaskGraph& graph, const Ru
     MPI_Comm_size(comm, &size);
 
     std::string problem;
-    if (rank == 0) problem = preflight(options);
+    FolderLock lock;
+    if (rank == 0) problem = preflight(options, lock);
     broadcast_string(problem, comm);
     if (!problem.empty()) {
         if (rank == 0) std::cerr << "compatbench: " << problem << "\n";

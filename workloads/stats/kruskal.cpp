@@ -46,6 +46,8 @@ KruskalResult kruskal_wallis(const std::vector<std::vector<double>>& groups) {
     }
     double h = 12.0 / (n * (n + 1.0)) * ssbn - 3.0 * (n + 1.0);
     h /= ties;
+    // H >= 0; equal mean ranks give 0 up to rounding of the 3(N+1)-sized terms above.
+    if (h < 1e-13 * 3.0 * (n + 1.0)) h = 0.0;
     out.h = h;
     const boost::math::chi_squared dist(static_cast<double>(sizes.size() - 1));
     out.p = h <= 0.0 ? 1.0 : boost::math::cdf(boost::math::complement(dist, h));

@@ -1,0 +1,23 @@
+# Exit codes and what the CLI refuses: bad configs write nothing, a ledger is never
+# overwritten without --resume.
+source "$(dirname "$0")/lib.sh"
+BAD=$SRC/tests/configs/bad/08-cycle.yaml
+expect_code 2 "$BIN" validate "$BAD"
+expect_code 2 mpi 2 run "$BAD" --out "$WORK/bad"
+[[ ! -e $WORK/bad ]] || fail "a rejected config wrote to --out"
+msg=$("$BIN" validate "$BAD" 2>&1 || true)
+[[ $(printf '%s\n' "$msg" | wc -l) == 1 ]] || fail "error is not one line: $msg"
+expect_code 0 "$BIN" validate "$SRC/configs/demo.yaml"
+"$BIN" plan "$SRC/tests/configs/good/dag.yaml" > "$WORK/plan.txt"
+grep -q "critical path: 4 tasks, cost 6" "$WORK/plan.txt" || { cat "$WORK/plan.txt"; fail "plan's critical path"; }
+grep -q "tasks per kind:   fail: 5  noop: 201  sleep: 100" "$WORK/plan.txt" || fail "plan's counts"
+expect_code 0 mpi 0 run "$SRC/configs/demo.yaml" --out "$WORK/demo" --log-level warn
+expect_code 2 mpi 0 run "$SRC/configs/demo.yaml" --out "$WORK/demo" --log-level warn
+expect_code 2 "$BIN" compare "$WORK/demo/results.h5" "$WORK/nonexistent.h5"
+expect_code 0 "$BIN" compare "$WORK/demo/results.h5" "$WORK/demo/results.h5" --all
+sed 's/seed: 20261130/seed: 7/' "$SRC/configs/demo.yaml" > "$WORK/demo7.yaml"
+expect_code 0 mpi 0 run "$WORK/demo7.yaml" --out "$WORK/demo7" --log-level warn
+expect_code 1 "$BIN" compare "$WORK/demo/results.h5" "$WORK/demo7/results.h5"
+expect_code 2 "$BIN" run
+expect_code 2 "$BIN" frobnicate
+pass "CLI exit codes"

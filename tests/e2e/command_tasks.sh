@@ -1,0 +1,53 @@
+# command tasks on 2 ranks: success on retry, a timeout, a failure that skips its
+# dependents, and the statuses in /tasks and the ledger.
+source "$(dirname "$0")/lib.sh"
+cat > "$WORK/cmd.yaml" <<'YAML'
+experiment: {name: cmd, seed: 1}
+tasks:
+  - name: flaky          # fails on its first attempt, succeeds on the second
+    kind: command
+    grid: {n: [1, 2, 3]}
+    retries: 1
+    command: >-
+      if [ ! -e {workdir}/tried ]; then touch {workdir}/tried; echo first try fails >&2; exit 9; fi;
+      n={n}; echo '{{"square": '$((n * n))', "attempt": '{attempt}'}}' > {result}
+    outputs: {square: int, attempt: int}
+  - {name: slow, kind: command, command: "sleep 20", timeout: 0.5, retries: 0}
+  - {name: broken, kind: command, command: "exit 4", retries: 2}
+  - {name: after_broken, kind: noop, count: 2, after: [broken]}
+  - {name: after_flaky, kind: noop, after: [flaky]}
+YAML
+expect_code 1 mpi 2 run "$WORK/cmd.yaml" --out "$WORK/out" --log-level warn
+"$PY" - "$WORK/out" <<'PYEOF'
+import h5py, json, sys, collections
+out = sys.argv[1]
+f = h5py.File(out + "/results.h5", "r")
+status = dict(zip([s.decode() for s in f["tasks/id"][:]], [s.decode() for s in f["tasks/status"][:]]))
+want = {"flaky/1": "done", "flaky/2": "done", "flaky/3": "done", "slow": "failed",
+        "broken": "failed", "after_broken/0": "skipped", "after_broken/1": "skipped",
+        "after_flaky": "done"}
+assert status == want, status
+assert list(f["flaky/square"][:]) == [1, 4, 9]
+assert list(f["flaky/attempt"][:]) == [2, 2, 2]
+errors = dict(zip([s.decode() for s in f["tasks/id"][:]], [s.decode() for s in f["tasks/error"][:]]))
+assert "timed out" in errors["slow"], errors["slow"]
+assert "exit code 4" in errors["broken"], errors["broken"]
+assert "dependency broken failed" in errors["after_broken/0"]
+assert f["meta/status"][()] == b"failed"
+lines = [json.loads(l) for l in open(out + "/ledger.jsonl")]
+attempts = collections.Counter(r["id"] for r in lines)
+assert attempts["broken"] == 3 and attempts["slow"] == 1 and attempts["flaky/1"] == 2, attempts
+log = open(out + "/logs/tasks/" + [p for p in __import__("os").listdir(out + "/logs/tasks") if p.startswith("flaky_1")][0]).read()
+assert "first try fails" in log
+print("statuses, retries, timeout, skips and logs as expected")
+PYEOF
+# Resuming reruns only the failed ones (which fail again), never the done ones.
+expect_code 1 mpi 2 run "$WORK/cmd.yaml" --out "$WORK/out" --resume --log-level warn
+"$PY" - "$WORK/out/ledger.jsonl" <<'PYEOF'
+import json, sys, collections
+done = collections.Counter(r["id"] for r in map(json.loads, open(sys.argv[1])) if r["status"] == "done")
+assert all(c == 1 for c in done.values()), done
+attempts = [r["attempt"] for r in map(json.loads, open(sys.argv[1])) if r["id"] == "broken"]
+assert attempts == [1, 2, 3, 4, 5, 6], attempts
+PYEOF
+pass "command tasks: retry, timeout, failure, skips, resume"

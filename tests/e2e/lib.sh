@@ -1,0 +1,44 @@
+# Shared set-up of the end-to-end tests: bash tests/e2e/<test>.sh BIN SOURCE_DIR
+set -euo pipefail
+BIN=${1:?usage: $0 COMPATBENCH_BINARY SOURCE_DIR}
+SRC=${2:?usage: $0 COMPATBENCH_BINARY SOURCE_DIR}
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/compatbench-e2e.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
+export OMPI_MCA_btl='^openib,ofi' OMPI_MCA_pml=ob1 OMPI_MCA_mtl='^ofi,psm,psm2'
+PY=/usr/bin/python3
+
+# mpi N ARGS...: compatbench on N ranks (N = 0: a plain process, no mpirun).
+mpi() {
+  local n=$1; shift
+  if [[ $n == 0 ]]; then "$BIN" "$@"; else mpirun -n "$n" --oversubscribe "$BIN" "$@"; fi
+}
+fail() { echo "FAIL: $*" >&2; exit 1; }
+pass() { echo "PASS: $*"; }
+# expect_code WANT CMD...: runs CMD, fails unless it exits with WANT.
+expect_code() {
+  local want=$1; shift
+  set +e; "$@"; local got=$?; set -e
+  [[ $got == "$want" ]] || fail "'$*' exited $got, expected $want"
+}
+# Every task done exactly once in a ledger, and as many as the config has.
+check_ledger_once() {
+  local ledger=$1 want=$2
+  "$PY" - "$ledger" "$want" <<'PYEOF'
+import json, sys, collections
+done = collections.Counter()
+for n, line in enumerate(open(sys.argv[1]), 1):
+    r = json.loads(line)
+    if r["status"] == "done":
+        done[r["id"]] += 1
+twice = [i for i, c in done.items() if c > 1]
+if twice:
+    sys.exit(f"tasks done more than once: {twice[:5]}")
+if len(done) != int(sys.argv[2]):
+    sys.exit(f"{len(done)} tasks done in the ledger, want {sys.argv[2]}")
+print(f"ledger: {len(done)} tasks, each done exactly once")
+PYEOF
+}
+h5_value() { "$PY" -c "import h5py,sys; v=h5py.File(sys.argv[1],'r')[sys.argv[2]][()]; print(v.decode() if isinstance(v, bytes) else v)" "$1" "$2"; }

@@ -1,0 +1,67 @@
+# SIGUSR1 / SIGTERM: stop dispatching, finish or abandon tasks in flight, close the file,
+# exit 75; a second signal exits at once with 76; --resume completes with equal results.
+source "$(dirname "$0")/lib.sh"
+CONFIG=$SRC/tests/configs/good/resume.yaml
+expect_code 0 mpi 2 run "$CONFIG" --out "$WORK/ref" --log-level warn
+
+start_job() {  # start_job OUT CONFIG [ARGS...]: mpirun in its own process group
+  local out=$1 config=$2; shift 2
+  setsid bash -c 'exec mpirun -n 2 --oversubscribe "$0" run "$1" --out "$2" --log-level info "${@:3}"' \
+      "$BIN" "$config" "$out" "$@" > "$out.log" 2>&1 &
+  JOB=$!
+}
+rank_pids() { pgrep -f -- "--out $1 " | while read -r p; do [[ $(ps -o comm= -p "$p") == compatbench ]] && echo "$p"; done; }
+
+# 1. SIGUSR1 to mpirun (forwarded to the ranks), finish policy.
+start_job "$WORK/usr1" "$CONFIG"
+sleep 1.0
+kill -USR1 "$JOB"
+set +e; wait "$JOB"; code=$?; set -e
+[[ $code == 75 ]] || { cat "$WORK/usr1.log"; fail "SIGUSR1: exit $code, want 75"; }
+[[ $(h5_value "$WORK/usr1/results.h5" meta/status) == interrupted ]] || fail "SIGUSR1: status not interrupted"
+expect_code 0 mpi 2 run "$CONFIG" --out "$WORK/usr1" --resume --log-level warn
+check_ledger_once "$WORK/usr1/ledger.jsonl" 300
+"$BIN" compare "$WORK/ref/results.h5" "$WORK/usr1/results.h5" || fail "SIGUSR1: resumed results differ"
+pass "SIGUSR1 -> 75, resume completes, results equal"
+
+# 2. SIGTERM straight to every rank (what SLURM does at a time limit).
+start_job "$WORK/term" "$CONFIG"
+sleep 1.0
+pids=$(rank_pids "$WORK/term")
+[[ -n $pids ]] || fail "no rank processes found"
+kill -TERM $pids
+set +e; wait "$JOB"; code=$?; set -e
+[[ $code == 75 ]] || { cat "$WORK/term.log"; fail "SIGTERM: exit $code, want 75"; }
+expect_code 0 mpi 2 run "$CONFIG" --out "$WORK/term" --resume --log-level warn
+"$BIN" compare "$WORK/ref/results.h5" "$WORK/term/results.h5" || fail "SIGTERM: resumed results differ"
+pass "SIGTERM to the ranks -> 75, resume completes, results equal"
+
+# 3. abandon policy with long tasks: the stop does not wait for them.
+cat > "$WORK/long.yaml" <<YAML
+experiment: {name: long, seed: 1}
+runner: {on_signal: abandon}
+tasks:
+  - {name: quick, kind: noop, count: 4}
+  - {name: long, kind: sleep, seconds: 30, count: 4, after: [quick]}
+YAML
+start_job "$WORK/abandon" "$WORK/long.yaml"
+sleep 1.5
+t0=$(date +%s.%N)
+kill -TERM $(rank_pids "$WORK/abandon")
+set +e; wait "$JOB"; code=$?; set -e
+took=$(echo "$(date +%s.%N) - $t0" | bc)
+[[ $code == 75 ]] || { cat "$WORK/abandon.log"; fail "abandon: exit $code, want 75"; }
+(( $(echo "$took < 8" | bc) )) || fail "abandon took $took s"
+check_ledger_once "$WORK/abandon/ledger.jsonl" 4
+pass "abandon: stopped in $took s with 4 quick tasks recorded, 4 long ones left for --resume"
+
+# 4. a second signal exits at once (finish policy would otherwise wait 30 s).
+sed 's/abandon/finish/' "$WORK/long.yaml" > "$WORK/long-finish.yaml"
+start_job "$WORK/twice" "$WORK/long-finish.yaml"
+sleep 1.5
+pids=$(rank_pids "$WORK/twice")
+kill -TERM $pids; sleep 0.5; kill -TERM $pids
+set +e; wait "$JOB"; code=$?; set -e
+[[ $code == 76 ]] || { cat "$WORK/twice.log"; fail "second signal: exit $code, want 76"; }
+check_ledger_once "$WORK/twice/ledger.jsonl" 4
+pass "second signal -> 76 at once; the ledger is intact"

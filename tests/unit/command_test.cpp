@@ -1,0 +1,86 @@
+// The `command` task kind run directly: success with a JSON result, failures, timeout.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "config/config.h"
+#include "graph/task_graph.h"
+#include "tasks/command_template.h"
+#include "tasks/task_kind.h"
+
+using namespace compatbench;
+namespace fs = std::filesystem;
+
+namespace {
+struct Fixture {
+    Config config;
+    TaskGraph graph;
+    std::atomic<bool> cancel{false};
+    fs::path out;
+
+    explicit Fixture(const std::string& group) {
+        config = parse_config("experiment: {name: t, seed: 3}\ntasks:\n" + group, "test.yaml");
+        graph = TaskGraph::build(config);
+        out = fs::path(::testing::TempDir()) / ("command_test_" + config.hash);
+        fs::remove_all(out);
+    }
+    TaskOutcome run(std::size_t index, int attempt = 1) {
+        const Task& t = graph.tasks()[index];
+        const TaskContext ctx{t.id, config.groups[t.group], t.params, t.seed, attempt, 0, out, cancel};
+        return config.groups[t.group].kind->run(ctx);
+    }
+};
+}  // namespace
+
+TEST(CommandTemplate, QuotesAndChecks) {
+    EXPECT_EQ(shell_quote("it's"), "'it'\\''s'");
+    const auto t = CommandTemplate::parse("echo {a} {{x}} {b}", {"a", "b"});
+    EXPECT_EQ(t.render({{"a", "1 2"}, {"b", "$(rm -rf /)"}}), "echo '1 2' {x} '$(rm -rf /)'");
+    EXPECT_THROW(CommandTemplate::parse("echo {a", {"a"}), std::invalid_argument);
+    EXPECT_THROW(CommandTemplate::parse("echo {c}", {"a"}), std::invalid_argument);
+    EXPECT_THROW(CommandTemplate::parse("echo }", {}), std::invalid_argument);
+    EXPECT_NE(task_file_stem("a/b"), task_file_stem("a_b"));
+}
+
+TEST(CommandTask, ReadsItsJsonResult) {
+    Fixture f(
+        "  - name: c\n    kind: command\n    grid: {word: [\"it's\"]}\n"
+        "    command: \"printf '{{\\\"n\\\": %d, \\\"w\\\": \\\"%s\\\", \\\"x\\\": 0.5}}' {seed} {word} > {result}\"\n"
+        "    outputs: {n: uint, w: 'str:8', x: float}\n");
+    // {seed} is a 64-bit value: printf %d would overflow, so compare through the seed itself.
+    const auto o = f.run(0);
+    ASSERT_EQ(o.status, TaskStatus::done) << o.error;
+    EXPECT_EQ(std::get<std::string>(o.outputs[1]), "it's");
+    EXPECT_EQ(std::get<double>(o.outputs[2]), 0.5);
+}
+
+TEST(CommandTask, ExitCodeMissingKeyAndTimeoutFail) {
+    Fixture f(
+        "  - {name: bad, kind: command, command: 'echo oops >&2; exit 3'}\n"
+        "  - {name: nokey, kind: command, command: 'echo {{}} > {result}', outputs: {a: int}}\n"
+        "  - {name: wrong, kind: command, command: 'echo {{\\\"a\\\": \\\"x\\\"}} > {result}', outputs: {a: int}}\n"
+        "  - {name: slow, kind: command, command: 'sleep 30', timeout: 0.3}\n");
+    auto o = f.run(0);
+    EXPECT_EQ(o.status, TaskStatus::failed);
+    EXPECT_NE(o.error.find("exit code 3"), std::string::npos) << o.error;
+    EXPECT_NE(o.error.find("oops"), std::string::npos) << o.error;
+    o = f.run(1);
+    EXPECT_EQ(o.status, TaskStatus::failed);
+    EXPECT_NE(o.error.find("missing key 'a'"), std::string::npos) << o.error;
+    o = f.run(2);
+    EXPECT_EQ(o.status, TaskStatus::failed);
+    EXPECT_NE(o.error.find("expected an integer"), std::string::npos) << o.error;
+    o = f.run(3);
+    EXPECT_EQ(o.status, TaskStatus::failed);
+    EXPECT_NE(o.error.find("timed out"), std::string::npos) << o.error;
+    EXPECT_LT(o.duration, 5.0);
+}
+
+TEST(FailTask, FailsThenSucceeds) {
+    Fixture f("  - {name: f, kind: fail, fail_attempts: 2, message: boom}\n");
+    EXPECT_EQ(f.run(0, 1).status, TaskStatus::failed);
+    EXPECT_NE(f.run(0, 2).error.find("boom (attempt 2)"), std::string::npos);
+    const auto o = f.run(0, 3);
+    ASSERT_EQ(o.status, TaskStatus::done);
+    EXPECT_EQ(std::get<std::int64_t>(o.outputs[0]), 3);
+}

@@ -1,0 +1,83 @@
+#include <gtest/gtest.h>
+
+#include "common/hash.h"
+#include "config/config.h"
+#include "graph/task_graph.h"
+
+using namespace compatbench;
+
+namespace {
+TaskGraph graph_of(const std::string& yaml, Config& config) {
+    config = parse_config(yaml, "test.yaml");
+    return TaskGraph::build(config);
+}
+}  // namespace
+
+TEST(Seeds, StableAcrossBuildsAndPlatforms) {
+    // Golden values: a change here changes every result of every experiment.
+    EXPECT_EQ(fnv1a64(""), 0xcbf29ce484222325ULL);
+    EXPECT_EQ(fnv1a64("a"), 0xaf63dc4c8601ec8cULL);
+    EXPECT_EQ(task_seed(42, "work/1"), task_seed(42, "work/1"));
+    EXPECT_NE(task_seed(42, "work/1"), task_seed(43, "work/1"));
+    EXPECT_NE(task_seed(42, "work/1"), task_seed(42, "work/2"));
+    const double u = unit_double(~0ULL);
+    EXPECT_LT(u, 1.0);
+    EXPECT_GE(unit_double(0), 0.0);
+}
+
+TEST(Graph, ExpandsGridsCountsAndIds) {
+    Config c;
+    const auto g = graph_of(
+        "experiment: {name: t, seed: 7}\n"
+        "tasks:\n"
+        "  - {name: a, kind: noop, count: 3}\n"
+        "  - {name: b, kind: noop, grid: {x: [1, 2], y: [p, q, r]}}\n"
+        "  - {name: c, kind: noop, grid: {x: [1, 2]}, id: 'cc/{x}', after: ['a/{x}', a]}\n"
+        "  - {name: d, kind: noop}\n",
+        c);
+    ASSERT_EQ(g.tasks().size(), 3u + 6u + 2u + 1u);
+    EXPECT_EQ(g.tasks()[0].id, "a/0");
+    EXPECT_EQ(g.tasks()[3].id, "b/1+p");
+    EXPECT_EQ(g.tasks()[4].id, "b/1+q");
+    EXPECT_EQ(g.tasks()[6].id, "b/2+p");
+    EXPECT_EQ(g.tasks()[9].id, "cc/1");
+    EXPECT_EQ(g.tasks()[11].id, "d");
+    EXPECT_EQ(g.tasks()[9].deps, (std::vector<std::size_t>{0, 1, 2}));
+    EXPECT_EQ(g.tasks()[0].seed, task_seed(7, "a/0"));
+    EXPECT_EQ(g.group_stage(), (std::vector<int>{0, 0, 1, 0}));
+    // Table columns: task_id, seed, grid keys typed, outputs.
+    const auto& cols = g.tables()[1].columns;
+    ASSERT_EQ(cols.size(), 5u);
+    EXPECT_EQ(cols[2].name, "x");
+    EXPECT_EQ(cols[2].type, ColumnType::i64);
+    EXPECT_EQ(cols[3].type, ColumnType::str);
+    EXPECT_EQ(cols[4].name, "value");
+    EXPECT_EQ(g.tables()[0].columns[0].width, 3u);  // "a/0"
+    EXPECT_EQ(g.find("b/2+r").value(), 8u);
+    EXPECT_FALSE(g.find("nope").has_value());
+}
+
+TEST(Graph, CriticalPathFollowsCostHints) {
+    Config c;
+    const auto g = graph_of(
+        "experiment: {name: t, seed: 7}\n"
+        "tasks:\n"
+        "  - {name: a, kind: noop, count: 2, cost: 5}\n"
+        "  - {name: b, kind: noop, count: 2, after: ['a/{i}']}\n"
+        "  - {name: c, kind: noop, cost: 2, after: [b]}\n",
+        c);
+    const auto path = g.critical_path(c);
+    EXPECT_DOUBLE_EQ(path.cost, 5 + 1 + 2);
+    ASSERT_EQ(path.tasks.size(), 3u);
+    EXPECT_EQ(g.tasks()[path.tasks.back()].id, "c");
+}
+
+TEST(Graph, ParamsFromGridOverrideKindKeys) {
+    Config c;
+    const auto g = graph_of(
+        "experiment: {name: t, seed: 7}\n"
+        "tasks:\n"
+        "  - {name: s, kind: sleep, seconds: 1, grid: {seconds: [0.5, 0.25]}}\n",
+        c);
+    EXPECT_EQ(g.tasks()[1].params.at("seconds").as_double(), 0.25);
+}
