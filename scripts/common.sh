@@ -1,0 +1,42 @@
+# Shared by scripts/main.sh and scripts/test.sh: install the distribution packages that
+# are missing, then configure and build the Release preset.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+
+# Everything compatbench builds, runs and tests with, from Debian's packages.
+PACKAGES=(g++ make cmake pkg-config git procps
+          openmpi-bin libopenmpi-dev libhdf5-openmpi-dev
+          libeigen3-dev libyaml-cpp-dev libspdlog-dev libgtest-dev nlohmann-json3-dev
+          libcli11-dev libboost-math-dev
+          parallel python3-numpy python3-scipy python3-h5py)
+
+install_packages() {
+  local missing=() p
+  for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  ((${#missing[@]} == 0)) && return 0
+  echo "installing: ${missing[*]}"
+  local sudo=()
+  [[ $(id -u) == 0 ]] || sudo=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo[@]}" apt-get -o DPkg::Lock::Timeout=600 update -qq
+  "${sudo[@]}" apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+build() {
+  cmake --preset release
+  cmake --build --preset release -j "$(nproc)"
+}
+
+# Open MPI: allow root (CI, containers), more ranks than cores, no CMA in containers.
+mpi_environment() {
+  if [[ $(id -u) == 0 ]]; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  fi
+  export OMPI_MCA_rmaps_base_oversubscribe=1
+  export OMPI_MCA_btl_vader_single_copy_mechanism=none
+}
+
+BIN=$ROOT/build/release/runner/compatbench

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The main job: install what is missing, build, and run the default experiment on 2 ranks.
+#   bash scripts/main.sh [CONFIG]      (default: configs/demo.yaml)
+# Running it again continues (or re-checks) the same output folder with --resume.
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+CONFIG=${1:-configs/demo.yaml}
+install_packages
+build
+mpi_environment
+NAME=$("$BIN" validate "$CONFIG" | sed -n "s/.*experiment '\([^']*\)'.*/\1/p")
+OUT=results/$NAME
+resume=()
+[[ -s $OUT/ledger.jsonl ]] && resume=(--resume)
+mpirun -n 2 "$BIN" run "$CONFIG" --out "$OUT" "${resume[@]}"
+echo "results: $OUT/results.h5 (layout in README.md)"
