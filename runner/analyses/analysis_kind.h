@@ -47,7 +47,7 @@ struct AnalysisInput {
 using AnalysisNote = std::function<void(const std::string&)>;
 
 class AnalysisKind {
-public:
+  public:
     virtual ~AnalysisKind() = default;
     virtual std::string_view name() const = 0;
     virtual std::vector<KeyRule> keys() const = 0;

@@ -13,7 +13,7 @@ namespace compatbench {
 
 namespace {
 class CorrelationAnalysis final : public AnalysisKind {
-public:
+  public:
     std::string_view name() const override { return "correlation"; }
     std::vector<KeyRule> keys() const override {
         return {{"x", KeyType::scalar_or_list, true, 0, 0, {}},
@@ -54,9 +54,12 @@ public:
                 const auto s = stats::spearman(x, y);
                 const std::string reason = p.ok() ? s.reason : p.reason;
                 if (!reason.empty()) note(x_name + " vs " + y_name + ": " + reason);
-                const Value row[] = {x_name, y_name, static_cast<std::int64_t>(x.size()),
-                                     p.r, p.p, p.ci_low, p.ci_high, s.r, s.p, reason};
-                for (std::size_t c = 0; c < table.columns.size(); ++c) table.values[c].push_back(row[c]);
+                const Value row[] = {x_name,    y_name, static_cast<std::int64_t>(x.size()),
+                                     p.r,       p.p,    p.ci_low,
+                                     p.ci_high, s.r,    s.p,
+                                     reason};
+                for (std::size_t c = 0; c < table.columns.size(); ++c)
+                    table.values[c].push_back(row[c]);
             }
         }
         return {table};

@@ -14,7 +14,7 @@ namespace compatbench {
 
 namespace {
 class KruskalAnalysis final : public AnalysisKind {
-public:
+  public:
     std::string_view name() const override { return "kruskal"; }
     std::vector<KeyRule> keys() const override {
         return {{"by", KeyType::string, true, 0, 0, {}},
@@ -59,16 +59,20 @@ public:
                 mean /= static_cast<double>(v.size());
                 double ss = 0.0;
                 for (double a : v) ss += (a - mean) * (a - mean);
-                const double sd = v.size() > 1 ? std::sqrt(ss / static_cast<double>(v.size() - 1))
-                                               : std::nan("");
+                const double sd =
+                    v.size() > 1 ? std::sqrt(ss / static_cast<double>(v.size() - 1)) : std::nan("");
                 const Value row[] = {label, target, static_cast<std::int64_t>(v.size()), mean, sd};
                 for (std::size_t c = 0; c < 5; ++c) groups.values[c].push_back(row[c]);
                 samples.push_back(v);
             }
             const auto kw = stats::kruskal_wallis(samples);
             if (!kw.ok()) note(target + " by " + spec.node["by"].Scalar() + ": " + kw.reason);
-            const Value row[] = {target, static_cast<std::int64_t>(kw.groups),
-                                 static_cast<std::int64_t>(kw.n), kw.h, kw.p, kw.reason};
+            const Value row[] = {target,
+                                 static_cast<std::int64_t>(kw.groups),
+                                 static_cast<std::int64_t>(kw.n),
+                                 kw.h,
+                                 kw.p,
+                                 kw.reason};
             for (std::size_t c = 0; c < 6; ++c) test.values[c].push_back(row[c]);
         }
         return {test, groups};

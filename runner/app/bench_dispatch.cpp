@@ -66,46 +66,58 @@ int verb_bench_dispatch(std::size_t tasks, std::size_t command_tasks, std::size_
     }
     const int cores = static_cast<int>(std::thread::hardware_concurrency());
     double parallel_s = 0.0;
-    bool have_parallel = parallel_jobs > 0 && std::system("command -v parallel > /dev/null 2>&1") == 0;
+    bool have_parallel =
+        parallel_jobs > 0 && std::system("command -v parallel > /dev/null 2>&1") == 0;
     if (rank == 0 && have_parallel) parallel_s = time_parallel(parallel_jobs, cores);
     idle_barrier(MPI_COMM_WORLD);
 
-    const std::string head = "experiment: {name: bench-dispatch, seed: 1}\nrunner: {progress_interval: 3600}\n";
+    const std::string head =
+        "experiment: {name: bench-dispatch, seed: 1}\nrunner: {progress_interval: 3600}\n";
     const RunSummary noop = run_config(
         head + "tasks:\n  - {name: noop, kind: noop, count: " + std::to_string(tasks) + "}\n",
         out + "/noop", MPI_COMM_WORLD);
     RunSummary command;
     if (command_tasks > 0) {
-        command = run_config(head + "tasks:\n  - {name: cmd, kind: command, command: 'true', count: " +
-                                 std::to_string(command_tasks) + "}\n",
-                             out + "/command", MPI_COMM_WORLD);
+        command =
+            run_config(head + "tasks:\n  - {name: cmd, kind: command, command: 'true', count: " +
+                           std::to_string(command_tasks) + "}\n",
+                       out + "/command", MPI_COMM_WORLD);
     }
     if (rank == 0) {
-        const double noop_rate = static_cast<double>(noop.report.ran) / noop.report.dispatch_seconds;
-        std::printf("machine: %d cores; runner on %d ranks (ledger fsync group commit, results.h5 rows written)\n",
-                    cores, size);
-        std::printf("noop dispatch:   %.0f tasks/s  (%zu tasks in %.3f s; %.3f s wall with file setup)\n",
-                    noop_rate, noop.report.ran, noop.report.dispatch_seconds, noop.wall_seconds);
+        const double noop_rate =
+            static_cast<double>(noop.report.ran) / noop.report.dispatch_seconds;
+        std::printf(
+            "machine: %d cores; runner on %d ranks (ledger fsync group commit, results.h5 rows "
+            "written)\n",
+            cores, size);
+        std::printf(
+            "noop dispatch:   %.0f tasks/s  (%zu tasks in %.3f s; %.3f s wall with file setup)\n",
+            noop_rate, noop.report.ran, noop.report.dispatch_seconds, noop.wall_seconds);
         double parallel_rate = 0.0;
         if (have_parallel && parallel_s > 0) {
             parallel_rate = static_cast<double>(parallel_jobs) / parallel_s;
-            std::printf("GNU parallel:    %.0f jobs/s   (%zu x `true`, -j %d, %.3f s)\n", parallel_rate,
-                        parallel_jobs, cores, parallel_s);
+            std::printf("GNU parallel:    %.0f jobs/s   (%zu x `true`, -j %d, %.3f s)\n",
+                        parallel_rate, parallel_jobs, cores, parallel_s);
             std::printf("ratio noop/parallel: %.1fx  (target >= 20x and >= 5000 tasks/s: %s)\n",
                         noop_rate / parallel_rate,
                         noop_rate >= 5000 && noop_rate >= 20 * parallel_rate ? "met" : "NOT met");
         } else {
-            std::printf("GNU parallel:    not measured (%s)\n", parallel_jobs ? "not installed" : "--parallel-jobs 0");
+            std::printf("GNU parallel:    not measured (%s)\n",
+                        parallel_jobs ? "not installed" : "--parallel-jobs 0");
         }
         if (command_tasks > 0) {
-            const double per_task = command.report.dispatch_seconds / static_cast<double>(command.report.ran);
-            std::printf("command tasks:   %.0f tasks/s  (%zu x `true` on %d ranks) = %.3f ms per task\n",
-                        1.0 / per_task, command.report.ran, size, 1e3 * per_task);
+            const double per_task =
+                command.report.dispatch_seconds / static_cast<double>(command.report.ran);
+            std::printf(
+                "command tasks:   %.0f tasks/s  (%zu x `true` on %d ranks) = %.3f ms per task\n",
+                1.0 / per_task, command.report.ran, size, 1e3 * per_task);
             if (parallel_rate > 0) {
                 const double per_job = 1.0 / parallel_rate;
-                std::printf("command overhead vs GNU parallel: %.3f ms per task vs %.3f ms per job = %.2fx (target <= 1x: %s)\n",
-                            1e3 * per_task, 1e3 * per_job, per_task / per_job,
-                            per_task <= per_job ? "met" : "NOT met");
+                std::printf(
+                    "command overhead vs GNU parallel: %.3f ms per task vs %.3f ms per job = %.2fx "
+                    "(target <= 1x: %s)\n",
+                    1e3 * per_task, 1e3 * per_job, per_task / per_job,
+                    per_task <= per_job ? "met" : "NOT met");
             }
         }
         std::fflush(stdout);

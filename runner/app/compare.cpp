@@ -44,7 +44,8 @@ std::string contents(hid_t file, const std::string& name) {
     const int rank = H5Sget_simple_extent_ndims(space.get());
     std::vector<hsize_t> dims(static_cast<std::size_t>(std::max(rank, 0)));
     if (rank > 0) H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
-    std::string header = "class" + std::to_string(H5Tget_class(type.get())) + ":" + std::to_string(size) + ":";
+    std::string header =
+        "class" + std::to_string(H5Tget_class(type.get())) + ":" + std::to_string(size) + ":";
     for (hsize_t x : dims) header += std::to_string(x) + ",";
     return header + "|" + bytes;
 }
@@ -54,8 +55,12 @@ std::string contents(hid_t file, const std::string& name) {
 int verb_compare(const ComparePaths& paths) {
     h5::quiet_errors();
     try {
-        h5::Handle a(h5::check(H5Fopen(paths.a.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "open " + paths.a), H5Fclose);
-        h5::Handle b(h5::check(H5Fopen(paths.b.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "open " + paths.b), H5Fclose);
+        h5::Handle a(
+            h5::check(H5Fopen(paths.a.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "open " + paths.a),
+            H5Fclose);
+        h5::Handle b(
+            h5::check(H5Fopen(paths.b.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "open " + paths.b),
+            H5Fclose);
         const auto in_a = datasets(a.get(), paths.all);
         const auto in_b = datasets(b.get(), paths.all);
         std::size_t differ = 0;

@@ -19,7 +19,8 @@ namespace {
 using namespace compatbench;
 
 // `run` under MPI: every rank validates the same config, so all agree on errors.
-int verb_run(const std::string& config_path, std::string out, bool resume, const std::string& level) {
+int verb_run(const std::string& config_path, std::string out, bool resume,
+             const std::string& level) {
     int provided = 0;
     MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
     int rank = 0;
@@ -51,7 +52,8 @@ int main(int argc, char** argv) {
 
     std::string config_path, out, level = "info";
     bool resume = false;
-    auto* run = app.add_subcommand("run", "Run an experiment (under mpirun/srun, or as one process)");
+    auto* run =
+        app.add_subcommand("run", "Run an experiment (under mpirun/srun, or as one process)");
     run->add_option("config", config_path, "Experiment config (YAML)")->required();
     run->add_option("--out", out, "Output folder (default: results/<experiment name>)");
     run->add_flag("--resume", resume, "Continue the run in --out from its ledger");
@@ -61,12 +63,14 @@ int main(int argc, char** argv) {
     auto* validate = app.add_subcommand("validate", "Check a config and exit (0 valid, 2 invalid)");
     validate->add_option("config", config_path, "Experiment config (YAML)")->required();
 
-    auto* plan = app.add_subcommand("plan", "Task counts per stage and kind, and the critical path");
+    auto* plan =
+        app.add_subcommand("plan", "Task counts per stage and kind, and the critical path");
     plan->add_option("config", config_path, "Experiment config (YAML)")->required();
 
     ComparePaths paths;
     auto* compare = app.add_subcommand(
-        "compare", "Compare two results.h5 files dataset by dataset, byte for byte (0 same, 1 differ)");
+        "compare",
+        "Compare two results.h5 files dataset by dataset, byte for byte (0 same, 1 differ)");
     compare->add_option("a", paths.a, "First results.h5")->required()->check(CLI::ExistingFile);
     compare->add_option("b", paths.b, "Second results.h5")->required()->check(CLI::ExistingFile);
     compare->add_flag("--all", paths.all, "Include /meta and /tasks (run facts)");
@@ -78,8 +82,10 @@ int main(int argc, char** argv) {
     auto* dispatch = bench->add_subcommand(
         "dispatch", "Noop and command tasks per second through the runner, beside GNU parallel");
     dispatch->add_option("--tasks", tasks, "noop tasks")->check(CLI::Range(1, 10000000));
-    dispatch->add_option("--command-tasks", command_tasks, "command tasks running `true` (0: skip)");
-    dispatch->add_option("--parallel-jobs", parallel_jobs, "GNU parallel jobs running `true` (0: skip)");
+    dispatch->add_option("--command-tasks", command_tasks,
+                         "command tasks running `true` (0: skip)");
+    dispatch->add_option("--parallel-jobs", parallel_jobs,
+                         "GNU parallel jobs running `true` (0: skip)");
     dispatch->add_option("--out", bench_out, "Scratch folder (emptied first)");
 
     try {
@@ -92,6 +98,7 @@ int main(int argc, char** argv) {
     if (validate->parsed()) return verb_validate(config_path);
     if (plan->parsed()) return verb_plan(config_path);
     if (compare->parsed()) return verb_compare(paths);
-    if (dispatch->parsed()) return verb_bench_dispatch(tasks, command_tasks, parallel_jobs, bench_out);
+    if (dispatch->parsed())
+        return verb_bench_dispatch(tasks, command_tasks, parallel_jobs, bench_out);
     return kExitBadInput;
 }

@@ -43,7 +43,8 @@ int verb_plan(const std::string& config_path) {
     std::printf("experiment '%s' (seed %llu, config hash %s): %zu tasks in %zu groups\n\n",
                 config.name.c_str(), static_cast<unsigned long long>(config.seed),
                 config.hash.c_str(), graph.tasks().size(), config.groups.size());
-    std::printf("%-5s  %-24s  %-10s  %9s  %8s  %s\n", "stage", "group", "kind", "tasks", "cost", "table");
+    std::printf("%-5s  %-24s  %-10s  %9s  %8s  %s\n", "stage", "group", "kind", "tasks", "cost",
+                "table");
     std::map<int, std::size_t> per_stage;
     std::map<std::string, std::size_t> per_kind;
     int stages = 0;
@@ -56,7 +57,8 @@ int verb_plan(const std::string& config_path) {
             per_stage[s] += n;
             per_kind[std::string(group.kind->name())] += n;
             std::printf("%-5d  %-24s  %-10s  %9zu  %8.3g  /%s\n", s, group.name.c_str(),
-                        std::string(group.kind->name()).c_str(), n, group.cost, group.table.c_str());
+                        std::string(group.kind->name()).c_str(), n, group.cost,
+                        group.table.c_str());
         }
     }
     std::printf("\ntasks per stage:");

@@ -89,7 +89,8 @@ std::vector<Scalar> grid_values(const YamlChecker& yc, const YAML::Node& node,
         if (step <= 0) yc.fail(r, rpath, "step must be positive");
         if (stop <= start) yc.fail(r, rpath, "empty range: stop must exceed start");
         if ((stop - start) / step > 100000000) yc.fail(r, rpath, "range longer than 1e8 values");
-        for (std::int64_t v = start; v < stop; v += step) values.push_back(Scalar::parse(std::to_string(v)));
+        for (std::int64_t v = start; v < stop; v += step)
+            values.push_back(Scalar::parse(std::to_string(v)));
         return values;
     }
     yc.fail(node, path, "expected a list of values or {range: [start, stop(, step)]}");
@@ -103,7 +104,8 @@ GroupSpec parse_group(const YamlChecker& yc, const YAML::Node& node, const std::
     g.mark = node.Mark();
     // Name and kind first: the kind decides which other keys are allowed.
     for (const char* key : {"name", "kind"}) {
-        if (!node[key]) yc.fail(node, join_path(path, key), std::string("missing required key '") + key + "'");
+        if (!node[key])
+            yc.fail(node, join_path(path, key), std::string("missing required key '") + key + "'");
     }
     g.name = yc.as_string(node["name"], join_path(path, "name"));
     if (!std::regex_match(g.name, kNamePattern)) {
@@ -115,7 +117,8 @@ GroupSpec parse_group(const YamlChecker& yc, const YAML::Node& node, const std::
     g.kind = find_task_kind(kind_name);
     if (!g.kind) {
         std::string known;
-        for (const TaskKind* k : task_kinds()) known += (known.empty() ? "" : ", ") + std::string(k->name());
+        for (const TaskKind* k : task_kinds())
+            known += (known.empty() ? "" : ", ") + std::string(k->name());
         yc.fail(node["kind"], join_path(gpath, "kind"),
                 "unknown task kind '" + kind_name + "' (known: " + known + ")");
     }
@@ -125,8 +128,9 @@ GroupSpec parse_group(const YamlChecker& yc, const YAML::Node& node, const std::
     g.table = node["table"] ? yc.as_string(node["table"], join_path(gpath, "table")) : g.name;
     if (!std::regex_match(g.table, kTablePattern) || is_reserved_table(g.table)) {
         yc.fail(node["table"] ? node["table"] : node["name"], join_path(gpath, "table"),
-                "'" + g.table + "' is not a usable table path (reserved: meta, tasks, "
-                "<study>/analysis)");
+                "'" + g.table +
+                    "' is not a usable table path (reserved: meta, tasks, "
+                    "<study>/analysis)");
     }
     for (const auto& rule : kind_rules) {
         const YAML::Node v = node[rule.name];
@@ -140,7 +144,8 @@ GroupSpec parse_group(const YamlChecker& yc, const YAML::Node& node, const std::
         for (const auto& axis : node["grid"]) {
             const std::string key = axis.first.as<std::string>();
             const std::string apath = join_path(join_path(gpath, "grid"), key);
-            if (!std::regex_match(key, kNamePattern)) yc.fail(axis.first, apath, "not a valid parameter name");
+            if (!std::regex_match(key, kNamePattern))
+                yc.fail(axis.first, apath, "not a valid parameter name");
             auto values = grid_values(yc, axis.second, apath);
             // A grid axis over a numeric kind key must hold numbers in that key's range.
             for (const auto& rule : kind_rules) {
@@ -185,7 +190,8 @@ AnalysisSpec parse_analysis(const YamlChecker& yc, const YAML::Node& node, const
     a.node = node;
     a.mark = node.Mark();
     for (const char* key : {"name", "kind"}) {
-        if (!node[key]) yc.fail(node, join_path(path, key), std::string("missing required key '") + key + "'");
+        if (!node[key])
+            yc.fail(node, join_path(path, key), std::string("missing required key '") + key + "'");
     }
     a.name = yc.as_string(node["name"], join_path(path, "name"));
     const std::string apath = "analyses." + a.name;
@@ -193,21 +199,24 @@ AnalysisSpec parse_analysis(const YamlChecker& yc, const YAML::Node& node, const
     a.kind = find_analysis_kind(kind_name);
     if (!a.kind) {
         std::string known;
-        for (const AnalysisKind* k : analysis_kinds()) known += (known.empty() ? "" : ", ") + std::string(k->name());
+        for (const AnalysisKind* k : analysis_kinds())
+            known += (known.empty() ? "" : ", ") + std::string(k->name());
         yc.fail(node["kind"], join_path(apath, "kind"),
                 "unknown analysis kind '" + kind_name + "' (known: " + known + ")");
     }
     yc.check_map(node, apath, concat(kAnalysisRules, a.kind->keys()));
     a.study = yc.as_string(node["study"], join_path(apath, "study"));
     if (!std::regex_match(a.study, kNamePattern) || a.study == "meta" || a.study == "tasks") {
-        yc.fail(node["study"], join_path(apath, "study"), "'" + a.study + "' is not a usable study name");
+        yc.fail(node["study"], join_path(apath, "study"),
+                "'" + a.study + "' is not a usable study name");
     }
     a.input = yc.as_string(node["input"], join_path(apath, "input"));
     const GroupSpec* input = nullptr;
     for (const auto& g : groups) {
         if (g.name == a.input) input = &g;
     }
-    if (!input) yc.fail(node["input"], join_path(apath, "input"), "no task group named '" + a.input + "'");
+    if (!input)
+        yc.fail(node["input"], join_path(apath, "input"), "no task group named '" + a.input + "'");
     a.kind->check(a, table_columns(*input), yc);
     return a;
 }
@@ -226,8 +235,10 @@ nlohmann::json yaml_to_json(const YAML::Node& node) {
             for (const auto& e : node) j.push_back(yaml_to_json(e));
             return j;
         }
-        case YAML::NodeType::Scalar: return node.Scalar();
-        default: return nullptr;
+        case YAML::NodeType::Scalar:
+            return node.Scalar();
+        default:
+            return nullptr;
     }
 }
 
@@ -249,21 +260,28 @@ Config parse_config(const std::string& text, const std::string& path) {
     yc.check_map(exp, "experiment", kExperimentRules);
     c.name = yc.as_string(exp["name"], "experiment.name");
     if (!std::regex_match(c.name, kNamePattern)) {
-        yc.fail(exp["name"], "experiment.name", "'" + c.name + "' is not a valid name (letters, digits, _ . -)");
+        yc.fail(exp["name"], "experiment.name",
+                "'" + c.name + "' is not a valid name (letters, digits, _ . -)");
     }
     c.seed = static_cast<std::uint64_t>(yc.as_int(exp["seed"], "experiment.seed"));
 
     if (const YAML::Node r = root["runner"]) {
         yc.check_map(r, "runner", kRunnerRules);
-        if (r["retries"]) c.runner.retries = static_cast<int>(yc.as_int(r["retries"], "runner.retries"));
+        if (r["retries"])
+            c.runner.retries = static_cast<int>(yc.as_int(r["retries"], "runner.retries"));
         if (r["timeout"]) c.runner.timeout = yc.as_real(r["timeout"], "runner.timeout");
         if (r["on_signal"]) {
-            c.runner.on_signal = r["on_signal"].Scalar() == "abandon" ? SignalPolicy::abandon
-                                                                      : SignalPolicy::finish;
+            c.runner.on_signal =
+                r["on_signal"].Scalar() == "abandon" ? SignalPolicy::abandon : SignalPolicy::finish;
         }
-        if (r["progress_interval"]) c.runner.progress_interval = yc.as_real(r["progress_interval"], "runner.progress_interval");
-        if (r["fsync_interval"]) c.runner.fsync_interval = yc.as_real(r["fsync_interval"], "runner.fsync_interval");
-        if (r["row_flush_interval"]) c.runner.row_flush_interval = yc.as_real(r["row_flush_interval"], "runner.row_flush_interval");
+        if (r["progress_interval"])
+            c.runner.progress_interval =
+                yc.as_real(r["progress_interval"], "runner.progress_interval");
+        if (r["fsync_interval"])
+            c.runner.fsync_interval = yc.as_real(r["fsync_interval"], "runner.fsync_interval");
+        if (r["row_flush_interval"])
+            c.runner.row_flush_interval =
+                yc.as_real(r["row_flush_interval"], "runner.row_flush_interval");
     }
 
     const YAML::Node tasks = root["tasks"];
@@ -272,10 +290,12 @@ Config parse_config(const std::string& text, const std::string& path) {
     for (std::size_t i = 0; i < tasks.size(); ++i) {
         GroupSpec g = parse_group(yc, tasks[i], index_path("tasks", i), c.runner);
         if (!names.insert(g.name).second) {
-            yc.fail(tasks[i]["name"], "tasks." + g.name + ".name", "duplicate task group name '" + g.name + "'");
+            yc.fail(tasks[i]["name"], "tasks." + g.name + ".name",
+                    "duplicate task group name '" + g.name + "'");
         }
         if (!tables.insert(g.table).second) {
-            yc.fail(tasks[i], "tasks." + g.name + ".table", "table '" + g.table + "' is written by two task groups");
+            yc.fail(tasks[i], "tasks." + g.name + ".table",
+                    "table '" + g.table + "' is written by two task groups");
         }
         c.groups.push_back(std::move(g));
     }
@@ -284,7 +304,8 @@ Config parse_config(const std::string& text, const std::string& path) {
         for (std::size_t i = 0; i < analyses.size(); ++i) {
             AnalysisSpec a = parse_analysis(yc, analyses[i], index_path("analyses", i), c.groups);
             if (!anames.insert(a.name).second) {
-                yc.fail(analyses[i]["name"], "analyses." + a.name + ".name", "duplicate analysis name '" + a.name + "'");
+                yc.fail(analyses[i]["name"], "analyses." + a.name + ".name",
+                        "duplicate analysis name '" + a.name + "'");
             }
             c.analyses.push_back(std::move(a));
         }

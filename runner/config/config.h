@@ -29,8 +29,8 @@ enum class SignalPolicy { finish, abandon };
 
 // Scheduling knobs: they do not change any result, so they are not part of the config hash.
 struct RunnerSettings {
-    int retries = 0;                 // extra attempts of a failed task
-    double timeout = 0.0;            // seconds per attempt of a command task; 0 = none
+    int retries = 0;       // extra attempts of a failed task
+    double timeout = 0.0;  // seconds per attempt of a command task; 0 = none
     SignalPolicy on_signal = SignalPolicy::finish;
     double progress_interval = 10.0;  // seconds between progress lines
     double fsync_interval = 0.02;     // seconds: ledger group-commit window
@@ -41,8 +41,8 @@ struct RunnerSettings {
 struct GroupSpec {
     std::string name;
     const TaskKind* kind = nullptr;
-    std::string table;  // results.h5 group holding one row per task
-    std::map<std::string, Scalar> params;                          // scalar keys of the kind
+    std::string table;                     // results.h5 group holding one row per task
+    std::map<std::string, Scalar> params;  // scalar keys of the kind
     std::vector<std::pair<std::string, std::vector<Scalar>>> grid;  // ordered
     std::int64_t count = -1;                                        // -1: no count
     std::string id_template;                                        // "" = default ids

@@ -15,14 +15,22 @@ std::string located(const std::string& file, const YAML::Mark& mark) {
 
 const char* type_name(KeyType type) {
     switch (type) {
-        case KeyType::integer: return "an integer";
-        case KeyType::real: return "a number";
-        case KeyType::string: return "a string";
-        case KeyType::boolean: return "true or false";
-        case KeyType::list: return "a list";
-        case KeyType::map: return "a map";
-        case KeyType::scalar_or_list: return "a scalar or a list";
-        case KeyType::any: return "a value";
+        case KeyType::integer:
+            return "an integer";
+        case KeyType::real:
+            return "a number";
+        case KeyType::string:
+            return "a string";
+        case KeyType::boolean:
+            return "true or false";
+        case KeyType::list:
+            return "a list";
+        case KeyType::map:
+            return "a map";
+        case KeyType::scalar_or_list:
+            return "a scalar or a list";
+        case KeyType::any:
+            return "a value";
     }
     return "a value";
 }
@@ -37,8 +45,7 @@ ConfigError::ConfigError(const std::string& file, const YAML::Mark& mark, const 
                          const std::string& reason)
     : std::runtime_error(located(file, mark) + ": " + key + ": " + reason) {}
 
-ConfigError::ConfigError(const std::string& file, const std::string& key,
-                         const std::string& reason)
+ConfigError::ConfigError(const std::string& file, const std::string& key, const std::string& reason)
     : std::runtime_error(file + ": " + key + ": " + reason) {}
 
 std::string join_path(const std::string& parent, const std::string& key) {
@@ -78,7 +85,9 @@ void YamlChecker::check_map(const YAML::Node& node, const std::string& path,
 
 void YamlChecker::check_value(const YAML::Node& value, const std::string& path,
                               const KeyRule& rule) const {
-    const auto wrong = [&]() { fail(value, path, std::string("expected ") + type_name(rule.type)); };
+    const auto wrong = [&]() {
+        fail(value, path, std::string("expected ") + type_name(rule.type));
+    };
     switch (rule.type) {
         case KeyType::integer:
         case KeyType::real: {
@@ -95,16 +104,17 @@ void YamlChecker::check_value(const YAML::Node& value, const std::string& path,
         }
         case KeyType::string: {
             if (!value.IsScalar()) wrong();
-            if (!rule.choices.empty() &&
-                std::find(rule.choices.begin(), rule.choices.end(), value.Scalar()) ==
-                    rule.choices.end()) {
+            if (!rule.choices.empty() && std::find(rule.choices.begin(), rule.choices.end(),
+                                                   value.Scalar()) == rule.choices.end()) {
                 std::string allowed;
                 for (const auto& c : rule.choices) allowed += (allowed.empty() ? "" : ", ") + c;
                 fail(value, path, "'" + value.Scalar() + "' is not one of: " + allowed);
             }
             break;
         }
-        case KeyType::boolean: as_bool(value, path); break;
+        case KeyType::boolean:
+            as_bool(value, path);
+            break;
         case KeyType::list:
             if (!value.IsSequence()) wrong();
             break;
@@ -114,7 +124,8 @@ void YamlChecker::check_value(const YAML::Node& value, const std::string& path,
         case KeyType::scalar_or_list:
             if (!value.IsScalar() && !value.IsSequence()) wrong();
             break;
-        case KeyType::any: break;
+        case KeyType::any:
+            break;
     }
 }
 

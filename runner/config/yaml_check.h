@@ -12,7 +12,7 @@ namespace compatbench {
 
 // A config error, formatted as "<file>:<line>:<column>: <key>: <reason>" (1-based).
 class ConfigError : public std::runtime_error {
-public:
+  public:
     ConfigError(const std::string& file, const YAML::Mark& mark, const std::string& key,
                 const std::string& reason);
     ConfigError(const std::string& file, const std::string& key, const std::string& reason);
@@ -32,7 +32,7 @@ struct KeyRule {
 
 // Reads and checks YAML nodes of one config file.
 class YamlChecker {
-public:
+  public:
     explicit YamlChecker(std::string file) : file_(std::move(file)) {}
     const std::string& file() const { return file_; }
 
@@ -50,7 +50,7 @@ public:
     [[noreturn]] void fail(const YAML::Node& node, const std::string& path,
                            const std::string& reason) const;
 
-private:
+  private:
     std::string file_;
 };
 

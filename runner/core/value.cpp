@@ -9,20 +9,28 @@ namespace compatbench {
 
 const char* column_type_name(ColumnType type) {
     switch (type) {
-        case ColumnType::f64: return "float";
-        case ColumnType::i64: return "int";
-        case ColumnType::u64: return "uint";
-        case ColumnType::str: return "str";
+        case ColumnType::f64:
+            return "float";
+        case ColumnType::i64:
+            return "int";
+        case ColumnType::u64:
+            return "uint";
+        case ColumnType::str:
+            return "str";
     }
     return "?";
 }
 
 Value fill_value(ColumnType type) {
     switch (type) {
-        case ColumnType::f64: return std::numeric_limits<double>::quiet_NaN();
-        case ColumnType::i64: return std::numeric_limits<std::int64_t>::min();
-        case ColumnType::u64: return std::numeric_limits<std::uint64_t>::max();
-        case ColumnType::str: return std::string();
+        case ColumnType::f64:
+            return std::numeric_limits<double>::quiet_NaN();
+        case ColumnType::i64:
+            return std::numeric_limits<std::int64_t>::min();
+        case ColumnType::u64:
+            return std::numeric_limits<std::uint64_t>::max();
+        case ColumnType::str:
+            return std::string();
     }
     return std::string();
 }

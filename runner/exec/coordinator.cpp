@@ -78,7 +78,8 @@ std::size_t Coordinator::resume_from(const std::vector<nlohmann::json>& records)
             const auto& outputs = r.at("outputs");
             for (const auto& c : columns) row.push_back(value_from_json(outputs.at(c.name), c));
         } catch (const std::exception& e) {
-            spdlog::warn("ledger record of {} is unusable ({}); the task runs again", graph_.tasks()[i].id, e.what());
+            spdlog::warn("ledger record of {} is unusable ({}); the task runs again",
+                         graph_.tasks()[i].id, e.what());
             continue;
         }
         states_[i] = State::done;
@@ -104,7 +105,9 @@ std::size_t Coordinator::resume_from(const std::vector<nlohmann::json>& records)
         spdlog::warn("{}: {} records of another config were ignored (this config's hash is {})",
                      ledger_.path(), other_config, config_.hash);
     }
-    if (unknown > 0) spdlog::warn("{}: {} records name tasks this config does not have", ledger_.path(), unknown);
+    if (unknown > 0)
+        spdlog::warn("{}: {} records name tasks this config does not have", ledger_.path(),
+                     unknown);
     return resumed;
 }
 
@@ -117,7 +120,8 @@ std::size_t Coordinator::batch_size(std::size_t group) const {
     // Batches of cheap tasks amortise the round trip; about 5 ms of work each.
     if (group_samples_[group] < 4) return 1;
     const double mean = group_seconds_[group] / static_cast<double>(group_samples_[group]);
-    std::size_t b = mean <= 0.0 ? 512 : static_cast<std::size_t>(std::clamp(0.005 / mean, 1.0, 512.0));
+    std::size_t b =
+        mean <= 0.0 ? 512 : static_cast<std::size_t>(std::clamp(0.005 / mean, 1.0, 512.0));
     // Keep work for every rank near the end.
     const std::size_t fair = ready_.size() / (2 * static_cast<std::size_t>(size_)) + 1;
     return std::max<std::size_t>(1, std::min(b, fair));
@@ -289,9 +293,10 @@ void Coordinator::progress(bool force) {
     const double rate = elapsed > 0 ? static_cast<double>(ran_) / elapsed : 0.0;
     const std::size_t total = states_.size();
     const std::size_t left = total - terminal_;
-    spdlog::info("progress {}/{} ({:.1f}%) done, {} failed, {} skipped | {:.1f} tasks/s | ETA {}",
-                 done_, total, total ? 100.0 * static_cast<double>(done_) / static_cast<double>(total) : 100.0,
-                 failed_, skipped_, rate, format_eta(rate > 0 ? static_cast<double>(left) / rate : NAN));
+    spdlog::info(
+        "progress {}/{} ({:.1f}%) done, {} failed, {} skipped | {:.1f} tasks/s | ETA {}", done_,
+        total, total ? 100.0 * static_cast<double>(done_) / static_cast<double>(total) : 100.0,
+        failed_, skipped_, rate, format_eta(rate > 0 ? static_cast<double>(left) / rate : NAN));
 }
 
 void Coordinator::send_stop(bool abandon) {
@@ -351,7 +356,8 @@ CoordinatorReport Coordinator::run() {
 
         const bool nothing_out = std::all_of(outstanding_.begin(), outstanding_.end(),
                                              [](std::size_t n) { return n == 0; });
-        if (!stop_sent && ((all_terminal() && nothing_out) || (stopping && (abandon || nothing_out)))) {
+        if (!stop_sent &&
+            ((all_terminal() && nothing_out) || (stopping && (abandon || nothing_out)))) {
             send_stop(abandon);
             stop_sent = true;
         }
@@ -390,7 +396,8 @@ CoordinatorReport Coordinator::run() {
     report.pending = states_.size() - terminal_;
     report.ran = ran_;
     report.dispatch_seconds =
-        dispatched_any_ ? std::chrono::duration<double>(last_result_ - first_dispatch_).count() : 0.0;
+        dispatched_any_ ? std::chrono::duration<double>(last_result_ - first_dispatch_).count()
+                        : 0.0;
     report.interrupted = stopping && !all_terminal();
     report.signal = signal;
     report.analyses = std::move(analysis_tables_);

@@ -31,7 +31,7 @@ struct CoordinatorReport {
 };
 
 class Coordinator {
-public:
+  public:
     Coordinator(const Config& config, const TaskGraph& graph, MPI_Comm comm, Ledger& ledger,
                 ResultsFile& results, Executor& executor);
 
@@ -41,13 +41,14 @@ public:
     std::size_t resume_from(const std::vector<nlohmann::json>& records);
     CoordinatorReport run();
 
-private:
+  private:
     enum class State { blocked, ready, running, done, failed, skipped };
     struct ReadyEntry {
         double cost;
         std::size_t index;
         bool operator<(const ReadyEntry& o) const {
-            return cost != o.cost ? cost < o.cost : index > o.index;  // max-heap: cost, then low index
+            return cost != o.cost ? cost < o.cost
+                                  : index > o.index;  // max-heap: cost, then low index
         }
     };
 

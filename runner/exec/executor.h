@@ -29,7 +29,7 @@ struct Completion {
 };
 
 class Executor {
-public:
+  public:
     Executor(const Config& config, const TaskGraph& graph, int rank, std::filesystem::path out);
     ~Executor();
     Executor(const Executor&) = delete;
@@ -47,7 +47,7 @@ public:
     // (then it is left to end with the process).
     bool stop(std::chrono::milliseconds grace);
 
-private:
+  private:
     void loop();
 
     const Config& config_;

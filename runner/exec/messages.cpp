@@ -97,7 +97,8 @@ std::vector<Completion> decode_results(const std::vector<std::uint8_t>& bytes, b
         const auto& columns = config.groups[graph.tasks().at(c.index).group].outputs;
         const auto& o = r.at("o");
         if (c.outcome.status == TaskStatus::done) {
-            if (o.size() != columns.size()) throw std::runtime_error("result message: wrong output count");
+            if (o.size() != columns.size())
+                throw std::runtime_error("result message: wrong output count");
             for (std::size_t k = 0; k < columns.size(); ++k) {
                 c.outcome.outputs.push_back(value_from_json(o[k], columns[k]));
             }
@@ -115,7 +116,8 @@ bool try_receive(MPI_Comm comm, int source, int& from, int& tag, std::vector<std
     int count = 0;
     MPI_Get_count(&status, MPI_BYTE, &count);
     bytes.resize(static_cast<std::size_t>(count));
-    MPI_Recv(bytes.data(), count, MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG, comm, MPI_STATUS_IGNORE);
+    MPI_Recv(bytes.data(), count, MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG, comm,
+             MPI_STATUS_IGNORE);
     from = status.MPI_SOURCE;
     tag = status.MPI_TAG;
     return true;

@@ -26,14 +26,14 @@ inline constexpr int kTagSignal = 14;
 // Sends without blocking: keeps each buffer alive until MPI is done with it (a blocking
 // send of a large message would deadlock two ranks that both send).
 class Outbox {
-public:
+  public:
     explicit Outbox(MPI_Comm comm) : comm_(comm) {}
     ~Outbox();
     void send(int dest, int tag, std::vector<std::uint8_t> bytes);
     void progress();  // frees finished sends
     void drain();     // waits for every send to finish
 
-private:
+  private:
     struct Pending {
         MPI_Request request;
         std::vector<std::uint8_t> bytes;

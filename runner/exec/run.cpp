@@ -1,18 +1,18 @@
 #include "exec/run.h"
 
+#include <fcntl.h>
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <sys/file.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <set>
-#include <thread>
 #include <sstream>
+#include <thread>
 
 #include "exec/executor.h"
 #include "exec/signals.h"
@@ -20,9 +20,7 @@
 #include "store/ledger.h"
 #include "store/results_file.h"
 
-#ifndef COMPATBENCH_GIT_REVISION
-#define COMPATBENCH_GIT_REVISION "unknown"
-#endif
+#include "git_revision.h"
 #ifndef COMPATBENCH_VERSION
 #define COMPATBENCH_VERSION "0"
 #endif
@@ -34,7 +32,8 @@ namespace fs = std::filesystem;
 namespace {
 
 double now_epoch() {
-    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
 }
 
 void broadcast_string(std::string& text, MPI_Comm comm) {
@@ -47,7 +46,7 @@ void broadcast_string(std::string& text, MPI_Comm comm) {
 // An exclusive lock on <out>/.lock for the whole run: two runs never write one ledger (a
 // killed job's ranks may outlive its launcher for a moment; a requeued job then waits).
 class FolderLock {
-public:
+  public:
     ~FolderLock() {
         if (fd_ >= 0) ::close(fd_);  // releases the lock
     }
@@ -78,7 +77,7 @@ public:
         return {};
     }
 
-private:
+  private:
     int fd_ = -1;
 };
 
@@ -103,11 +102,14 @@ std::string gather_hosts(MPI_Comm comm, int rank, int size) {
     int len = 0;
     MPI_Get_processor_name(name, &len);
     std::vector<char> all(static_cast<std::size_t>(size) * MPI_MAX_PROCESSOR_NAME, 0);
-    MPI_Gather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, comm);
+    MPI_Gather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR,
+               0, comm);
     std::string hosts;
     if (rank == 0) {
         std::set<std::string> unique;
-        for (int r = 0; r < size; ++r) unique.insert(std::string(all.data() + static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME));
+        for (int r = 0; r < size; ++r)
+            unique.insert(
+                std::string(all.data() + static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME));
         for (const auto& h : unique) hosts += (hosts.empty() ? "" : ",") + h;
     }
     broadcast_string(hosts, comm);
@@ -121,7 +123,8 @@ nlohmann::json tables_to_json(const std::vector<std::pair<std::string, TableData
         for (std::size_t c = 0; c < t.columns.size(); ++c) {
             nlohmann::json values = nlohmann::json::array();
             for (const auto& v : t.values[c]) values.push_back(value_to_json(v));
-            cols.push_back({{"name", t.columns[c].name}, {"type", static_cast<int>(t.columns[c].type)},
+            cols.push_back({{"name", t.columns[c].name},
+                            {"type", static_cast<int>(t.columns[c].type)},
                             {"values", std::move(values)}});
         }
         j.push_back({{"study", study}, {"path", t.path}, {"columns", std::move(cols)}});
@@ -135,9 +138,11 @@ std::vector<std::pair<std::string, TableData>> tables_from_json(const nlohmann::
         TableData table;
         table.path = t.at("path").get<std::string>();
         for (const auto& c : t.at("columns")) {
-            ColumnSpec spec{c.at("name").get<std::string>(), static_cast<ColumnType>(c.at("type").get<int>()), 1u << 30};
+            ColumnSpec spec{c.at("name").get<std::string>(),
+                            static_cast<ColumnType>(c.at("type").get<int>()), 1u << 30};
             table.add_column(spec);
-            for (const auto& v : c.at("values")) table.values.back().push_back(value_from_json(v, spec));
+            for (const auto& v : c.at("values"))
+                table.values.back().push_back(value_from_json(v, spec));
             table.columns.back().width = 0;
         }
         tables.emplace_back(t.at("study").get<std::string>(), std::move(table));
@@ -234,9 +239,11 @@ RunSummary run_experiment(const Config& config, const TaskGraph& graph, const Ru
     std::vector<nlohmann::json> records;
     auto warn = [](const std::string& w) { spdlog::warn("{}", w); };
     if (rank == 0) {
-        spdlog::info("compatbench {} ({}): experiment '{}' (config {} hash {}), {} tasks on {} ranks, out {}",
-                     meta.version, meta.git_revision, config.name, config.path, config.hash,
-                     graph.tasks().size(), size, options.out);
+        spdlog::info(
+            "compatbench {} ({}): experiment '{}' (config {} hash {}), {} tasks on {} ranks, out "
+            "{}",
+            meta.version, meta.git_revision, config.name, config.path, config.hash,
+            graph.tasks().size(), size, options.out);
         if (options.resume) records = Ledger::read((out / "ledger.jsonl").string(), warn);
     }
 
@@ -250,12 +257,13 @@ RunSummary run_experiment(const Config& config, const TaskGraph& graph, const Ru
         Coordinator coordinator(config, graph, comm, ledger, results, executor);
         resumed = coordinator.resume_from(records);
         if (options.resume) {
-            spdlog::info("resume: {} of {} tasks done in earlier runs; results.h5 rebuilt from the ledger",
-                         resumed, graph.tasks().size());
+            spdlog::info(
+                "resume: {} of {} tasks done in earlier runs; results.h5 rebuilt from the ledger",
+                resumed, graph.tasks().size());
         }
         results.flush();
         report = coordinator.run();
-        exit_code = report.interrupted ? kExitRequeue
+        exit_code = report.interrupted                                      ? kExitRequeue
                     : (report.failed + report.skipped + report.pending) > 0 ? kExitTasksFailed
                                                                             : kExitOk;
     } else {
@@ -264,29 +272,36 @@ RunSummary run_experiment(const Config& config, const TaskGraph& graph, const Ru
 
     // Finalize, collectively: every rank's rows, the analyses, /tasks and /meta.
     results.flush();
-    std::string analyses = rank == 0 ? nlohmann::json(tables_to_json(report.analyses)).dump() : std::string();
+    std::string analyses =
+        rank == 0 ? nlohmann::json(tables_to_json(report.analyses)).dump() : std::string();
     broadcast_string(analyses, comm);
     const auto tables = tables_from_json(nlohmann::json::parse(analyses));
     results.write_analysis_tables(tables, 0);
     if (rank == 0) {
         results.write_task_facts(report.facts);
-        const char* status = report.interrupted ? "interrupted" : exit_code == kExitOk ? "complete" : "failed";
+        const char* status = report.interrupted     ? "interrupted"
+                             : exit_code == kExitOk ? "complete"
+                                                    : "failed";
         results.finish(now_epoch(), status, static_cast<std::int64_t>(resumed));
     }
     results.close();
     MPI_Bcast(&exit_code, 1, MPI_INT, 0, comm);
 
-    summary.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+    summary.wall_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
     if (rank == 0) {
         if (options.print_tables) {
             for (const auto& [study, t] : tables) print_table(study, t);
         }
-        spdlog::info("{}: {} done, {} failed, {} skipped, {} not run; {} ran in this run, {:.2f} s wall; results in {}",
-                     report.interrupted ? "interrupted" : "finished", report.done, report.failed,
-                     report.skipped, report.pending, report.ran, summary.wall_seconds,
-                     (out / "results.h5").string());
+        spdlog::info(
+            "{}: {} done, {} failed, {} skipped, {} not run; {} ran in this run, {:.2f} s wall; "
+            "results in {}",
+            report.interrupted ? "interrupted" : "finished", report.done, report.failed,
+            report.skipped, report.pending, report.ran, summary.wall_seconds,
+            (out / "results.h5").string());
         if (report.interrupted) {
-            spdlog::warn("stopped by signal {}: exit code {}; continue with --resume", report.signal, kExitRequeue);
+            spdlog::warn("stopped by signal {}: exit code {}; continue with --resume",
+                         report.signal, kExitRequeue);
         }
     }
     spdlog::default_logger()->flush();

@@ -21,7 +21,10 @@ std::vector<ColumnSpec> table_columns(const GroupSpec& group, std::size_t id_wid
             all_num = all_num && v.is_number();
             width = std::max(width, v.text.size());
         }
-        columns.push_back({key, all_int ? ColumnType::i64 : all_num ? ColumnType::f64 : ColumnType::str,
+        columns.push_back({key,
+                           all_int   ? ColumnType::i64
+                           : all_num ? ColumnType::f64
+                                     : ColumnType::str,
                            all_num ? 0 : width});
     }
     columns.insert(columns.end(), group.outputs.begin(), group.outputs.end());

@@ -33,9 +33,12 @@ std::vector<const Scalar*> grid_point(const GroupSpec& g, std::size_t k) {
 
 Value key_value(const Scalar& s, const ColumnSpec& column) {
     switch (column.type) {
-        case ColumnType::i64: return s.integer;
-        case ColumnType::f64: return s.as_double();
-        default: return s.text;
+        case ColumnType::i64:
+            return s.integer;
+        case ColumnType::f64:
+            return s.as_double();
+        default:
+            return s.text;
     }
 }
 
@@ -57,8 +60,9 @@ TaskGraph TaskGraph::build(const Config& config) {
         const std::size_t n = grid_size(g);
         total += n;
         if (n > kMaxTasks || total > kMaxTasks) {
-            throw ConfigError(file, g.mark, "tasks." + g.name,
-                              "more than " + std::to_string(kMaxTasks) + " tasks in the experiment");
+            throw ConfigError(
+                file, g.mark, "tasks." + g.name,
+                "more than " + std::to_string(kMaxTasks) + " tasks in the experiment");
         }
     }
     graph.tasks_.reserve(total);
@@ -72,8 +76,9 @@ TaskGraph TaskGraph::build(const Config& config) {
             for (const auto& c : columns) {
                 if (!seen.insert(c.name).second) {
                     throw ConfigError(file, g.mark, "tasks." + g.name,
-                                      "column '" + c.name + "' appears twice in the table (grid "
-                                      "keys, outputs, task_id, seed and i must differ)");
+                                      "column '" + c.name +
+                                          "' appears twice in the table (grid "
+                                          "keys, outputs, task_id, seed and i must differ)");
                 }
             }
         }
@@ -114,14 +119,16 @@ TaskGraph TaskGraph::build(const Config& config) {
             t.keys.push_back(t.id);
             t.keys.push_back(t.seed);
             if (g.count >= 0) t.keys.push_back(static_cast<std::int64_t>(k));
-            for (std::size_t a = 0; a < point.size(); ++a) t.keys.push_back(key_value(*point[a], columns[2 + (g.count >= 0) + a]));
+            for (std::size_t a = 0; a < point.size(); ++a)
+                t.keys.push_back(key_value(*point[a], columns[2 + (g.count >= 0) + a]));
             id_width = std::max(id_width, t.id.size());
             const auto [it, inserted] = graph.index_.emplace(t.id, graph.tasks_.size());
             if (!inserted) {
                 const Task& other = graph.tasks_[it->second];
                 throw ConfigError(file, g.mark, "tasks." + g.name,
                                   "duplicate task id '" + t.id + "' (also made by group '" +
-                                      config.groups[other.group].name + "'); give an 'id' template "
+                                      config.groups[other.group].name +
+                                      "'); give an 'id' template "
                                       "that tells the tasks apart");
             }
             graph.tasks_.push_back(std::move(t));
@@ -133,7 +140,8 @@ TaskGraph TaskGraph::build(const Config& config) {
 
     // Dependencies: a group name (every task of it) or a task-id template.
     std::map<std::string, std::size_t> group_index;
-    for (std::size_t gi = 0; gi < config.groups.size(); ++gi) group_index[config.groups[gi].name] = gi;
+    for (std::size_t gi = 0; gi < config.groups.size(); ++gi)
+        group_index[config.groups[gi].name] = gi;
     std::vector<std::set<std::size_t>> group_inputs(config.groups.size());
     for (std::size_t gi = 0; gi < config.groups.size(); ++gi) {
         const GroupSpec& g = config.groups[gi];
@@ -143,7 +151,8 @@ TaskGraph TaskGraph::build(const Config& config) {
             if (whole != group_index.end() && entry.find('{') == std::string::npos) {
                 group_inputs[gi].insert(whole->second);
                 for (std::size_t t = graph.group_begin(gi); t < graph.group_end(gi); ++t) {
-                    for (std::size_t d = graph.group_begin(whole->second); d < graph.group_end(whole->second); ++d) {
+                    for (std::size_t d = graph.group_begin(whole->second);
+                         d < graph.group_end(whole->second); ++d) {
                         graph.tasks_[t].deps.push_back(d);
                     }
                 }
@@ -156,7 +165,9 @@ TaskGraph TaskGraph::build(const Config& config) {
             try {
                 tmpl = CommandTemplate::parse(entry, known);
             } catch (const std::invalid_argument& e) {
-                throw ConfigError(file, mark, key, "'" + entry + "' is neither a task group nor a task-id template: " + e.what());
+                throw ConfigError(
+                    file, mark, key,
+                    "'" + entry + "' is neither a task group nor a task-id template: " + e.what());
             }
             for (std::size_t t = graph.group_begin(gi); t < graph.group_end(gi); ++t) {
                 std::map<std::string, std::string> texts;
@@ -271,7 +282,8 @@ CriticalPath TaskGraph::critical_path(const Config& config) const {
     }
     CriticalPath path;
     if (n == 0) return path;
-    std::size_t end = static_cast<std::size_t>(std::max_element(finish.begin(), finish.end()) - finish.begin());
+    std::size_t end =
+        static_cast<std::size_t>(std::max_element(finish.begin(), finish.end()) - finish.begin());
     path.cost = finish[end];
     for (std::size_t t = end; t != n; t = via[t]) path.tasks.push_back(t);
     std::reverse(path.tasks.begin(), path.tasks.end());

@@ -26,12 +26,12 @@ struct Task {
 };
 
 struct CriticalPath {
-    double cost = 0.0;                  // sum of the cost hints along it
-    std::vector<std::size_t> tasks;     // in execution order
+    double cost = 0.0;               // sum of the cost hints along it
+    std::vector<std::size_t> tasks;  // in execution order
 };
 
 class TaskGraph {
-public:
+  public:
     // Throws ConfigError (duplicate id, unknown dependency, cycle, too many tasks).
     static TaskGraph build(const Config& config);
 
@@ -47,7 +47,7 @@ public:
 
     static constexpr std::size_t kMaxTasks = 10'000'000;
 
-private:
+  private:
     std::vector<Task> tasks_;
     std::vector<TableLayout> tables_;
     std::vector<std::size_t> group_begin_;

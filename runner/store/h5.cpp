@@ -20,9 +20,12 @@ void quiet_errors() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
 
 Handle file_type(const ColumnSpec& column) {
     switch (column.type) {
-        case ColumnType::f64: return {check(H5Tcopy(H5T_IEEE_F64LE), "copy f64 type"), H5Tclose};
-        case ColumnType::i64: return {check(H5Tcopy(H5T_STD_I64LE), "copy i64 type"), H5Tclose};
-        case ColumnType::u64: return {check(H5Tcopy(H5T_STD_U64LE), "copy u64 type"), H5Tclose};
+        case ColumnType::f64:
+            return {check(H5Tcopy(H5T_IEEE_F64LE), "copy f64 type"), H5Tclose};
+        case ColumnType::i64:
+            return {check(H5Tcopy(H5T_STD_I64LE), "copy i64 type"), H5Tclose};
+        case ColumnType::u64:
+            return {check(H5Tcopy(H5T_STD_U64LE), "copy u64 type"), H5Tclose};
         case ColumnType::str: {
             Handle t(check(H5Tcopy(H5T_C_S1), "copy string type"), H5Tclose);
             check_herr(H5Tset_size(t.get(), column.width == 0 ? 1 : column.width),
@@ -36,10 +39,14 @@ Handle file_type(const ColumnSpec& column) {
 
 hid_t memory_type(ColumnType type) {
     switch (type) {
-        case ColumnType::f64: return H5T_NATIVE_DOUBLE;
-        case ColumnType::i64: return H5T_NATIVE_INT64;
-        case ColumnType::u64: return H5T_NATIVE_UINT64;
-        case ColumnType::str: break;
+        case ColumnType::f64:
+            return H5T_NATIVE_DOUBLE;
+        case ColumnType::i64:
+            return H5T_NATIVE_INT64;
+        case ColumnType::u64:
+            return H5T_NATIVE_UINT64;
+        case ColumnType::str:
+            break;
     }
     throw std::logic_error("memory_type of a string column");
 }
@@ -54,7 +61,8 @@ Handle untimed_gcpl() {
 // Packs values into the memory layout of the column's type.
 std::vector<char> pack(const ColumnSpec& column, const Value* values, std::size_t n,
                        std::size_t stride) {
-    const std::size_t width = column.type == ColumnType::str ? std::max<std::size_t>(column.width, 1) : 8;
+    const std::size_t width =
+        column.type == ColumnType::str ? std::max<std::size_t>(column.width, 1) : 8;
     std::vector<char> buffer(n * width, 0);
     for (std::size_t i = 0; i < n; ++i) {
         const Value& v = values[i * stride];
@@ -137,10 +145,13 @@ void write_column_range(hid_t dataset, const ColumnSpec& column, std::size_t fir
     if (n == 0) return;
     const auto buffer = pack(column, values, n, stride);
     const hsize_t start[1] = {first}, count[1] = {n};
-    Handle file_space(check(H5Dget_space(dataset), "get dataspace of column " + column.name), H5Sclose);
-    check_herr(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr),
-               "select rows of column " + column.name);
-    Handle mem_space(check(H5Screate_simple(1, count, nullptr), "create memory dataspace"), H5Sclose);
+    Handle file_space(check(H5Dget_space(dataset), "get dataspace of column " + column.name),
+                      H5Sclose);
+    check_herr(
+        H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr),
+        "select rows of column " + column.name);
+    Handle mem_space(check(H5Screate_simple(1, count, nullptr), "create memory dataspace"),
+                     H5Sclose);
     Handle mem_type = column.type == ColumnType::str
                           ? file_type(column)
                           : Handle(check(H5Tcopy(memory_type(column.type)), "copy type"), H5Tclose);

@@ -13,7 +13,7 @@ namespace compatbench::h5 {
 
 // Owns one hid_t and closes it with the matching H5*close.
 class Handle {
-public:
+  public:
     using Closer = herr_t (*)(hid_t);
     Handle() = default;
     Handle(hid_t id, Closer closer) : id_(id), closer_(closer) {}
@@ -38,7 +38,7 @@ public:
         id_ = -1;
     }
 
-private:
+  private:
     hid_t id_ = -1;
     Closer closer_ = nullptr;
 };

@@ -16,7 +16,7 @@
 namespace compatbench {
 
 class Ledger {
-public:
+  public:
     // Opens `path` for appending (creating it); a torn last line left by a killed run is
     // cut off first, and `warn` is told.
     Ledger(std::string path, double fsync_interval,
@@ -36,7 +36,7 @@ public:
     static std::vector<nlohmann::json> read(const std::string& path,
                                             const std::function<void(const std::string&)>& warn);
 
-private:
+  private:
     std::string path_;
     int fd_ = -1;
     std::string buffer_;

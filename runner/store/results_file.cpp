@@ -48,7 +48,8 @@ ResultsFile::ResultsFile(const std::string& path, MPI_Comm comm, const Config& c
     if (rank_ == 0) {
         // Values of the scalars above (creation allocates; one rank writes).
         auto put = [&](const char* name, const Value& v) {
-            h5::Handle d(h5::check(H5Dopen2(f, name, H5P_DEFAULT), std::string("open ") + name), H5Dclose);
+            h5::Handle d(h5::check(H5Dopen2(f, name, H5P_DEFAULT), std::string("open ") + name),
+                         H5Dclose);
             h5::write_scalar(d.get(), v);
         };
         put("meta/config_text", meta.config_text);
@@ -73,10 +74,14 @@ ResultsFile::ResultsFile(const std::string& path, MPI_Comm comm, const Config& c
         kind_width = std::max(kind_width, g.kind->name().size());
         group_width = std::max(group_width, g.name.size());
     }
-    task_columns_ = {{"id", ColumnType::str, id_width},        {"kind", ColumnType::str, kind_width},
-                     {"group", ColumnType::str, group_width},  {"status", ColumnType::str, kStatusWidth},
-                     {"rank", ColumnType::i64, 0},             {"attempt", ColumnType::i64, 0},
-                     {"start", ColumnType::f64, 0},            {"duration", ColumnType::f64, 0},
+    task_columns_ = {{"id", ColumnType::str, id_width},
+                     {"kind", ColumnType::str, kind_width},
+                     {"group", ColumnType::str, group_width},
+                     {"status", ColumnType::str, kStatusWidth},
+                     {"rank", ColumnType::i64, 0},
+                     {"attempt", ColumnType::i64, 0},
+                     {"start", ColumnType::f64, 0},
+                     {"duration", ColumnType::f64, 0},
                      {"error", ColumnType::str, kErrorWidth}};
     for (const auto& c : task_columns_) {
         task_datasets_.push_back(h5::create_column(f, "tasks/" + c.name, c, graph.tasks().size()));
@@ -87,7 +92,8 @@ ResultsFile::ResultsFile(const std::string& path, MPI_Comm comm, const Config& c
         Table table;
         table.columns = layout.columns;
         for (const auto& c : layout.columns) {
-            table.datasets.push_back(h5::create_column(f, layout.path + "/" + c.name, c, layout.rows));
+            table.datasets.push_back(
+                h5::create_column(f, layout.path + "/" + c.name, c, layout.rows));
         }
         tables_.push_back(std::move(table));
     }
@@ -120,7 +126,8 @@ void ResultsFile::flush() {
             const std::size_t ncol = table.columns.size();
             std::vector<Value> flat;
             flat.reserve(n * ncol);
-            for (auto r = it; r != run_end; ++r) flat.insert(flat.end(), r->second.begin(), r->second.end());
+            for (auto r = it; r != run_end; ++r)
+                flat.insert(flat.end(), r->second.begin(), r->second.end());
             for (std::size_t c = 0; c < ncol; ++c) {
                 h5::write_column_range(table.datasets[c].get(), table.columns[c], first,
                                        flat.data() + c, n, ncol);
@@ -164,9 +171,11 @@ void ResultsFile::write_analysis_tables(
         for (std::size_t c = 0; c < table.columns.size(); ++c) {
             ColumnSpec spec = table.columns[c];
             if (spec.type == ColumnType::str) spec.width = max_width(table.values[c]);
-            h5::Handle d = h5::create_column(file_.get(), base + "/" + spec.name, spec, table.rows());
+            h5::Handle d =
+                h5::create_column(file_.get(), base + "/" + spec.name, spec, table.rows());
             if (rank_ == writer) {
-                h5::write_column_range(d.get(), spec, 0, table.values[c].data(), table.values[c].size());
+                h5::write_column_range(d.get(), spec, 0, table.values[c].data(),
+                                       table.values[c].size());
             }
         }
     }

@@ -45,7 +45,7 @@ struct TaskFact {
 };
 
 class ResultsFile {
-public:
+  public:
     static constexpr std::size_t kErrorWidth = 256;
 
     // Creates (truncates) `path` with every task table, /tasks and /meta.
@@ -73,7 +73,7 @@ public:
     // collective: all ranks, or it hangs.
     void close();
 
-private:
+  private:
     struct Table {
         std::vector<ColumnSpec> columns;
         std::vector<h5::Handle> datasets;

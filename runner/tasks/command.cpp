@@ -58,7 +58,7 @@ std::string tail_of_file(const std::filesystem::path& path, std::size_t max_byte
 
 // Runs `/bin/sh -c command` in its own process group; returns the wait status.
 class Child {
-public:
+  public:
     Child(const std::string& command, const std::filesystem::path& log_path) {
         posix_spawn_file_actions_t actions;
         posix_spawn_file_actions_init(&actions);
@@ -75,14 +75,15 @@ public:
         posix_spawnattr_setsigmask(&attr, &empty);
         posix_spawnattr_setsigdefault(&attr, &defaults);
         posix_spawnattr_setpgroup(&attr, 0);
-        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                            POSIX_SPAWN_SETSIGDEF);
+        posix_spawnattr_setflags(
+            &attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
         const char* argv[] = {"/bin/sh", "-c", command.c_str(), nullptr};
-        const int rc = posix_spawn(&pid_, "/bin/sh", &actions, &attr,
-                                   const_cast<char* const*>(argv), environ);
+        const int rc =
+            posix_spawn(&pid_, "/bin/sh", &actions, &attr, const_cast<char* const*>(argv), environ);
         posix_spawn_file_actions_destroy(&actions);
         posix_spawnattr_destroy(&attr);
-        if (rc != 0) throw std::runtime_error(std::string("cannot start /bin/sh: ") + std::strerror(rc));
+        if (rc != 0)
+            throw std::runtime_error(std::string("cannot start /bin/sh: ") + std::strerror(rc));
         pidfd_ = static_cast<int>(syscall(SYS_pidfd_open, pid_, 0));
     }
     ~Child() {
@@ -113,7 +114,7 @@ public:
     void kill_group(int sig) const { ::kill(-pid_, sig); }
     int status() const { return status_; }
 
-private:
+  private:
     pid_t pid_ = -1;
     int pidfd_ = -1;
     int status_ = 0;
@@ -144,9 +145,9 @@ std::vector<ColumnSpec> parse_outputs(const GroupSpec& group, const YamlChecker&
                 const Scalar width = Scalar::parse(type.substr(type.find(':') + 1));
                 if (type[3] != ':' || width.kind != Scalar::Kind::integer || width.integer < 1 ||
                     width.integer > 65536) {
-                    checker.fail(entry.second, key,
-                                 "string width must be 'str:N' with N in [1, 65536], got '" +
-                                     type + "'");
+                    checker.fail(
+                        entry.second, key,
+                        "string width must be 'str:N' with N in [1, 65536], got '" + type + "'");
                 }
                 column.width = static_cast<std::size_t>(width.integer);
             }
@@ -160,7 +161,7 @@ std::vector<ColumnSpec> parse_outputs(const GroupSpec& group, const YamlChecker&
 }
 
 class CommandTask final : public TaskKind {
-public:
+  public:
     std::string_view name() const override { return "command"; }
     std::vector<KeyRule> keys() const override {
         return {{"command", KeyType::string, true, 0, 0, {}},
@@ -182,7 +183,7 @@ public:
         return parse_outputs(group, checker);
     }
 
-protected:
+  protected:
     Row run_(const TaskContext& context) const override {
         namespace fs = std::filesystem;
         const std::string file_stem = task_file_stem(context.id);
@@ -241,7 +242,7 @@ protected:
         return read_result(result, context.group.outputs);
     }
 
-private:
+  private:
     static Row read_result(const std::filesystem::path& path,
                            const std::vector<ColumnSpec>& columns) {
         Row row;

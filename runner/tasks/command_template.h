@@ -15,7 +15,7 @@ std::string shell_quote(const std::string& text);
 std::string task_file_stem(const std::string& id);
 
 class CommandTemplate {
-public:
+  public:
     // Throws std::invalid_argument for an unclosed brace, an empty name, or (unless
     // `any_name`) a name not in `known`.
     static CommandTemplate parse(const std::string& text, const std::vector<std::string>& known,
@@ -23,7 +23,7 @@ public:
     // Throws std::invalid_argument naming a placeholder missing from `values`.
     std::string render(const std::map<std::string, std::string>& values, bool quote = true) const;
 
-private:
+  private:
     struct Piece {
         bool placeholder;
         std::string text;

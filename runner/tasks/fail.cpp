@@ -9,7 +9,7 @@ namespace compatbench {
 
 namespace {
 class FailTask final : public TaskKind {
-public:
+  public:
     std::string_view name() const override { return "fail"; }
     std::vector<KeyRule> keys() const override {
         return {{"fail_attempts", KeyType::integer, false, 0, 1000, {}},
@@ -19,14 +19,13 @@ public:
         return {{"attempt", ColumnType::i64, 0}, {"value", ColumnType::f64, 0}};
     }
 
-protected:
+  protected:
     Row run_(const TaskContext& context) const override {
         const std::int64_t fail_attempts = context.integer("fail_attempts", -1);
         if (fail_attempts < 0 || context.attempt <= fail_attempts) {
             const Scalar* message = context.find("message");
-            throw std::runtime_error(
-                (message ? message->text : std::string("deliberate failure")) + " (attempt " +
-                std::to_string(context.attempt) + ")");
+            throw std::runtime_error((message ? message->text : std::string("deliberate failure")) +
+                                     " (attempt " + std::to_string(context.attempt) + ")");
         }
         return {std::int64_t{context.attempt}, unit_double(splitmix64(context.seed))};
     }

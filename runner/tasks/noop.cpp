@@ -7,14 +7,14 @@ namespace compatbench {
 
 namespace {
 class NoopTask final : public TaskKind {
-public:
+  public:
     std::string_view name() const override { return "noop"; }
     std::vector<KeyRule> keys() const override { return {}; }
     std::vector<ColumnSpec> outputs(const GroupSpec&, const YamlChecker&) const override {
         return {{"value", ColumnType::f64, 0}};
     }
 
-protected:
+  protected:
     Row run_(const TaskContext& context) const override {
         return {unit_double(splitmix64(context.seed))};
     }

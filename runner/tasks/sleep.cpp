@@ -11,7 +11,7 @@ namespace compatbench {
 
 namespace {
 class SleepTask final : public TaskKind {
-public:
+  public:
     std::string_view name() const override { return "sleep"; }
     std::vector<KeyRule> keys() const override {
         return {{"seconds", KeyType::real, false, 0.0, 86400.0, {}}};
@@ -27,7 +27,7 @@ public:
         return {{"slept", ColumnType::f64, 0}, {"value", ColumnType::f64, 0}};
     }
 
-protected:
+  protected:
     Row run_(const TaskContext& context) const override {
         const double seconds = context.real("seconds", 0.0);
         using Clock = std::chrono::steady_clock;

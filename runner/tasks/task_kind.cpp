@@ -15,9 +15,12 @@ double now_epoch() {
 
 bool fits(const Value& value, const ColumnSpec& spec) {
     switch (spec.type) {
-        case ColumnType::f64: return std::holds_alternative<double>(value);
-        case ColumnType::i64: return std::holds_alternative<std::int64_t>(value);
-        case ColumnType::u64: return std::holds_alternative<std::uint64_t>(value);
+        case ColumnType::f64:
+            return std::holds_alternative<double>(value);
+        case ColumnType::i64:
+            return std::holds_alternative<std::int64_t>(value);
+        case ColumnType::u64:
+            return std::holds_alternative<std::uint64_t>(value);
         case ColumnType::str:
             return std::holds_alternative<std::string>(value) &&
                    std::get<std::string>(value).size() <= spec.width;
@@ -73,8 +76,7 @@ TaskOutcome TaskKind::run(const TaskContext& context) const {
         outcome.outputs.clear();
         outcome.error = "unknown exception";
     }
-    outcome.duration =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    outcome.duration = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return outcome;
 }
 

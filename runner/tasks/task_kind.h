@@ -47,7 +47,7 @@ struct TaskOutcome {
 };
 
 class TaskKind {
-public:
+  public:
     virtual ~TaskKind() = default;
     virtual std::string_view name() const = 0;
     // Kind-specific keys of a `tasks:` entry (besides name, kind, count, grid, ...).
@@ -60,7 +60,7 @@ public:
     // outputs against the group's columns. Never throws.
     TaskOutcome run(const TaskContext& context) const;
 
-protected:
+  protected:
     virtual Row run_(const TaskContext& context) const = 0;
 };
 

@@ -26,7 +26,8 @@ struct Fixture {
     }
     TaskOutcome run(std::size_t index, int attempt = 1) {
         const Task& t = graph.tasks()[index];
-        const TaskContext ctx{t.id, config.groups[t.group], t.params, t.seed, attempt, 0, out, cancel};
+        const TaskContext ctx{t.id,  config.groups[t.group], t.params, t.seed, attempt, 0, out,
+                              cancel};
         return config.groups[t.group].kind->run(ctx);
     }
 };
@@ -45,7 +46,8 @@ TEST(CommandTemplate, QuotesAndChecks) {
 TEST(CommandTask, ReadsItsJsonResult) {
     Fixture f(
         "  - name: c\n    kind: command\n    grid: {word: [\"it's\"]}\n"
-        "    command: \"printf '{{\\\"n\\\": %d, \\\"w\\\": \\\"%s\\\", \\\"x\\\": 0.5}}' {seed} {word} > {result}\"\n"
+        "    command: \"printf '{{\\\"n\\\": %d, \\\"w\\\": \\\"%s\\\", \\\"x\\\": 0.5}}' {seed} "
+        "{word} > {result}\"\n"
         "    outputs: {n: uint, w: 'str:8', x: float}\n");
     // {seed} is a 64-bit value: printf %d would overflow, so compare through the seed itself.
     const auto o = f.run(0);
@@ -58,7 +60,8 @@ TEST(CommandTask, ExitCodeMissingKeyAndTimeoutFail) {
     Fixture f(
         "  - {name: bad, kind: command, command: 'echo oops >&2; exit 3'}\n"
         "  - {name: nokey, kind: command, command: 'echo {{}} > {result}', outputs: {a: int}}\n"
-        "  - {name: wrong, kind: command, command: 'echo {{\\\"a\\\": \\\"x\\\"}} > {result}', outputs: {a: int}}\n"
+        "  - {name: wrong, kind: command, command: 'echo {{\\\"a\\\": \\\"x\\\"}} > {result}', "
+        "outputs: {a: int}}\n"
         "  - {name: slow, kind: command, command: 'sleep 30', timeout: 0.3}\n");
     auto o = f.run(0);
     EXPECT_EQ(o.status, TaskStatus::failed);

@@ -34,7 +34,8 @@ TEST(BadConfigs, EachFailsWithItsMessage) {
             ADD_FAILURE() << file << " was accepted";
         } catch (const ConfigError& e) {
             const std::string got = e.what();
-            EXPECT_NE(got.find(expect), std::string::npos) << "want: " << expect << "\ngot:  " << got;
+            EXPECT_NE(got.find(expect), std::string::npos)
+                << "want: " << expect << "\ngot:  " << got;
             EXPECT_EQ(got.find('\n'), std::string::npos) << "one line: " << got;
         }
     }
@@ -45,15 +46,21 @@ TEST(Config, MissingFileIsAConfigError) {
         load_config("/nonexistent/x.yaml");
         FAIL();
     } catch (const ConfigError& e) {
-        EXPECT_NE(std::string(e.what()).find("/nonexistent/x.yaml: (file): cannot open"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("/nonexistent/x.yaml: (file): cannot open"),
+                  std::string::npos)
+            << e.what();
     }
 }
 
 TEST(Config, HashIgnoresRunnerSectionAndFormatting) {
-    const auto a = parse_config("experiment: {name: t, seed: 1}\ntasks: [{name: a, kind: noop}]\n", "a");
-    const auto b = parse_config("# comment\nexperiment:\n  name: t\n  seed: 1\nrunner: {retries: 3}\n"
-                                "tasks:\n  - name: a\n    kind: noop\n", "b");
-    const auto c = parse_config("experiment: {name: t, seed: 2}\ntasks: [{name: a, kind: noop}]\n", "c");
+    const auto a =
+        parse_config("experiment: {name: t, seed: 1}\ntasks: [{name: a, kind: noop}]\n", "a");
+    const auto b = parse_config(
+        "# comment\nexperiment:\n  name: t\n  seed: 1\nrunner: {retries: 3}\n"
+        "tasks:\n  - name: a\n    kind: noop\n",
+        "b");
+    const auto c =
+        parse_config("experiment: {name: t, seed: 2}\ntasks: [{name: a, kind: noop}]\n", "c");
     EXPECT_EQ(a.hash, b.hash);
     EXPECT_NE(a.hash, c.hash);
     EXPECT_EQ(a.hash.size(), 16u);
@@ -62,7 +69,8 @@ TEST(Config, HashIgnoresRunnerSectionAndFormatting) {
 }
 
 TEST(Config, DemoConfigIsValid) {
-    const Config config = load_config(std::string(COMPATBENCH_TEST_DATA) + "/../../configs/demo.yaml");
+    const Config config =
+        load_config(std::string(COMPATBENCH_TEST_DATA) + "/../../configs/demo.yaml");
     const TaskGraph graph = TaskGraph::build(config);
     EXPECT_EQ(graph.tasks().size(), 64u + 128u + 3u);
 }

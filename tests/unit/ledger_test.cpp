@@ -13,8 +13,9 @@ namespace fs = std::filesystem;
 
 TEST(Value, JsonRoundTripIsExact) {
     const ColumnSpec f{"f", ColumnType::f64, 0};
-    for (double d : {0.1, -0.0, 1e-308, 4.9e-324, 1.7976931348623157e308, 1.0 / 3.0,
-                     std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()}) {
+    for (double d :
+         {0.1, -0.0, 1e-308, 4.9e-324, 1.7976931348623157e308, 1.0 / 3.0,
+          std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()}) {
         const Value back = value_from_json(nlohmann::json::parse(value_to_json(d).dump()), f);
         const double b = std::get<double>(back);
         EXPECT_EQ(std::memcmp(&b, &d, 8), 0) << d;

@@ -33,13 +33,15 @@ void expect_close(double got, double want, double rel, const std::string& what) 
         EXPECT_TRUE(std::isnan(got)) << what;
         return;
     }
-    EXPECT_LE(std::fabs(got - want), rel * std::max(std::fabs(want), 1e-3)) << what << ": " << got << " vs " << want;
+    EXPECT_LE(std::fabs(got - want), rel * std::max(std::fabs(want), 1e-3))
+        << what << ": " << got << " vs " << want;
 }
 
 }  // namespace
 
 TEST(ScipyCrossCheck, RandomInputsWithTies) {
-    if (!have_scipy()) GTEST_SKIP() << "/usr/bin/python3 has no scipy (apt-get install python3-scipy)";
+    if (!have_scipy())
+        GTEST_SKIP() << "/usr/bin/python3 has no scipy (apt-get install python3-scipy)";
     std::mt19937_64 rng(12345);
     const std::string dir = ::testing::TempDir();
     const std::string input = dir + "/stats_cases.txt", output = dir + "/stats_scipy.txt";
@@ -77,11 +79,13 @@ TEST(ScipyCrossCheck, RandomInputsWithTies) {
         "import sys, scipy.stats as s, numpy as np\n"
         "out = open(sys.argv[2], 'w')\n"
         "for line in open(sys.argv[1]):\n"
-        "    parts = [np.array([float(v) for v in p.split(',')]) for p in line.strip().split(';')]\n"
+        "    parts = [np.array([float(v) for v in p.split(',')]) for p in "
+        "line.strip().split(';')]\n"
         "    x, y, groups = parts[0], parts[1], parts[2:]\n"
         "    p = s.pearsonr(x, y); ci = p.confidence_interval(0.95)\n"
         "    sp = s.spearmanr(x, y); kw = s.kruskal(*groups)\n"
-        "    out.write(' '.join(repr(float(v)) for v in [p.statistic, p.pvalue, ci.low, ci.high, sp.correlation, sp.pvalue, kw.statistic, kw.pvalue]) + '\\n')\n";
+        "    out.write(' '.join(repr(float(v)) for v in [p.statistic, p.pvalue, ci.low, ci.high, "
+        "sp.correlation, sp.pvalue, kw.statistic, kw.pvalue]) + '\\n')\n";
     const std::string script_path = dir + "/stats_scipy.py";
     std::ofstream(script_path) << script;
     const std::string cmd = "/usr/bin/python3 " + script_path + " " + input + " " + output;

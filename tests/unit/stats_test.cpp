@@ -12,7 +12,8 @@ namespace cs = compatbench::stats;
 
 namespace {
 void expect_rel(double got, double want, const char* what) {
-    EXPECT_LE(std::fabs(got - want), 1e-12 * std::fabs(want)) << what << ": got " << got << ", want " << want;
+    EXPECT_LE(std::fabs(got - want), 1e-12 * std::fabs(want))
+        << what << ": got " << got << ", want " << want;
 }
 }  // namespace
 
@@ -57,7 +58,8 @@ TEST(Spearman, SP2Negative) {
 }
 
 TEST(Kruskal, KW1) {
-    const auto r = cs::kruskal_wallis({{2.9, 3.0, 2.5, 2.6, 3.2}, {3.8, 2.7, 4.0, 2.4}, {2.8, 3.4, 3.7, 2.2, 2.0}});
+    const auto r = cs::kruskal_wallis(
+        {{2.9, 3.0, 2.5, 2.6, 3.2}, {3.8, 2.7, 4.0, 2.4}, {2.8, 3.4, 3.7, 2.2, 2.0}});
     ASSERT_TRUE(r.ok()) << r.reason;
     expect_rel(r.h, 0.7714285714285722, "H");
     expect_rel(r.p, 0.6799647735788936, "p");
@@ -130,7 +132,8 @@ TEST(Degenerate, PerfectCorrelationHasZeroP) {
 }
 
 TEST(Kruskal, EmptyGroupsAreLeftOut) {
-    const auto with_empty = cs::kruskal_wallis({{2.9, 3.0, 2.5, 2.6, 3.2}, {}, {3.8, 2.7, 4.0, 2.4}});
+    const auto with_empty =
+        cs::kruskal_wallis({{2.9, 3.0, 2.5, 2.6, 3.2}, {}, {3.8, 2.7, 4.0, 2.4}});
     const auto without = cs::kruskal_wallis({{2.9, 3.0, 2.5, 2.6, 3.2}, {3.8, 2.7, 4.0, 2.4}});
     ASSERT_TRUE(with_empty.ok());
     EXPECT_EQ(with_empty.groups, 2u);

@@ -22,9 +22,7 @@ std::uint64_t task_seed(std::uint64_t experiment_seed, std::string_view task_id)
     return splitmix64(fnv1a64(task_id) ^ splitmix64(experiment_seed));
 }
 
-double unit_double(std::uint64_t bits) {
-    return static_cast<double>(bits >> 11) * 0x1.0p-53;
-}
+double unit_double(std::uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
 
 std::string_view hex64(std::uint64_t value, char (&buffer)[17]) {
     static constexpr char digits[] = "0123456789abcdef";

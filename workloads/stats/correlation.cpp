@@ -17,8 +17,8 @@ namespace {
 // Common checks; returns the reason the input is degenerate, or "" when usable.
 std::string check_pair(std::span<const double> x, std::span<const double> y) {
     if (x.size() != y.size()) {
-        return "length mismatch (" + std::to_string(x.size()) + " vs " +
-               std::to_string(y.size()) + ")";
+        return "length mismatch (" + std::to_string(x.size()) + " vs " + std::to_string(y.size()) +
+               ")";
     }
     if (x.size() < 3) return "fewer than 3 observations (n=" + std::to_string(x.size()) + ")";
     for (std::size_t i = 0; i < x.size(); ++i) {
@@ -36,8 +36,7 @@ double mean(std::span<const double> v) {
 }
 
 // r = <xm/|xm|, ym/|ym|> as scipy 1.10 computes it; "" reason or why it is undefined.
-double centred_cosine(std::span<const double> x, std::span<const double> y,
-                      std::string& reason) {
+double centred_cosine(std::span<const double> x, std::span<const double> y, std::string& reason) {
     const std::size_t n = x.size();
     const double mx = mean(x), my = mean(y);
     std::vector<double> xm(n), ym(n);
@@ -82,7 +81,8 @@ CorrelationResult pearson(std::span<const double> x, std::span<const double> y) 
     // scipy 1.10 pearsonr: p = 2 * sf(|r|) of Beta(n/2 - 1, n/2 - 1) on [-1, 1], which is
     // the regularised incomplete beta at (1 - |r|) / 2.
     const double ab = static_cast<double>(out.n) / 2.0 - 1.0;
-    out.p = std::fabs(r) >= 1.0 ? 0.0 : 2.0 * boost::math::ibeta(ab, ab, 0.5 * (1.0 - std::fabs(r)));
+    out.p =
+        std::fabs(r) >= 1.0 ? 0.0 : 2.0 * boost::math::ibeta(ab, ab, 0.5 * (1.0 - std::fabs(r)));
     out.p = std::min(out.p, 1.0);
     if (out.n > 3) {
         const double z = std::atanh(r);

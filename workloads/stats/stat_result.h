@@ -13,11 +13,11 @@ inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 struct CorrelationResult {
     std::size_t n = 0;
-    double r = kNaN;        // Pearson r, or Spearman rho
-    double p = kNaN;        // two-sided p-value
-    double ci_low = kNaN;   // 95% Fisher-z interval (Pearson only)
+    double r = kNaN;       // Pearson r, or Spearman rho
+    double p = kNaN;       // two-sided p-value
+    double ci_low = kNaN;  // 95% Fisher-z interval (Pearson only)
     double ci_high = kNaN;
-    std::string reason;     // empty when the result is valid
+    std::string reason;  // empty when the result is valid
     bool ok() const { return reason.empty(); }
 };
 
