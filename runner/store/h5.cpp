@@ -161,29 +161,9 @@ void write_column_range(hid_t dataset, const ColumnSpec& column, std::size_t fir
                    " of column " + column.name);
 }
 
-Handle create_scalar(hid_t file, const std::string& path, const Value& value,
-                     std::size_t str_width) {
-    const auto slash = path.rfind('/');
-    if (slash != std::string::npos) create_groups(file, path.substr(0, slash));
-    ColumnSpec spec{path, ColumnType::f64, 0};
-    if (std::holds_alternative<std::int64_t>(value)) spec.type = ColumnType::i64;
-    if (std::holds_alternative<std::uint64_t>(value)) spec.type = ColumnType::u64;
-    if (const auto* s = std::get_if<std::string>(&value)) {
-        spec.type = ColumnType::str;
-        spec.width = std::max<std::size_t>({str_width, s->size(), 1});
-    }
-    Handle space(check(H5Screate(H5S_SCALAR), "create scalar dataspace"), H5Sclose);
-    Handle dcpl(check(H5Pcreate(H5P_DATASET_CREATE), "create dataset property list"), H5Pclose);
-    check_herr(H5Pset_obj_track_times(dcpl.get(), 0), "turn off dataset time stamps");
-    const Handle type = file_type(spec);
-    Handle dataset(check(H5Dcreate2(file, path.c_str(), type.get(), space.get(), H5P_DEFAULT,
-                                    dcpl.get(), H5P_DEFAULT),
-                         "create dataset /" + path),
-                   H5Dclose);
-    return dataset;
-}
-
-void write_scalar(hid_t dataset, const Value& value, std::size_t str_width) {
+namespace {
+// The column spec a scalar dataset of `value` gets (strings: at least `str_width` bytes).
+ColumnSpec scalar_spec(const Value& value, std::size_t str_width) {
     ColumnSpec spec{"scalar", ColumnType::f64, 0};
     if (std::holds_alternative<std::int64_t>(value)) spec.type = ColumnType::i64;
     if (std::holds_alternative<std::uint64_t>(value)) spec.type = ColumnType::u64;
@@ -191,6 +171,27 @@ void write_scalar(hid_t dataset, const Value& value, std::size_t str_width) {
         spec.type = ColumnType::str;
         spec.width = std::max<std::size_t>({str_width, s->size(), 1});
     }
+    return spec;
+}
+}  // namespace
+
+Handle create_scalar(hid_t file, const std::string& path, const Value& value,
+                     std::size_t str_width) {
+    const auto slash = path.rfind('/');
+    if (slash != std::string::npos) create_groups(file, path.substr(0, slash));
+    const ColumnSpec spec = scalar_spec(value, str_width);
+    Handle space(check(H5Screate(H5S_SCALAR), "create scalar dataspace"), H5Sclose);
+    Handle dcpl(check(H5Pcreate(H5P_DATASET_CREATE), "create dataset property list"), H5Pclose);
+    check_herr(H5Pset_obj_track_times(dcpl.get(), 0), "turn off dataset time stamps");
+    const Handle type = file_type(spec);
+    return {check(H5Dcreate2(file, path.c_str(), type.get(), space.get(), H5P_DEFAULT, dcpl.get(),
+                             H5P_DEFAULT),
+                  "create dataset /" + path),
+            H5Dclose};
+}
+
+void write_scalar(hid_t dataset, const Value& value, std::size_t str_width) {
+    const ColumnSpec spec = scalar_spec(value, str_width);
     const auto buffer = pack(spec, &value, 1, 1);
     Handle mem_type = spec.type == ColumnType::str
                           ? file_type(spec)

@@ -3,6 +3,7 @@
 #include "tasks/task_kind.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 namespace compatbench {
@@ -31,40 +32,31 @@ ResultsFile::ResultsFile(const std::string& path, MPI_Comm comm, const Config& c
                        H5Fclose);
     const hid_t f = file_.get();
 
-    // /meta: every rank passes the same values (collective creation).
-    h5::create_scalar(f, "meta/config_text", meta.config_text);
-    h5::create_scalar(f, "meta/config_path", meta.config_path);
-    h5::create_scalar(f, "meta/config_hash", meta.config_hash);
-    h5::create_scalar(f, "meta/git_revision", meta.git_revision);
-    h5::create_scalar(f, "meta/version", meta.version);
-    h5::create_scalar(f, "meta/experiment", meta.experiment);
-    h5::create_scalar(f, "meta/seed", config.seed);
-    h5::create_scalar(f, "meta/ranks", meta.ranks);
-    h5::create_scalar(f, "meta/hosts", meta.hosts);
-    h5::create_scalar(f, "meta/start_time", meta.start_time);
-    resumed_ = h5::create_scalar(f, "meta/resumed_tasks", std::int64_t{0});
+    // /meta: every rank creates the same datasets (collective); rank 0 writes the values.
+    const std::pair<const char*, Value> facts[] = {
+        {"meta/config_text", meta.config_text},
+        {"meta/config_path", meta.config_path},
+        {"meta/config_hash", meta.config_hash},
+        {"meta/git_revision", meta.git_revision},
+        {"meta/version", meta.version},
+        {"meta/experiment", meta.experiment},
+        {"meta/seed", config.seed},
+        {"meta/ranks", meta.ranks},
+        {"meta/hosts", meta.hosts},
+        {"meta/start_time", meta.start_time},
+    };
+    for (const auto& [name, value] : facts) {
+        const h5::Handle d = h5::create_scalar(f, name, value);
+        if (rank_ == 0) h5::write_scalar(d.get(), value);
+    }
+    // Set again when the run ends.
     end_time_ = h5::create_scalar(f, "meta/end_time", std::nan(""));
     status_ = h5::create_scalar(f, "meta/status", std::string("running"), kStatusWidth);
+    resumed_ = h5::create_scalar(f, "meta/resumed_tasks", std::int64_t{0});
     if (rank_ == 0) {
-        // Values of the scalars above (creation allocates; one rank writes).
-        auto put = [&](const char* name, const Value& v) {
-            h5::Handle d(h5::check(H5Dopen2(f, name, H5P_DEFAULT), std::string("open ") + name),
-                         H5Dclose);
-            h5::write_scalar(d.get(), v);
-        };
-        put("meta/config_text", meta.config_text);
-        put("meta/config_path", meta.config_path);
-        put("meta/config_hash", meta.config_hash);
-        put("meta/git_revision", meta.git_revision);
-        put("meta/version", meta.version);
-        put("meta/experiment", meta.experiment);
-        put("meta/seed", config.seed);
-        put("meta/ranks", meta.ranks);
-        put("meta/hosts", meta.hosts);
-        put("meta/start_time", meta.start_time);
-        h5::write_scalar(resumed_.get(), std::int64_t{0});
         h5::write_scalar(end_time_.get(), std::nan(""));
         h5::write_scalar(status_.get(), std::string("running"), kStatusWidth);
+        h5::write_scalar(resumed_.get(), std::int64_t{0});
     }
 
     // /tasks

@@ -17,26 +17,38 @@ void expect_rel(double got, double want, const char* what) {
 }
 }  // namespace
 
-TEST(Pearson, PE1) {
-    const std::vector<double> x = {1, 2, 3, 4, 5, 6, 7, 8};
-    const std::vector<double> y = {2.1, 3.9, 6.2, 7.8, 10.1, 12.2, 13.8, 16.1};
-    const auto r = cs::pearson(x, y);
-    ASSERT_TRUE(r.ok()) << r.reason;
-    expect_rel(r.r, 0.999419474795813, "r");
-    expect_rel(r.p, 4.888933612558556e-10, "p");
-    expect_rel(r.ci_low, 0.9966537550674996, "ci_low");
-    expect_rel(r.ci_high, 0.9998994024260276, "ci_high");
-}
+struct PearsonCase {
+    const char* name;
+    std::vector<double> x, y;
+    double r, p, ci_low, ci_high;
+};
 
-TEST(Pearson, PE2) {
-    const std::vector<double> x = {0.5, 1.7, 2.2, 3.1, 3.9, 4.4, 5.8, 6.0, 7.3, 8.1};
-    const std::vector<double> y = {1.2, 0.8, 2.9, 2.1, 4.4, 3.0, 3.9, 6.2, 5.1, 5.5};
-    const auto r = cs::pearson(x, y);
-    ASSERT_TRUE(r.ok()) << r.reason;
-    expect_rel(r.r, 0.8774031899786805, "r");
-    expect_rel(r.p, 0.0008502137065297242, "p");
-    expect_rel(r.ci_low, 0.5536123515079058, "ci_low");
-    expect_rel(r.ci_high, 0.9707513672395893, "ci_high");
+TEST(Pearson, ReferenceValues) {
+    const PearsonCase cases[] = {
+        {"PE1",
+         {1, 2, 3, 4, 5, 6, 7, 8},
+         {2.1, 3.9, 6.2, 7.8, 10.1, 12.2, 13.8, 16.1},
+         0.999419474795813,
+         4.888933612558556e-10,
+         0.9966537550674996,
+         0.9998994024260276},
+        {"PE2",
+         {0.5, 1.7, 2.2, 3.1, 3.9, 4.4, 5.8, 6.0, 7.3, 8.1},
+         {1.2, 0.8, 2.9, 2.1, 4.4, 3.0, 3.9, 6.2, 5.1, 5.5},
+         0.8774031899786805,
+         0.0008502137065297242,
+         0.5536123515079058,
+         0.9707513672395893},
+    };
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.name);
+        const auto r = cs::pearson(c.x, c.y);
+        ASSERT_TRUE(r.ok()) << r.reason;
+        expect_rel(r.r, c.r, "r");
+        expect_rel(r.p, c.p, "p");
+        expect_rel(r.ci_low, c.ci_low, "ci_low");
+        expect_rel(r.ci_high, c.ci_high, "ci_high");
+    }
 }
 
 TEST(Spearman, SP1WithTies) {
