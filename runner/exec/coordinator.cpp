@@ -299,6 +299,25 @@ void Coordinator::progress(bool force) {
         failed_, skipped_, rate, format_eta(rate > 0 ? static_cast<double>(left) / rate : NAN));
 }
 
+void Coordinator::log_rank_load() const {
+    // Load balance of this run: tasks and busy seconds per rank (from the task facts).
+    const double wall = seconds_since(start_);
+    std::vector<std::size_t> count(static_cast<std::size_t>(size_), 0);
+    std::vector<double> busy(static_cast<std::size_t>(size_), 0.0);
+    for (const auto& f : facts_) {
+        if (f.rank < 0 || f.rank >= size_ || f.start < run_epoch_) continue;  // earlier runs
+        ++count[static_cast<std::size_t>(f.rank)];
+        busy[static_cast<std::size_t>(f.rank)] += f.duration;
+    }
+    std::string line;
+    for (int r = 0; r < size_; ++r) {
+        const auto ur = static_cast<std::size_t>(r);
+        line += fmt::format("{}r{}: {} tasks, {:.2f} s busy ({:.0f}%)", r ? "; " : "", r, count[ur],
+                            busy[ur], wall > 0 ? 100.0 * busy[ur] / wall : 0.0);
+    }
+    spdlog::info("ranks: {}", line);
+}
+
 void Coordinator::send_stop(bool abandon) {
     for (int r = 1; r < size_; ++r) outbox_.send(r, kTagStop, encode_int(abandon ? 1 : 0));
     if (abandon) executor_.cancel();
@@ -323,6 +342,8 @@ void Coordinator::poll_messages(bool& worked) {
 
 CoordinatorReport Coordinator::run() {
     start_ = last_progress_ = last_flush_ = Clock::now();
+    run_epoch_ =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     for (std::size_t i = 0; i < states_.size(); ++i) {
         if (states_[i] == State::blocked && waiting_on_[i] == 0) make_ready(i);
     }
@@ -388,6 +409,7 @@ CoordinatorReport Coordinator::run() {
     outbox_.drain();
     run_ready_analyses();
     progress(true);
+    log_rank_load();
 
     CoordinatorReport report;
     report.done = done_;

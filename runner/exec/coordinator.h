@@ -62,6 +62,7 @@ class Coordinator {
     void run_ready_analyses();
     void progress(bool force);
     void send_stop(bool abandon);
+    void log_rank_load() const;
     bool all_terminal() const { return terminal_ == states_.size(); }
     void poll_messages(bool& worked);
 
@@ -95,6 +96,7 @@ class Coordinator {
     std::chrono::steady_clock::time_point start_, last_progress_, last_flush_;
     std::chrono::steady_clock::time_point first_dispatch_, last_result_;
     bool dispatched_any_ = false;
+    double run_epoch_ = 0.0;  // start of this run, Unix seconds
 };
 
 }  // namespace compatbench

@@ -17,6 +17,8 @@ void run_worker(const Config& config, const TaskGraph& graph, MPI_Comm comm, Res
     Clock::time_point stop_at;
     const auto flush_every = std::chrono::duration<double>(config.runner.row_flush_interval);
     auto idle = std::chrono::microseconds(20);
+    std::size_t ran = 0;
+    spdlog::info("worker ready");
     while (true) {
         bool worked = false;
         int from = 0, tag = 0;
@@ -35,6 +37,7 @@ void run_worker(const Config& config, const TaskGraph& graph, MPI_Comm comm, Res
         for (auto& c : executor.take()) {
             worked = true;
             if (c.outcome.status == TaskStatus::done) results.stage(c.index, c.outcome.outputs);
+            if (c.outcome.status != TaskStatus::cancelled) ++ran;
             unsent.push_back(std::move(c));
         }
         if (stop_signal() && !signal_sent) {
@@ -68,6 +71,7 @@ void run_worker(const Config& config, const TaskGraph& graph, MPI_Comm comm, Res
     }
     outbox.drain();
     if (abandon) executor.stop(std::chrono::seconds(10));
+    spdlog::info("worker done: {} tasks run here", ran);
 }
 
 }  // namespace compatbench
