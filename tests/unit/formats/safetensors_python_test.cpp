@@ -1,0 +1,69 @@
+// compatbench and a numpy-only implementation read each other's files.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "formats/safetensors.h"
+
+using namespace compatbench::formats;
+namespace fs = std::filesystem;
+
+namespace {
+bool have_numpy() {
+    return std::system("/usr/bin/python3 -c 'import numpy' > /dev/null 2>&1") == 0;
+}
+const std::string kScript = std::string(COMPATBENCH_SOURCE_DIR) + "/tests/python/safetensors_np.py";
+
+std::string run(const std::string& cmd) {
+    std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
+    std::string out;
+    char buf[4096];
+    while (pipe && fgets(buf, sizeof buf, pipe.get())) out += buf;
+    return out;
+}
+}  // namespace
+
+TEST(SafetensorsPython, NumpyReadsWhatWeWrite) {
+    if (!have_numpy()) GTEST_SKIP() << "/usr/bin/python3 has no numpy";
+    const fs::path p = fs::path(::testing::TempDir()) / "for_numpy.safetensors";
+    SafetensorsWriter w;
+    const std::vector<float> v = {1.0f, -0.5f, 3.25f, 1e-3f, 7.0f, -8.5f};
+    w.add_f32("x.f32", {2, 3}, v, DType::F32);
+    w.add_f32("x.bf16", {6}, v, DType::BF16);
+    w.add_f32("x.f16", {3, 2}, v, DType::F16);
+    w.set_metadata("format", "pt");
+    w.write(p.string());
+    const auto j =
+        nlohmann::json::parse(run("/usr/bin/python3 " + kScript + " read " + p.string()));
+    EXPECT_EQ(j["metadata"]["format"], "pt");
+    EXPECT_EQ(j["data_start"].get<int>() % 8, 0);
+    const auto f = SafetensorsFile::open(p.string());
+    for (const char* name : {"x.f32", "x.bf16", "x.f16"}) {
+        const auto ours = f.read_f32(f.at(name));
+        const auto theirs = j["tensors"][name]["values"].get<std::vector<double>>();
+        ASSERT_EQ(ours.size(), theirs.size()) << name;
+        for (std::size_t i = 0; i < ours.size(); ++i)
+            EXPECT_EQ(static_cast<double>(ours[i]), theirs[i]) << name << "[" << i << "]";
+        EXPECT_EQ(j["tensors"][name]["shape"].get<std::vector<std::uint64_t>>(), f.at(name).shape);
+    }
+}
+
+TEST(SafetensorsPython, WeReadWhatNumpyWrites) {
+    if (!have_numpy()) GTEST_SKIP() << "/usr/bin/python3 has no numpy";
+    const fs::path p = fs::path(::testing::TempDir()) / "from_numpy.safetensors";
+    ASSERT_EQ(std::system(("/usr/bin/python3 " + kScript + " write " + p.string()).c_str()), 0);
+    const auto f = SafetensorsFile::open(p.string());
+    EXPECT_EQ(f.metadata().at("who"), "numpy");
+    EXPECT_EQ(f.read_f32(f.at("w")), (std::vector<float>{0, 0.5f, 1, 1.5f, 2, 2.5f}));
+    EXPECT_EQ(f.read_f32(f.at("h")), (std::vector<float>{1, -2, 0.5f, 65504}));
+    EXPECT_EQ(f.read_f32(f.at("b")), (std::vector<float>{1.0f, -2.0f, 3.140625f}));
+    const auto raw = f.raw(f.at("i"));
+    std::int32_t ints[2];
+    std::memcpy(ints, raw.data(), 8);
+    EXPECT_EQ(ints[0], 7);
+    EXPECT_EQ(ints[1], -7);
+    EXPECT_EQ(f.at("w").shape, (std::vector<std::uint64_t>{2, 3}));
+}

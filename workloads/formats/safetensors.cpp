@@ -1,0 +1,552 @@
+#include "formats/safetensors.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "formats/half.h"
+
+namespace compatbench::formats {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct DTypeEntry {
+    DType dtype;
+    const char* name;
+    std::size_t size;
+};
+constexpr DTypeEntry kDTypes[] = {
+    {DType::BOOL, "BOOL", 1}, {DType::U8, "U8", 1},     {DType::I8, "I8", 1},
+    {DType::I16, "I16", 2},   {DType::U16, "U16", 2},   {DType::I32, "I32", 4},
+    {DType::U32, "U32", 4},   {DType::I64, "I64", 8},   {DType::U64, "U64", 8},
+    {DType::F16, "F16", 2},   {DType::BF16, "BF16", 2}, {DType::F32, "F32", 4},
+    {DType::F64, "F64", 8},
+};
+
+[[noreturn]] void fail(const std::string& file, const std::string& what) {
+    throw FormatError(file + ": " + what);
+}
+
+std::string tensor_ref(const std::string& name) { return "tensor '" + name + "'"; }
+
+std::uint64_t read_u64_le(const std::uint8_t* p) {
+    std::uint64_t v = 0;
+    for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+    return v;
+}
+
+void write_u64_le(std::uint64_t v, std::uint8_t* p) {
+    for (int i = 0; i < 8; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
+}
+
+TensorInfo parse_entry(const std::string& file, const std::string& name,
+                       const nlohmann::json& entry) {
+    const std::string ref = tensor_ref(name);
+    if (!entry.is_object())
+        fail(file, ref + ": expected an object with dtype, shape, data_offsets");
+    for (const auto& [key, value] : entry.items()) {
+        if (key != "dtype" && key != "shape" && key != "data_offsets") {
+            fail(file, ref + ": unexpected field '" + key + "'");
+        }
+    }
+    for (const char* key : {"dtype", "shape", "data_offsets"}) {
+        if (!entry.contains(key)) fail(file, ref + ": missing field '" + std::string(key) + "'");
+    }
+    TensorInfo t;
+    t.name = name;
+    const auto& dtype = entry["dtype"];
+    if (!dtype.is_string()) fail(file, ref + ": dtype must be a string");
+    try {
+        t.dtype = dtype_from_name(dtype.get<std::string>());
+    } catch (const FormatError& e) {
+        fail(file, ref + ": " + e.what());
+    }
+    const auto& shape = entry["shape"];
+    if (!shape.is_array()) fail(file, ref + ": shape must be a list of non-negative integers");
+    for (const auto& d : shape) {
+        if (!d.is_number_unsigned())
+            fail(file,
+                 ref + ": shape must be a list of non-negative integers, got " + shape.dump());
+        t.shape.push_back(d.get<std::uint64_t>());
+    }
+    const auto& offsets = entry["data_offsets"];
+    if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
+        !offsets[1].is_number_unsigned()) {
+        fail(file, ref + ": data_offsets must be [begin, end] of non-negative integers");
+    }
+    t.begin = offsets[0].get<std::uint64_t>();
+    t.end = offsets[1].get<std::uint64_t>();
+    if (t.end < t.begin)
+        fail(file, ref + ": data_offsets end " + std::to_string(t.end) + " is before begin " +
+                       std::to_string(t.begin));
+    std::uint64_t count = 1;
+    for (std::uint64_t d : t.shape) {
+        if (__builtin_mul_overflow(count, d, &count))
+            fail(file, ref + ": element count overflows 64 bits");
+    }
+    std::uint64_t bytes = 0;
+    if (__builtin_mul_overflow(count, static_cast<std::uint64_t>(dtype_size(t.dtype)), &bytes)) {
+        fail(file, ref + ": byte size overflows 64 bits");
+    }
+    if (bytes != t.end - t.begin) {
+        fail(file, ref + ": shape " + shape.dump() + " of " + dtype_name(t.dtype) + " needs " +
+                       std::to_string(bytes) + " bytes but data_offsets span " +
+                       std::to_string(t.end - t.begin));
+    }
+    return t;
+}
+
+}  // namespace
+
+const char* dtype_name(DType dtype) {
+    for (const auto& e : kDTypes) {
+        if (e.dtype == dtype) return e.name;
+    }
+    return "?";
+}
+
+std::size_t dtype_size(DType dtype) {
+    for (const auto& e : kDTypes) {
+        if (e.dtype == dtype) return e.size;
+    }
+    return 0;
+}
+
+bool dtype_is_float(DType dtype) {
+    return dtype == DType::F16 || dtype == DType::BF16 || dtype == DType::F32 ||
+           dtype == DType::F64;
+}
+
+DType dtype_from_name(const std::string& name) {
+    for (const auto& e : kDTypes) {
+        if (name == e.name) return e.dtype;
+    }
+    std::string known;
+    for (const auto& e : kDTypes) known += (known.empty() ? "" : ", ") + std::string(e.name);
+    throw FormatError("unsupported dtype '" + name + "' (readable: " + known + ")");
+}
+
+std::uint64_t TensorInfo::numel() const {
+    std::uint64_t n = 1;
+    for (std::uint64_t d : shape) n *= d;
+    return n;
+}
+
+Header parse_header(std::span<const std::uint8_t> file, const std::string& file_name,
+                    const ReadLimits& limits) {
+    if (file.size() < 8) {
+        fail(file_name, "too short for a safetensors file (" + std::to_string(file.size()) +
+                            " bytes; the header size alone takes 8)");
+    }
+    const std::uint64_t n = read_u64_le(file.data());
+    if (n > limits.max_header_bytes) {
+        fail(file_name, "header size " + std::to_string(n) + " at offset 0 exceeds the cap of " +
+                            std::to_string(limits.max_header_bytes) + " bytes");
+    }
+    if (n > file.size() - 8) {
+        fail(file_name, "header size " + std::to_string(n) + " runs past the end of the file (" +
+                            std::to_string(file.size()) + " bytes)");
+    }
+    if (n < 2 || file[8] != '{') fail(file_name, "the header at offset 8 does not start with '{'");
+    const char* begin = reinterpret_cast<const char*>(file.data() + 8);
+    std::set<std::string> seen;
+    std::string duplicate;
+    nlohmann::json json;
+    try {
+        json = nlohmann::json::parse(
+            begin, begin + n,
+            [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+                if (depth == 1 && event == nlohmann::json::parse_event_t::key &&
+                    duplicate.empty()) {
+                    const auto key = parsed.get<std::string>();
+                    if (!seen.insert(key).second) duplicate = key;
+                }
+                return true;
+            });
+    } catch (const nlohmann::json::parse_error& e) {
+        fail(file_name, "header is not valid JSON (byte " + std::to_string(8 + e.byte) +
+                            " of the file): " + e.what());
+    }
+    if (!duplicate.empty()) fail(file_name, "name '" + duplicate + "' appears twice in the header");
+    if (!json.is_object()) fail(file_name, "header is not a JSON object");
+
+    Header header;
+    header.data_start = 8 + n;
+    const std::uint64_t data_size = file.size() - header.data_start;
+    for (const auto& [name, entry] : json.items()) {
+        if (name == "__metadata__") {
+            if (!entry.is_object()) fail(file_name, "__metadata__ must be an object of strings");
+            for (const auto& [key, value] : entry.items()) {
+                if (!value.is_string())
+                    fail(file_name, "__metadata__['" + key + "'] must be a string");
+                header.metadata[key] = value.get<std::string>();
+            }
+            continue;
+        }
+        if (name.empty()) fail(file_name, "a tensor has an empty name");
+        header.tensors.push_back(parse_entry(file_name, name, entry));
+    }
+    std::sort(header.tensors.begin(), header.tensors.end(),
+              [](const TensorInfo& a, const TensorInfo& b) {
+                  return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+              });
+    std::uint64_t expect = 0;
+    for (const auto& t : header.tensors) {
+        if (t.begin < expect)
+            fail(file_name, tensor_ref(t.name) + ": data_offsets [" + std::to_string(t.begin) +
+                                ", " + std::to_string(t.end) + ") overlap the previous tensor");
+        if (t.begin > expect)
+            fail(file_name, tensor_ref(t.name) + ": data_offsets begin " + std::to_string(t.begin) +
+                                " leaves a hole after offset " + std::to_string(expect));
+        if (t.end > data_size)
+            fail(file_name, tensor_ref(t.name) + ": data_offsets end " + std::to_string(t.end) +
+                                " is past the data buffer (" + std::to_string(data_size) +
+                                " bytes)");
+        expect = t.end;
+    }
+    if (expect != data_size) {
+        fail(file_name, "the data buffer has " + std::to_string(data_size - expect) +
+                            " bytes after the last tensor");
+    }
+    return header;
+}
+
+// ---- SafetensorsFile ----------------------------------------------------------------
+
+SafetensorsFile SafetensorsFile::open(const std::string& path, const ReadLimits& limits) {
+    SafetensorsFile f;
+    f.path_ = path;
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) fail(path, std::string("cannot open: ") + std::strerror(errno));
+    struct stat st {};
+    if (fstat(fd, &st) != 0) {
+        ::close(fd);
+        fail(path, std::string("cannot stat: ") + std::strerror(errno));
+    }
+    f.size_ = static_cast<std::size_t>(st.st_size);
+    if (f.size_ > 0) {
+        void* map = mmap(nullptr, f.size_, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (map == MAP_FAILED) {
+            ::close(fd);
+            fail(path, std::string("cannot map: ") + std::strerror(errno));
+        }
+        f.map_ = static_cast<const std::uint8_t*>(map);
+    }
+    ::close(fd);
+    f.header_ = parse_header({f.map_, f.size_}, path, limits);
+    for (std::size_t i = 0; i < f.header_.tensors.size(); ++i)
+        f.index_[f.header_.tensors[i].name] = i;
+    return f;
+}
+
+SafetensorsFile::SafetensorsFile(SafetensorsFile&& o) noexcept
+    : path_(std::move(o.path_)),
+      map_(std::exchange(o.map_, nullptr)),
+      size_(std::exchange(o.size_, 0)),
+      header_(std::move(o.header_)),
+      index_(std::move(o.index_)) {}
+
+SafetensorsFile& SafetensorsFile::operator=(SafetensorsFile&& o) noexcept {
+    if (this != &o) {
+        if (map_) munmap(const_cast<std::uint8_t*>(map_), size_);
+        path_ = std::move(o.path_);
+        map_ = std::exchange(o.map_, nullptr);
+        size_ = std::exchange(o.size_, 0);
+        header_ = std::move(o.header_);
+        index_ = std::move(o.index_);
+    }
+    return *this;
+}
+
+SafetensorsFile::~SafetensorsFile() {
+    if (map_) munmap(const_cast<std::uint8_t*>(map_), size_);
+}
+
+const TensorInfo* SafetensorsFile::find(const std::string& name) const {
+    auto it = index_.find(name);
+    return it == index_.end() ? nullptr : &header_.tensors[it->second];
+}
+
+const TensorInfo& SafetensorsFile::at(const std::string& name) const {
+    const TensorInfo* t = find(name);
+    if (!t) fail(path_, "no tensor named '" + name + "'");
+    return *t;
+}
+
+std::span<const std::uint8_t> SafetensorsFile::raw(const TensorInfo& t) const {
+    return {map_ + header_.data_start + t.begin, static_cast<std::size_t>(t.bytes())};
+}
+
+void SafetensorsFile::read_f32(const TensorInfo& t, std::span<float> out) const {
+    if (!dtype_is_float(t.dtype))
+        fail(path_, tensor_ref(t.name) + ": dtype " + dtype_name(t.dtype) +
+                        " is not a floating-point type");
+    if (out.size() != t.numel())
+        fail(path_, tensor_ref(t.name) + ": output holds " + std::to_string(out.size()) +
+                        " values, the tensor " + std::to_string(t.numel()));
+    to_f32(t.dtype, raw(t).data(), out.size(), out.data());
+}
+
+std::vector<float> SafetensorsFile::read_f32(const TensorInfo& t) const {
+    std::vector<float> out(t.numel());
+    read_f32(t, out);
+    return out;
+}
+
+void to_f32(DType dtype, const std::uint8_t* src, std::size_t count, float* out) {
+    switch (dtype) {
+        case DType::F32:
+            std::memcpy(out, src, count * 4);
+            return;  // little-endian host
+        case DType::BF16:
+            for (std::size_t i = 0; i < count; ++i) {
+                out[i] =
+                    bf16_to_f32(static_cast<std::uint16_t>(src[2 * i] | (src[2 * i + 1] << 8)));
+            }
+            return;
+        case DType::F16:
+            for (std::size_t i = 0; i < count; ++i) {
+                out[i] = f16_to_f32(static_cast<std::uint16_t>(src[2 * i] | (src[2 * i + 1] << 8)));
+            }
+            return;
+        case DType::F64:
+            for (std::size_t i = 0; i < count; ++i) {
+                double d;
+                std::memcpy(&d, src + 8 * i, 8);
+                out[i] = static_cast<float>(d);
+            }
+            return;
+        default:
+            throw FormatError(std::string("cannot convert ") + dtype_name(dtype) + " to float32");
+    }
+}
+
+std::vector<std::uint8_t> from_f32(DType dtype, std::span<const float> values) {
+    std::vector<std::uint8_t> out(values.size() * dtype_size(dtype));
+    switch (dtype) {
+        case DType::F32:
+            std::memcpy(out.data(), values.data(), out.size());
+            break;
+        case DType::BF16:
+        case DType::F16:
+            for (std::size_t i = 0; i < values.size(); ++i) {
+                const std::uint16_t h =
+                    dtype == DType::BF16 ? f32_to_bf16(values[i]) : f32_to_f16(values[i]);
+                out[2 * i] = static_cast<std::uint8_t>(h & 0xff);
+                out[2 * i + 1] = static_cast<std::uint8_t>(h >> 8);
+            }
+            break;
+        case DType::F64:
+            for (std::size_t i = 0; i < values.size(); ++i) {
+                const double d = values[i];
+                std::memcpy(out.data() + 8 * i, &d, 8);
+            }
+            break;
+        default:
+            throw FormatError(std::string("cannot store float32 values as ") + dtype_name(dtype));
+    }
+    return out;
+}
+
+// ---- SafetensorsWriter ----------------------------------------------------------------
+
+void SafetensorsWriter::add(const std::string& name, DType dtype, std::vector<std::uint64_t> shape,
+                            std::span<const std::uint8_t> bytes) {
+    if (name.empty() || name == "__metadata__")
+        throw std::invalid_argument("tensor name '" + name + "' is not allowed");
+    for (const auto& e : entries_) {
+        if (e.name == name) throw std::invalid_argument("tensor '" + name + "' added twice");
+    }
+    std::uint64_t n = 1;
+    for (auto d : shape) n *= d;
+    if (n * dtype_size(dtype) != bytes.size()) {
+        throw std::invalid_argument("tensor '" + name + "': " + std::to_string(bytes.size()) +
+                                    " bytes for " + std::to_string(n) + " elements of " +
+                                    dtype_name(dtype));
+    }
+    entries_.push_back({name, dtype, std::move(shape), {bytes.begin(), bytes.end()}});
+    data_bytes_ += bytes.size();
+}
+
+void SafetensorsWriter::add_f32(const std::string& name, std::vector<std::uint64_t> shape,
+                                std::span<const float> values, DType stored) {
+    const auto bytes = from_f32(stored, values);
+    add(name, stored, std::move(shape), bytes);
+}
+
+namespace {
+void write_file(const std::string& path, const std::vector<const void*>& parts_data,
+                const std::vector<std::size_t>& parts_size) {
+    const std::string tmp = path + ".tmp";
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) fail(tmp, std::string("cannot open for writing: ") + std::strerror(errno));
+    for (std::size_t i = 0; i < parts_data.size(); ++i) {
+        out.write(static_cast<const char*>(parts_data[i]),
+                  static_cast<std::streamsize>(parts_size[i]));
+    }
+    out.close();
+    if (!out) fail(tmp, "write failed (disk full?)");
+    std::error_code ec;
+    fs::rename(tmp, path, ec);
+    if (ec) fail(path, "cannot rename the finished file into place: " + ec.message());
+}
+
+// Header JSON for entries [first, last) laid out contiguously, padded to 8-byte alignment.
+template <class Entries>
+std::string header_text(const Entries& entries, std::size_t first, std::size_t last,
+                        const std::map<std::string, std::string>& metadata) {
+    nlohmann::ordered_json h = nlohmann::ordered_json::object();
+    if (!metadata.empty()) h["__metadata__"] = metadata;
+    std::uint64_t offset = 0;
+    for (std::size_t i = first; i < last; ++i) {
+        const auto& e = entries[i];
+        h[e.name] = {{"dtype", dtype_name(e.dtype)},
+                     {"shape", e.shape},
+                     {"data_offsets", {offset, offset + e.bytes.size()}}};
+        offset += e.bytes.size();
+    }
+    std::string text = h.dump();
+    while ((8 + text.size()) % 8 != 0) text += ' ';
+    return text;
+}
+}  // namespace
+
+void SafetensorsWriter::write(const std::string& path) const {
+    const std::string text = header_text(entries_, 0, entries_.size(), metadata_);
+    std::uint8_t size[8];
+    write_u64_le(text.size(), size);
+    std::vector<const void*> data = {size, text.data()};
+    std::vector<std::size_t> sizes = {8, text.size()};
+    for (const auto& e : entries_) {
+        data.push_back(e.bytes.data());
+        sizes.push_back(e.bytes.size());
+    }
+    write_file(path, data, sizes);
+}
+
+std::vector<std::string> SafetensorsWriter::write_sharded(const std::string& dir,
+                                                          std::uint64_t max_shard_bytes) const {
+    fs::create_directories(dir);
+    std::vector<std::pair<std::size_t, std::size_t>> shards;  // [first, last)
+    std::size_t first = 0;
+    std::uint64_t bytes = 0;
+    for (std::size_t i = 0; i < entries_.size(); ++i) {
+        if (i > first && bytes + entries_[i].bytes.size() > max_shard_bytes) {
+            shards.emplace_back(first, i);
+            first = i;
+            bytes = 0;
+        }
+        bytes += entries_[i].bytes.size();
+    }
+    shards.emplace_back(first, entries_.size());
+    std::vector<std::string> written;
+    if (shards.size() == 1) {
+        write((fs::path(dir) / "model.safetensors").string());
+        return {(fs::path(dir) / "model.safetensors").string()};
+    }
+    nlohmann::ordered_json weight_map = nlohmann::ordered_json::object();
+    char name[64];
+    for (std::size_t s = 0; s < shards.size(); ++s) {
+        std::snprintf(name, sizeof name, "model-%05zu-of-%05zu.safetensors", s + 1, shards.size());
+        SafetensorsWriter shard;
+        shard.metadata_ = metadata_;
+        for (std::size_t i = shards[s].first; i < shards[s].second; ++i) {
+            const auto& e = entries_[i];
+            shard.add(e.name, e.dtype, e.shape, e.bytes);
+            weight_map[e.name] = name;
+        }
+        const std::string path = (fs::path(dir) / name).string();
+        shard.write(path);
+        written.push_back(path);
+    }
+    nlohmann::ordered_json index = {{"metadata", {{"total_size", data_bytes_}}},
+                                    {"weight_map", weight_map}};
+    const std::string index_path = (fs::path(dir) / "model.safetensors.index.json").string();
+    const std::string text = index.dump(2) + "\n";
+    write_file(index_path, {text.data()}, {text.size()});
+    written.push_back(index_path);
+    return written;
+}
+
+// ---- Checkpoint ---------------------------------------------------------------------
+
+Checkpoint Checkpoint::open(const std::string& path, const ReadLimits& limits) {
+    Checkpoint c;
+    c.path_ = path;
+    fs::path single = path;
+    const fs::path index = fs::path(path) / "model.safetensors.index.json";
+    if (fs::is_directory(path)) {
+        if (fs::exists(index)) {
+            std::ifstream in(index);
+            nlohmann::json j;
+            try {
+                j = nlohmann::json::parse(in);
+            } catch (const nlohmann::json::exception& e) {
+                fail(index.string(), std::string("not valid JSON: ") + e.what());
+            }
+            if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object()) {
+                fail(index.string(), "expected an object with a 'weight_map' object");
+            }
+            std::map<std::string, std::size_t> file_index;
+            for (const auto& [tensor, file] : j["weight_map"].items()) {
+                if (!file.is_string())
+                    fail(index.string(), "weight_map['" + tensor + "'] must be a file name");
+                const std::string shard = file.get<std::string>();
+                if (shard.find('/') != std::string::npos || shard == ".." || shard.empty()) {
+                    fail(index.string(), "weight_map['" + tensor + "'] = '" + shard +
+                                             "' is not a file in the folder");
+                }
+                if (!file_index.count(shard)) {
+                    file_index[shard] = c.files_.size();
+                    c.files_.push_back(std::make_unique<SafetensorsFile>(
+                        SafetensorsFile::open((fs::path(path) / shard).string(), limits)));
+                }
+                const auto& f = *c.files_[file_index[shard]];
+                if (!f.find(tensor))
+                    fail(f.path(), "has no tensor '" + tensor + "' although " + index.string() +
+                                       " maps it there");
+                c.where_[tensor] = file_index[shard];
+            }
+            if (j.contains("metadata") && j["metadata"].is_object()) {
+                for (const auto& [k, v] : j["metadata"].items())
+                    c.metadata_[k] = v.is_string() ? v.get<std::string>() : v.dump();
+            }
+            return c;
+        }
+        single = fs::path(path) / "model.safetensors";
+        if (!fs::exists(single))
+            fail(path, "a folder without model.safetensors.index.json or model.safetensors");
+    }
+    c.files_.push_back(
+        std::make_unique<SafetensorsFile>(SafetensorsFile::open(single.string(), limits)));
+    for (const auto& t : c.files_[0]->tensors()) c.where_[t.name] = 0;
+    c.metadata_ = c.files_[0]->metadata();
+    return c;
+}
+
+std::vector<std::string> Checkpoint::names() const {
+    std::vector<std::string> out;
+    for (const auto& [name, file] : where_) out.push_back(name);
+    return out;
+}
+
+const TensorInfo& Checkpoint::info(const std::string& name) const { return file_of(name).at(name); }
+
+const SafetensorsFile& Checkpoint::file_of(const std::string& name) const {
+    auto it = where_.find(name);
+    if (it == where_.end()) fail(path_, "no tensor named '" + name + "'");
+    return *files_[it->second];
+}
+
+}  // namespace compatbench::formats
