@@ -88,6 +88,13 @@ int main(int argc, char** argv) {
                          "GNU parallel jobs running `true` (0: skip)");
     dispatch->add_option("--out", bench_out, "Scratch folder (emptied first)");
 
+    std::vector<int> train_dims = {256, 512, 512, 64};
+    int train_batch = 256;
+    auto* train = bench->add_subcommand(
+        "train", "GFLOP/s of an MLP training step beside plain Eigen GEMM on the same shapes");
+    train->add_option("--dims", train_dims, "Layer widths, input to output")->expected(2, 16);
+    train->add_option("--batch", train_batch, "Rows per step")->check(CLI::Range(1, 1 << 20));
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -100,5 +107,6 @@ int main(int argc, char** argv) {
     if (compare->parsed()) return verb_compare(paths);
     if (dispatch->parsed())
         return verb_bench_dispatch(tasks, command_tasks, parallel_jobs, bench_out);
+    if (train->parsed()) return verb_bench_train(train_dims, train_batch);
     return kExitBadInput;
 }

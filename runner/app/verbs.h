@@ -18,4 +18,7 @@ int verb_compare(const ComparePaths& paths);
 int verb_bench_dispatch(std::size_t tasks, std::size_t command_tasks, std::size_t parallel_jobs,
                         const std::string& out);
 
+// Single process: an MLP training step's GFLOP/s beside Eigen GEMM on the same shapes.
+int verb_bench_train(const std::vector<int>& dims, int batch);
+
 }  // namespace compatbench
