@@ -97,7 +97,7 @@ std::vector<Scalar> grid_values(const YamlChecker& yc, const YAML::Node& node,
 }
 
 GroupSpec parse_group(const YamlChecker& yc, const YAML::Node& node, const std::string& path,
-                      const RunnerSettings& runner) {
+                      const RunnerSettings& runner, const std::vector<GroupSpec>& earlier) {
     if (!node.IsMap()) yc.fail(node, path, "expected a map with at least 'name' and 'kind'");
     GroupSpec g;
     g.node = node;
@@ -180,6 +180,14 @@ GroupSpec parse_group(const YamlChecker& yc, const YAML::Node& node, const std::
     g.timeout = node["timeout"] ? yc.as_real(node["timeout"], gpath + ".timeout") : runner.timeout;
     g.cost = node["cost"] ? yc.as_real(node["cost"], gpath + ".cost") : 1.0;
     g.outputs = g.kind->outputs(g, yc);
+    if (g.kind->lists_tasks()) {
+        if (node["count"] || node["grid"]) {
+            yc.fail(node["count"] ? node["count"] : node["grid"], gpath,
+                    "kind '" + kind_name + "' lists its own tasks: no 'count' or 'grid'");
+        }
+        g.listed = g.kind->list_tasks(g, earlier, yc);
+        if (g.listed.empty()) yc.fail(node, gpath, "the entry lists no tasks");
+    }
     return g;
 }
 
@@ -286,16 +294,12 @@ Config parse_config(const std::string& text, const std::string& path) {
 
     const YAML::Node tasks = root["tasks"];
     if (tasks.size() == 0) yc.fail(tasks, "tasks", "the experiment has no tasks");
-    std::set<std::string> names, tables;
+    std::set<std::string> names;
     for (std::size_t i = 0; i < tasks.size(); ++i) {
-        GroupSpec g = parse_group(yc, tasks[i], index_path("tasks", i), c.runner);
+        GroupSpec g = parse_group(yc, tasks[i], index_path("tasks", i), c.runner, c.groups);
         if (!names.insert(g.name).second) {
             yc.fail(tasks[i]["name"], "tasks." + g.name + ".name",
                     "duplicate task group name '" + g.name + "'");
-        }
-        if (!tables.insert(g.table).second) {
-            yc.fail(tasks[i], "tasks." + g.name + ".table",
-                    "table '" + g.table + "' is written by two task groups");
         }
         c.groups.push_back(std::move(g));
     }

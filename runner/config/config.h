@@ -19,10 +19,10 @@
 
 #include "config/yaml_check.h"
 #include "core/value.h"
+#include "tasks/task_kind.h"
 
 namespace compatbench {
 
-class TaskKind;
 class AnalysisKind;
 
 enum class SignalPolicy { finish, abandon };
@@ -53,6 +53,7 @@ struct GroupSpec {
     YAML::Mark mark;
     YAML::Node node;
     std::vector<ColumnSpec> outputs;  // the kind's output columns for this group
+    std::vector<ListedTask> listed;   // tasks a listing kind made (see TaskKind::lists_tasks)
 };
 
 struct AnalysisSpec {

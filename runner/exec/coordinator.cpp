@@ -269,7 +269,7 @@ void Coordinator::run_ready_analyses() {
             row.insert(row.end(), outputs_[i].begin(), outputs_[i].end());
             rows.push_back(std::move(row));
         }
-        AnalysisInput input{config_.groups[g], graph_.tables()[g].columns, {}};
+        AnalysisInput input{config_.groups[g], graph_.table_of_group(g).columns, {}};
         for (const auto& r : rows) input.rows.push_back(&r);
         const auto t0 = Clock::now();
         try {

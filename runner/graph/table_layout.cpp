@@ -5,8 +5,27 @@
 namespace compatbench {
 
 std::size_t key_column_count(const GroupSpec& group) {
-    return 2 + group.grid.size() + (group.count >= 0 ? 1 : 0);
+    const std::size_t listed = group.listed.empty() ? 0 : group.listed.front().keys.size();
+    return 2 + group.grid.size() + (group.count >= 0 ? 1 : 0) + listed;
 }
+
+namespace {
+// The column of a key whose values are `values`: int, float, or a string as wide as the longest.
+ColumnSpec key_column(const std::string& name, const std::vector<const Scalar*>& values) {
+    bool all_int = true, all_num = true;
+    std::size_t width = 1;
+    for (const Scalar* v : values) {
+        all_int = all_int && v->kind == Scalar::Kind::integer;
+        all_num = all_num && v->is_number();
+        width = std::max(width, v->text.size());
+    }
+    return {name,
+            all_int   ? ColumnType::i64
+            : all_num ? ColumnType::f64
+                      : ColumnType::str,
+            all_num ? 0 : width};
+}
+}  // namespace
 
 std::vector<ColumnSpec> table_columns(const GroupSpec& group, std::size_t id_width) {
     std::vector<ColumnSpec> columns;
@@ -14,18 +33,16 @@ std::vector<ColumnSpec> table_columns(const GroupSpec& group, std::size_t id_wid
     columns.push_back({"seed", ColumnType::u64, 0});
     if (group.count >= 0) columns.push_back({"i", ColumnType::i64, 0});
     for (const auto& [key, values] : group.grid) {
-        bool all_int = true, all_num = true;
-        std::size_t width = 1;
-        for (const auto& v : values) {
-            all_int = all_int && v.kind == Scalar::Kind::integer;
-            all_num = all_num && v.is_number();
-            width = std::max(width, v.text.size());
+        std::vector<const Scalar*> v;
+        for (const auto& x : values) v.push_back(&x);
+        columns.push_back(key_column(key, v));
+    }
+    if (!group.listed.empty()) {
+        for (std::size_t k = 0; k < group.listed.front().keys.size(); ++k) {
+            std::vector<const Scalar*> v;
+            for (const auto& t : group.listed) v.push_back(&t.keys[k].second);
+            columns.push_back(key_column(group.listed.front().keys[k].first, v));
         }
-        columns.push_back({key,
-                           all_int   ? ColumnType::i64
-                           : all_num ? ColumnType::f64
-                                     : ColumnType::str,
-                           all_num ? 0 : width});
     }
     columns.insert(columns.end(), group.outputs.begin(), group.outputs.end());
     return columns;

@@ -11,6 +11,7 @@ namespace compatbench {
 namespace {
 
 std::size_t grid_size(const GroupSpec& g) {
+    if (!g.listed.empty()) return g.listed.size();
     if (g.count >= 0) return static_cast<std::size_t>(g.count);
     std::size_t n = 1;
     for (const auto& [key, values] : g.grid) {
@@ -115,12 +116,24 @@ TaskGraph TaskGraph::build(const Config& config) {
                 texts[g.grid[a].first] = point[a]->text;
             }
             t.id = id_template ? id_template->render(texts, false) : default_id(g, k, point);
+            if (!g.listed.empty()) {
+                const ListedTask& listed = g.listed[k];
+                t.id = g.name + "/" + listed.suffix;
+                for (const auto& [key, value] : listed.params) t.params[key] = value;
+                for (const auto& [key, value] : listed.keys) t.params[key] = value;
+            }
             t.seed = task_seed(config.seed, t.id);
             t.keys.push_back(t.id);
             t.keys.push_back(t.seed);
             if (g.count >= 0) t.keys.push_back(static_cast<std::int64_t>(k));
-            for (std::size_t a = 0; a < point.size(); ++a)
+            for (std::size_t a = 0; a < point.size(); ++a) {
                 t.keys.push_back(key_value(*point[a], columns[2 + (g.count >= 0) + a]));
+            }
+            if (!g.listed.empty()) {
+                for (std::size_t a = 0; a < g.listed[k].keys.size(); ++a) {
+                    t.keys.push_back(key_value(g.listed[k].keys[a].second, columns[2 + a]));
+                }
+            }
             id_width = std::max(id_width, t.id.size());
             const auto [it, inserted] = graph.index_.emplace(t.id, graph.tasks_.size());
             if (!inserted) {
@@ -134,7 +147,38 @@ TaskGraph TaskGraph::build(const Config& config) {
             graph.tasks_.push_back(std::move(t));
         }
         columns[0].width = id_width;
-        graph.tables_.push_back({g.table, std::move(columns), n});
+        // A table shared with earlier groups continues after their rows.
+        auto shared = std::find_if(graph.tables_.begin(), graph.tables_.end(),
+                                   [&](const TableLayout& t) { return t.path == g.table; });
+        if (shared == graph.tables_.end()) {
+            graph.group_table_.push_back(graph.tables_.size());
+            graph.tables_.push_back({g.table, std::move(columns), n});
+        } else {
+            const std::size_t first_row = shared->rows;
+            bool same = shared->columns.size() == columns.size();
+            for (std::size_t c = 0; same && c < columns.size(); ++c) {
+                same = shared->columns[c].name == columns[c].name &&
+                       shared->columns[c].type == columns[c].type;
+            }
+            if (!same) {
+                auto names = [](const std::vector<ColumnSpec>& cs) {
+                    std::string out;
+                    for (const auto& c : cs)
+                        out += (out.empty() ? "" : ", ") + c.name + ":" + column_type_name(c.type);
+                    return out;
+                };
+                throw ConfigError(file, g.mark, "tasks." + g.name + ".table",
+                                  "table '" + g.table +
+                                      "' is shared with an earlier group whose columns differ (" +
+                                      names(shared->columns) + " vs " + names(columns) + ")");
+            }
+            for (std::size_t c = 0; c < columns.size(); ++c)
+                shared->columns[c].width = std::max(shared->columns[c].width, columns[c].width);
+            shared->rows += n;
+            graph.group_table_.push_back(static_cast<std::size_t>(shared - graph.tables_.begin()));
+            for (std::size_t t = graph.group_begin_.back(); t < graph.tasks_.size(); ++t)
+                graph.tasks_[t].row += first_row;
+        }
     }
     graph.group_begin_.push_back(graph.tasks_.size());
 
@@ -178,6 +222,22 @@ TaskGraph TaskGraph::build(const Config& config) {
                     throw ConfigError(file, mark, key,
                                       "'" + entry + "' gives '" + dep_id + "' for task '" +
                                           graph.tasks_[t].id + "', which is not a task id");
+                }
+                graph.tasks_[t].deps.push_back(found->second);
+                group_inputs[gi].insert(graph.tasks_[found->second].group);
+            }
+        }
+    }
+    for (std::size_t gi = 0; gi < config.groups.size(); ++gi) {
+        const GroupSpec& g = config.groups[gi];
+        for (std::size_t k = 0; k < g.listed.size(); ++k) {
+            const std::size_t t = graph.group_begin(gi) + k;
+            for (const auto& dep : g.listed[k].after) {
+                auto found = graph.index_.find(dep);
+                if (found == graph.index_.end()) {
+                    throw ConfigError(file, g.mark, "tasks." + g.name,
+                                      "task '" + graph.tasks_[t].id + "' needs '" + dep +
+                                          "', which is not a task id");
                 }
                 graph.tasks_[t].deps.push_back(found->second);
                 group_inputs[gi].insert(graph.tasks_[found->second].group);

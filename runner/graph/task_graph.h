@@ -17,7 +17,7 @@ namespace compatbench {
 struct Task {
     std::string id;
     std::size_t group = 0;
-    std::size_t row = 0;  // row in the group's table
+    std::size_t row = 0;  // row in its group's table (groups sharing a table follow each other)
     std::uint64_t seed = 0;
     std::map<std::string, Scalar> params;  // the group's scalar keys + the grid point
     Row keys;                              // task_id, seed, grid values: the row's key columns
@@ -36,7 +36,10 @@ class TaskGraph {
     static TaskGraph build(const Config& config);
 
     const std::vector<Task>& tasks() const { return tasks_; }
-    const std::vector<TableLayout>& tables() const { return tables_; }  // one per group
+    // Tables of results.h5 (groups may share one when their columns agree).
+    const std::vector<TableLayout>& tables() const { return tables_; }
+    std::size_t group_table(std::size_t g) const { return group_table_[g]; }
+    const TableLayout& table_of_group(std::size_t g) const { return tables_[group_table_[g]]; }
     // Tasks of group g are the index range [group_begin(g), group_begin(g + 1)).
     std::size_t group_begin(std::size_t g) const { return group_begin_[g]; }
     std::size_t group_end(std::size_t g) const { return group_begin_[g + 1]; }
@@ -51,6 +54,7 @@ class TaskGraph {
     std::vector<Task> tasks_;
     std::vector<TableLayout> tables_;
     std::vector<std::size_t> group_begin_;
+    std::vector<std::size_t> group_table_;
     std::vector<int> group_stage_;
     std::map<std::string, std::size_t> index_;
 };

@@ -97,7 +97,7 @@ void ResultsFile::stage(std::size_t index, const Row& outputs) {
     const Task& task = graph_.tasks()[index];
     Row row = task.keys;
     row.insert(row.end(), outputs.begin(), outputs.end());
-    tables_[task.group].pending[task.row] = std::move(row);
+    tables_[graph_.group_table(task.group)].pending[task.row] = std::move(row);
     ++staged_;
 }
 

@@ -3,7 +3,8 @@
 //   /meta/...             run facts: config text and hash, revision, ranks, hosts, times
 //   /tasks/<column>       one row per task: id, kind, group, status, rank, attempt, start,
 //                         duration, error (run facts)
-//   /<table>/<column>     one row per task of a group: task_id, seed, grid keys, outputs
+//   /<table>/<column>     one row per task of a group (or of the groups sharing the table):
+//                         task_id, seed, grid or listed keys, outputs
 //   /<study>/analysis/<table>/<column>   tables written by central analyses
 //
 // Every dataset of a task table is created collectively at its full size when the file is

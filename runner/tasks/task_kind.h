@@ -16,6 +16,18 @@
 namespace compatbench {
 
 struct GroupSpec;
+struct Config;
+
+// A task that a kind lists itself (instead of `count` or `grid`): the id is
+// "<group>/<suffix>", `keys` become the table's key columns (the same names, in the same
+// order, for every task of the group), `params` are added to the group's scalar keys, and
+// `after` names tasks (exact ids) it depends on.
+struct ListedTask {
+    std::string suffix;
+    std::vector<std::pair<std::string, Scalar>> keys;
+    std::map<std::string, Scalar> params;
+    std::vector<std::string> after;
+};
 
 // What a task sees while it runs: its identity, parameters, seed and where to write.
 struct TaskContext {
@@ -55,6 +67,16 @@ class TaskKind {
     // The output columns of a group; may read the group's own keys (checked by `keys()`).
     virtual std::vector<ColumnSpec> outputs(const GroupSpec& group,
                                             const YamlChecker& checker) const = 0;
+
+    // Kinds that list their own tasks return true and implement list_tasks().
+    virtual bool lists_tasks() const { return false; }
+    // The group's tasks from its keys; `earlier` holds the groups before it in the config.
+    // Throws ConfigError (via `checker`) for bad keys.
+    virtual std::vector<ListedTask> list_tasks(const GroupSpec& /*group*/,
+                                               const std::vector<GroupSpec>& /*earlier*/,
+                                               const YamlChecker& /*checker*/) const {
+        return {};
+    }
 
     // Runs one attempt: times it, turns exceptions into a failed outcome, and checks the
     // outputs against the group's columns. Never throws.

@@ -1,0 +1,37 @@
+// Pieces shared by the zoo task kinds: model-list parsing and the /zoo/models columns.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "tasks/task_kind.h"
+#include "tasks/zoo_artifacts.h"
+
+namespace compatbench {
+
+// Columns of /zoo/models (shared by zoo_encoder and zoo_finetune groups).
+std::vector<ColumnSpec> zoo_model_columns();
+
+// The earlier zoo_world group named by the entry's `world` key (ConfigError if none).
+const GroupSpec& zoo_world_group(const GroupSpec& group, const std::vector<GroupSpec>& earlier,
+                                 const YamlChecker& checker);
+
+// The outputs row of a trained model: modality, family, paradigm, params, train_loss,
+// probe_acc (ridge probe of the concept: fitted on train features, scored on probe).
+Row zoo_model_row(zoo::Encoder& encoder, const std::string& modality_label,
+                  const zoo::TrainSummary& summary, const zoo::Split& train,
+                  const zoo::Split& probe, int captions_per_image);
+
+// Runs `body`, turning a cancellation seen inside the trainer into TaskCancelled.
+template <class F>
+auto cancellable(const TaskContext& ctx, F&& body) {
+    try {
+        return body();
+    } catch (const std::runtime_error&) {
+        if (ctx.cancel.load()) throw TaskCancelled{};
+        throw;
+    }
+}
+
+}  // namespace compatbench

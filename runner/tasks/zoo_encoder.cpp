@@ -1,0 +1,151 @@
+// Task kind `zoo_encoder`: trains the encoders of the model library, one task per listed
+// model, writing weights and a sidecar under <out>/artifacts/models/ and a row of
+// /zoo/models (or the group's table).
+//
+//   - name: vision
+//     kind: zoo_encoder
+//     table: zoo/models
+//     world: world                       # the zoo_world group
+//     defaults: {width: 128, depth: 2, out_dim: 64, steps: 400, lr: 0.002, batch: 256}
+//     models:
+//       - {name: sup_s_1, modality: vision, family: sup_s, paradigm: supervised, seed: 1}
+//       - {name: clip_txt_1, modality: text, family: clip_txt, paradigm: clip, width: 96}
+//
+// modality: vision | text | backbone (a vision model to fine-tune and merge) | pool (a
+// member of the multi-encoder pool). Paradigms: see zoo::Paradigm.
+#include <regex>
+#include <set>
+
+#include "tasks/zoo_common.h"
+
+namespace compatbench {
+
+namespace {
+
+const std::vector<KeyRule> kModelRules = {
+    {"name", KeyType::string, true, 0, 0, {}},
+    {"modality", KeyType::string, true, 0, 0, {"vision", "text", "backbone", "pool"}},
+    {"family", KeyType::string, true, 0, 0, {}},
+    {"paradigm", KeyType::string, true, 0, 0, {}},
+    {"width", KeyType::integer, false, 1, 65536, {}},
+    {"depth", KeyType::integer, false, 0, 64, {}},
+    {"out_dim", KeyType::integer, false, 1, 65536, {}},
+    {"seed", KeyType::integer, false, 0, 9.2e18, {}},
+    {"steps", KeyType::integer, false, 0, 1e8, {}},
+    {"lr", KeyType::real, false, 0, 10, {}},
+    {"batch", KeyType::integer, false, 2, 1e6, {}},
+    {"weight_decay", KeyType::real, false, 0, 10, {}},
+};
+
+class ZooEncoderTask final : public TaskKind {
+  public:
+    std::string_view name() const override { return "zoo_encoder"; }
+    std::vector<KeyRule> keys() const override {
+        return {{"world", KeyType::string, true, 0, 0, {}},
+                {"models", KeyType::list, true, 0, 0, {}},
+                {"defaults", KeyType::map, false, 0, 0, {}}};
+    }
+    std::vector<ColumnSpec> outputs(const GroupSpec&, const YamlChecker&) const override {
+        return zoo_model_columns();
+    }
+    bool lists_tasks() const override { return true; }
+
+    std::vector<ListedTask> list_tasks(const GroupSpec& group,
+                                       const std::vector<GroupSpec>& earlier,
+                                       const YamlChecker& yc) const override {
+        const GroupSpec& world = zoo_world_group(group, earlier, yc);
+        const std::string base = "tasks." + group.name;
+        YAML::Node defaults = group.node["defaults"];
+        std::vector<KeyRule> default_rules(kModelRules.begin() + 4, kModelRules.end());
+        if (defaults) yc.check_map(defaults, base + ".defaults", default_rules);
+        std::vector<ListedTask> out;
+        std::set<std::string> names;
+        const YAML::Node models = group.node["models"];
+        for (std::size_t i = 0; i < models.size(); ++i) {
+            const YAML::Node m = models[i];
+            const std::string path = index_path(base + ".models", i);
+            yc.check_map(m, path, kModelRules);
+            zoo::EncoderSpec spec;
+            spec.name = m["name"].Scalar();
+            if (!std::regex_match(spec.name, std::regex("[A-Za-z0-9_.\\-]+"))) {
+                yc.fail(m["name"], path + ".name", "'" + spec.name + "' is not a valid model name");
+            }
+            if (!names.insert(spec.name).second)
+                yc.fail(m["name"], path + ".name", "model '" + spec.name + "' is listed twice");
+            const std::string modality = m["modality"].Scalar();
+            spec.modality = modality == "text" ? zoo::Modality::text : zoo::Modality::vision;
+            spec.family = m["family"].Scalar();
+            try {
+                spec.paradigm = zoo::paradigm_from_name(m["paradigm"].Scalar(), spec.modality);
+            } catch (const std::invalid_argument& e) {
+                yc.fail(m["paradigm"], path + ".paradigm", e.what());
+            }
+            auto pick = [&](const char* key) {
+                return m[key] ? m[key] : defaults ? defaults[key] : YAML::Node();
+            };
+            auto as_int = [&](const char* key, int fallback) {
+                const YAML::Node v = pick(key);
+                return v ? static_cast<int>(yc.as_int(v, path + "." + key)) : fallback;
+            };
+            auto as_real = [&](const char* key, double fallback) {
+                const YAML::Node v = pick(key);
+                return v ? yc.as_real(v, path + "." + key) : fallback;
+            };
+            spec.width = as_int("width", spec.width);
+            spec.depth = as_int("depth", spec.depth);
+            spec.out_dim = as_int("out_dim", spec.out_dim);
+            spec.seed = static_cast<std::uint64_t>(as_int("seed", static_cast<int>(spec.seed)));
+            spec.steps = as_int("steps", spec.steps);
+            spec.batch = as_int("batch", spec.batch);
+            spec.lr = as_real("lr", spec.lr);
+            spec.weight_decay = as_real("weight_decay", spec.weight_decay);
+            ListedTask t;
+            t.suffix = spec.name;
+            t.keys = {{"name", Scalar::parse(spec.name)}};
+            t.params["spec"] = Scalar::parse(encoder_spec_to_json(spec).dump());
+            t.params["modality_label"] = Scalar::parse(modality);
+            t.params["world_group"] = Scalar::parse(world.name);
+            t.after = {world.name};
+            out.push_back(std::move(t));
+        }
+        return out;
+    }
+
+  protected:
+    Row run_(const TaskContext& ctx) const override {
+        const ZooPaths paths{ctx.out_dir};
+        const fs::path world_dir = paths.world_dir(ctx.params.at("world_group").text);
+        const nlohmann::json world_file = read_world_file(world_dir);
+        const zoo::World world(world_spec_from_json(world_file.at("world")));
+        const zoo::Split train = read_split(world_dir / "train.safetensors", "train");
+        const zoo::Split probe = read_split(world_dir / "probe.safetensors", "probe");
+        const zoo::EncoderSpec spec =
+            encoder_spec_from_json(nlohmann::json::parse(ctx.params.at("spec").text));
+        zoo::TrainSummary summary;
+        zoo::Encoder enc = cancellable(
+            ctx, [&] { return zoo::train_encoder(spec, world, train, summary, &ctx.cancel); });
+        const std::string modality = ctx.params.at("modality_label").text;
+        nlohmann::json sidecar = {{"name", spec.name},
+                                  {"modality", modality},
+                                  {"family", spec.family},
+                                  {"paradigm", zoo::paradigm_name(spec.paradigm)},
+                                  {"spec", encoder_spec_to_json(spec)},
+                                  {"seed", spec.seed},
+                                  {"input_dim", enc.input_dim()},
+                                  {"world", world_file.at("world")},
+                                  {"training",
+                                   {{"first_loss", value_to_json(summary.first_loss)},
+                                    {"final_loss", value_to_json(summary.final_loss)},
+                                    {"steps", summary.steps}}}};
+        write_model(paths, enc, sidecar);
+        return zoo_model_row(enc, modality, summary, train, probe, world.spec().captions_per_image);
+    }
+};
+}  // namespace
+
+const TaskKind& zoo_encoder_task() {
+    static const ZooEncoderTask kind;
+    return kind;
+}
+
+}  // namespace compatbench

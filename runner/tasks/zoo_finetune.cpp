@@ -1,0 +1,153 @@
+// Task kind `zoo_finetune`: fine-tunes every backbone of a zoo_encoder group on each latent
+// task (full fine-tuning, a head per task), one task per (backbone, task), writing the
+// fine-tuned weights (with "head.*" tensors) and a /zoo/models row (modality "finetune").
+//
+//   - name: finetunes
+//     kind: zoo_finetune
+//     table: zoo/models
+//     world: world
+//     backbones: backbones            # a zoo_encoder group; its models of modality backbone
+//     tasks: [concept_group, style_a] # default: all 8
+//     steps: 200
+//     lr: 0.0005
+//     drift: {style_a: 4}             # multiplies the steps of a task's specialists
+#include "tasks/zoo_common.h"
+
+namespace compatbench {
+
+namespace {
+class ZooFinetuneTask final : public TaskKind {
+  public:
+    std::string_view name() const override { return "zoo_finetune"; }
+    std::vector<KeyRule> keys() const override {
+        return {{"world", KeyType::string, true, 0, 0, {}},
+                {"backbones", KeyType::string, true, 0, 0, {}},
+                {"tasks", KeyType::list, false, 0, 0, {}},
+                {"steps", KeyType::integer, false, 1, 1e8, {}},
+                {"lr", KeyType::real, false, 0, 10, {}},
+                {"batch", KeyType::integer, false, 2, 1e6, {}},
+                {"drift", KeyType::map, false, 0, 0, {}}};
+    }
+    std::vector<ColumnSpec> outputs(const GroupSpec&, const YamlChecker&) const override {
+        return zoo_model_columns();
+    }
+    bool lists_tasks() const override { return true; }
+
+    std::vector<ListedTask> list_tasks(const GroupSpec& group,
+                                       const std::vector<GroupSpec>& earlier,
+                                       const YamlChecker& yc) const override {
+        const GroupSpec& world = zoo_world_group(group, earlier, yc);
+        const std::string base = "tasks." + group.name;
+        const std::string backbones = group.node["backbones"].Scalar();
+        const GroupSpec* source = nullptr;
+        for (const auto& g : earlier) {
+            if (g.name == backbones && g.kind->name() == "zoo_encoder") source = &g;
+        }
+        if (!source)
+            yc.fail(group.node["backbones"], base + ".backbones",
+                    "no earlier zoo_encoder group named '" + backbones + "'");
+        const auto all = zoo::latent_tasks(zoo::WorldSpec{});
+        std::vector<std::string> tasks;
+        if (const YAML::Node list = group.node["tasks"]) {
+            for (std::size_t i = 0; i < list.size(); ++i) {
+                const std::string t = yc.as_string(list[i], index_path(base + ".tasks", i));
+                try {
+                    zoo::find_latent_task(all, t);
+                } catch (const std::invalid_argument& e) {
+                    yc.fail(list[i], index_path(base + ".tasks", i), e.what());
+                }
+                tasks.push_back(t);
+            }
+        } else {
+            for (const auto& t : all) tasks.push_back(t.name);
+        }
+        std::map<std::string, double> drift;
+        if (const YAML::Node d = group.node["drift"]) {
+            for (const auto& e : d) {
+                const std::string t = e.first.Scalar();
+                if (std::find(tasks.begin(), tasks.end(), t) == tasks.end()) {
+                    yc.fail(e.first, base + ".drift." + t,
+                            "'" + t + "' is not one of this entry's tasks");
+                }
+                drift[t] = yc.as_real(e.second, base + ".drift." + t);
+                if (drift[t] <= 0) yc.fail(e.second, base + ".drift." + t, "must be positive");
+            }
+        }
+        std::vector<ListedTask> out;
+        for (const auto& model : source->listed) {
+            if (model.params.at("modality_label").text != "backbone") continue;
+            const std::string name = model.keys.front().second.text;
+            for (const auto& t : tasks) {
+                ListedTask lt;
+                lt.suffix = name + "+" + t;
+                lt.keys = {{"name", Scalar::parse(lt.suffix)}};
+                lt.params["base"] = Scalar::parse(name);
+                lt.params["task"] = Scalar::parse(t);
+                lt.params["drift"] = Scalar::parse(std::to_string(drift.count(t) ? drift[t] : 1.0));
+                lt.params["world_group"] = Scalar::parse(world.name);
+                lt.after = {source->name + "/" + name};
+                out.push_back(std::move(lt));
+            }
+        }
+        if (out.empty())
+            yc.fail(group.node["backbones"], base + ".backbones",
+                    "group '" + backbones + "' has no model of modality backbone");
+        return out;
+    }
+
+  protected:
+    Row run_(const TaskContext& ctx) const override {
+        const ZooPaths paths{ctx.out_dir};
+        const fs::path world_dir = paths.world_dir(ctx.params.at("world_group").text);
+        const nlohmann::json world_file = read_world_file(world_dir);
+        const zoo::World world(world_spec_from_json(world_file.at("world")));
+        const zoo::Split train = read_split(world_dir / "train.safetensors", "train");
+        const zoo::Split probe = read_split(world_dir / "probe.safetensors", "probe");
+        const zoo::Split flickr = read_split(world_dir / "flickr.safetensors", "flickr");
+        nlohmann::json base_sidecar;
+        zoo::Encoder base = read_model(paths, ctx.params.at("base").text, &base_sidecar);
+        const auto tasks = zoo::latent_tasks(world.spec());
+        const zoo::LatentTask& task = zoo::find_latent_task(tasks, ctx.params.at("task").text);
+        zoo::FinetuneSpec spec;
+        spec.task = task.name;
+        spec.steps = static_cast<int>(ctx.integer("steps", spec.steps));
+        spec.lr = ctx.real("lr", spec.lr);
+        spec.batch = static_cast<int>(ctx.integer("batch", spec.batch));
+        spec.drift = ctx.real("drift", 1.0);
+        spec.seed = base.spec().seed;
+        zoo::FineTuned ft = cancellable(
+            ctx, [&] { return zoo::finetune(base, task, spec, world, train, &ctx.cancel); });
+        const std::string name = ctx.params.at("name").text;
+        const double task_acc = zoo::task_accuracy(ft.encoder, ft.head, task, flickr, world.spec());
+        nlohmann::json model_spec = base_sidecar.at("spec");
+        model_spec["name"] = name;
+        nlohmann::json sidecar = {
+            {"name", name},
+            {"modality", "finetune"},
+            {"family", base.spec().family},
+            {"paradigm", zoo::paradigm_name(base.spec().paradigm)},
+            {"spec", model_spec},
+            {"seed", base.spec().seed},
+            {"input_dim", base.input_dim()},
+            {"base", ctx.params.at("base").text},
+            {"task", task.name},
+            {"classes", task.classes},
+            {"finetune", {{"steps", ft.summary.steps}, {"lr", spec.lr}, {"drift", spec.drift}}},
+            {"task_accuracy_flickr", task_acc},
+            {"training",
+             {{"first_loss", ft.summary.first_loss},
+              {"final_loss", ft.summary.final_loss},
+              {"steps", ft.summary.steps}}}};
+        write_model(paths, ft.encoder, sidecar, &ft.head);
+        return zoo_model_row(ft.encoder, "finetune", ft.summary, train, probe,
+                             world.spec().captions_per_image);
+    }
+};
+}  // namespace
+
+const TaskKind& zoo_finetune_task() {
+    static const ZooFinetuneTask kind;
+    return kind;
+}
+
+}  // namespace compatbench

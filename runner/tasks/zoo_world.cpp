@@ -1,0 +1,110 @@
+// Task kind `zoo_world`: generates the model library's seeded world and writes its splits
+// (train, probe, flickr, coco) as safetensors under <out>/artifacts/<group>/.
+//
+//   - {name: world, kind: zoo_world, seed: 7, concepts: 64, train: 8192, probe: 2048, eval: 1000}
+#include <fstream>
+
+#include "config/config.h"
+#include "tasks/task_kind.h"
+#include "tasks/zoo_artifacts.h"
+
+namespace compatbench {
+
+namespace {
+class ZooWorldTask final : public TaskKind {
+  public:
+    std::string_view name() const override { return "zoo_world"; }
+    std::vector<KeyRule> keys() const override {
+        return {{"seed", KeyType::integer, false, 0, 9.2e18, {}},
+                {"concepts", KeyType::integer, false, 2, 4096, {}},
+                {"semantic_dim", KeyType::integer, false, 1, 1024, {}},
+                {"style_dim", KeyType::integer, false, 1, 1024, {}},
+                {"detail_dim", KeyType::integer, false, 2, 1024, {}},
+                {"geometry_dim", KeyType::integer, false, 2, 1024, {}},
+                {"caption_detail_dims", KeyType::integer, false, 0, 1024, {}},
+                {"image_dim", KeyType::integer, false, 1, 65536, {}},
+                {"text_dim", KeyType::integer, false, 1, 65536, {}},
+                {"render_hidden", KeyType::integer, false, 1, 65536, {}},
+                {"captions_per_image", KeyType::integer, false, 1, 64, {}},
+                {"concept_spread", KeyType::real, false, 0, 100, {}},
+                {"detail_amplitude", KeyType::real, false, 0, 100, {}},
+                {"image_noise", KeyType::real, false, 0, 100, {}},
+                {"caption_noise", KeyType::real, false, 0, 100, {}},
+                {"train", KeyType::integer, false, 16, 1e7, {}},
+                {"probe", KeyType::integer, false, 16, 1e7, {}},
+                {"eval", KeyType::integer, false, 16, 1e7, {}}};
+    }
+    std::vector<ColumnSpec> outputs(const GroupSpec& group,
+                                    const YamlChecker& checker) const override {
+        const auto spec = world_spec(group.params);
+        if (spec.caption_detail_dims > spec.detail_dim) {
+            checker.fail(group.node, "tasks." + group.name + ".caption_detail_dims",
+                         "must not exceed detail_dim (" + std::to_string(spec.detail_dim) + ")");
+        }
+        return {{"images", ColumnType::i64, 0}, {"captions", ColumnType::i64, 0}};
+    }
+
+  protected:
+    Row run_(const TaskContext& ctx) const override {
+        const zoo::WorldSpec spec = world_spec(ctx.params);
+        const zoo::World world(spec);
+        const ZooPaths paths{ctx.out_dir};
+        const fs::path dir = paths.world_dir(ctx.group.name);
+        fs::create_directories(dir);
+        const std::int64_t train = ctx.integer("train", 8192), probe = ctx.integer("probe", 2048),
+                           eval = ctx.integer("eval", 1000);
+        std::int64_t images = 0, captions = 0;
+        for (const auto& split : kZooSplits) {
+            if (ctx.cancel.load()) throw TaskCancelled{};
+            const std::int64_t n = split == "train" ? train : split == "probe" ? probe : eval;
+            const zoo::Split s = world.make_split(split, static_cast<int>(n));
+            write_split(dir / (split + ".safetensors"), s);
+            images += s.images.rows();
+            captions += s.captions.rows();
+        }
+        nlohmann::json j = {
+            {"world", world_spec_to_json(spec)},
+            {"splits", {{"train", train}, {"probe", probe}, {"flickr", eval}, {"coco", eval}}}};
+        std::ofstream(dir / "world.json.tmp") << j.dump(2) << "\n";
+        fs::rename(dir / "world.json.tmp", dir / "world.json");
+        return {images, captions};
+    }
+
+  private:
+    static zoo::WorldSpec world_spec(const std::map<std::string, Scalar>& p) {
+        zoo::WorldSpec s;
+        auto integer = [&](const char* key, int fallback) {
+            auto it = p.find(key);
+            return it == p.end() ? fallback : static_cast<int>(it->second.integer);
+        };
+        auto real = [&](const char* key, double fallback) {
+            auto it = p.find(key);
+            return it == p.end() ? fallback : it->second.as_double();
+        };
+        auto seed = p.find("seed");
+        s.seed = seed == p.end() ? 1 : static_cast<std::uint64_t>(seed->second.integer);
+        s.concepts = integer("concepts", s.concepts);
+        s.semantic_dim = integer("semantic_dim", s.semantic_dim);
+        s.style_dim = integer("style_dim", s.style_dim);
+        s.detail_dim = integer("detail_dim", s.detail_dim);
+        s.geometry_dim = integer("geometry_dim", s.geometry_dim);
+        s.caption_detail_dims = integer("caption_detail_dims", s.caption_detail_dims);
+        s.image_dim = integer("image_dim", s.image_dim);
+        s.text_dim = integer("text_dim", s.text_dim);
+        s.render_hidden = integer("render_hidden", s.render_hidden);
+        s.captions_per_image = integer("captions_per_image", s.captions_per_image);
+        s.concept_spread = real("concept_spread", s.concept_spread);
+        s.detail_amplitude = real("detail_amplitude", s.detail_amplitude);
+        s.image_noise = real("image_noise", s.image_noise);
+        s.caption_noise = real("caption_noise", s.caption_noise);
+        return s;
+    }
+};
+}  // namespace
+
+const TaskKind& zoo_world_task() {
+    static const ZooWorldTask kind;
+    return kind;
+}
+
+}  // namespace compatbench
