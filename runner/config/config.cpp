@@ -48,6 +48,7 @@ const std::vector<KeyRule> kGroupRules = {
     {"retries", KeyType::integer, false, 0, 100, {}},
     {"timeout", KeyType::real, false, 0, 1e7, {}},
     {"cost", KeyType::real, false, 0, 1e12, {}},
+    {"print", KeyType::boolean, false, 0, 0, {}},
 };
 
 const std::vector<KeyRule> kAnalysisRules = {
@@ -179,6 +180,7 @@ GroupSpec parse_group(const YamlChecker& yc, const YAML::Node& node, const std::
                                 : runner.retries;
     g.timeout = node["timeout"] ? yc.as_real(node["timeout"], gpath + ".timeout") : runner.timeout;
     g.cost = node["cost"] ? yc.as_real(node["cost"], gpath + ".cost") : 1.0;
+    g.print = node["print"] ? yc.as_bool(node["print"], gpath + ".print") : false;
     g.outputs = g.kind->outputs(g, yc);
     if (g.kind->lists_tasks()) {
         if (node["count"] || node["grid"]) {

@@ -318,6 +318,31 @@ void Coordinator::log_rank_load() const {
     spdlog::info("ranks: {}", line);
 }
 
+std::vector<TableData> Coordinator::printed_tables() const {
+    // One table per results.h5 table with a printing group: the done rows of those groups.
+    std::vector<TableData> out;
+    for (std::size_t t = 0; t < graph_.tables().size(); ++t) {
+        TableData table;
+        table.path = graph_.tables()[t].path;
+        for (const auto& c : graph_.tables()[t].columns) table.add_column(c);
+        bool any = false;
+        for (std::size_t g = 0; g < config_.groups.size(); ++g) {
+            if (graph_.group_table(g) != t || !config_.groups[g].print) continue;
+            any = true;
+            for (std::size_t i = graph_.group_begin(g); i < graph_.group_end(g); ++i) {
+                if (states_[i] != State::done) continue;
+                const Task& task = graph_.tasks()[i];
+                for (std::size_t c = 0; c < task.keys.size(); ++c)
+                    table.values[c].push_back(task.keys[c]);
+                for (std::size_t c = 0; c < outputs_[i].size(); ++c)
+                    table.values[task.keys.size() + c].push_back(outputs_[i][c]);
+            }
+        }
+        if (any) out.push_back(std::move(table));
+    }
+    return out;
+}
+
 void Coordinator::send_stop(bool abandon) {
     for (int r = 1; r < size_; ++r) outbox_.send(r, kTagStop, encode_int(abandon ? 1 : 0));
     if (abandon) executor_.cancel();
@@ -423,6 +448,7 @@ CoordinatorReport Coordinator::run() {
     report.interrupted = stopping && !all_terminal();
     report.signal = signal;
     report.analyses = std::move(analysis_tables_);
+    report.printed = printed_tables();
     report.facts = std::move(facts_);
     return report;
 }

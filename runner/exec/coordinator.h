@@ -27,6 +27,7 @@ struct CoordinatorReport {
     bool interrupted = false;
     int signal = 0;
     std::vector<std::pair<std::string, TableData>> analyses;  // (study, table)
+    std::vector<TableData> printed;                           // tables of groups with print: true
     std::vector<TaskFact> facts;
 };
 
@@ -63,6 +64,7 @@ class Coordinator {
     void progress(bool force);
     void send_stop(bool abandon);
     void log_rank_load() const;
+    std::vector<TableData> printed_tables() const;
     bool all_terminal() const { return terminal_ == states_.size(); }
     void poll_messages(bool& worked);
 

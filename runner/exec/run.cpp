@@ -150,13 +150,19 @@ std::vector<std::pair<std::string, TableData>> tables_from_json(const nlohmann::
     return tables;
 }
 
-void print_table(const std::string& study, const TableData& t) {
+// Prints `t` under the heading `title` (the table's path in results.h5), 30 rows at most,
+// leaving out the task_id and seed columns.
+void print_table(const std::string& title, const TableData& t) {
     std::ostringstream out;
-    out << "/" << study << "/analysis/" << t.path << " (" << t.rows() << " rows)\n";
+    out << title << " (" << t.rows() << " rows)\n";
+    std::vector<std::size_t> shown;
+    for (std::size_t c = 0; c < t.columns.size(); ++c) {
+        if (t.columns[c].name != "task_id" && t.columns[c].name != "seed") shown.push_back(c);
+    }
+    const std::size_t rows = std::min<std::size_t>(t.rows(), 30);
     std::vector<std::vector<std::string>> cells(t.columns.size());
     std::vector<std::size_t> width(t.columns.size());
-    const std::size_t rows = std::min<std::size_t>(t.rows(), 30);
-    for (std::size_t c = 0; c < t.columns.size(); ++c) {
+    for (std::size_t c : shown) {
         width[c] = t.columns[c].name.size();
         for (std::size_t r = 0; r < rows; ++r) {
             std::string s;
@@ -172,14 +178,12 @@ void print_table(const std::string& study, const TableData& t) {
             cells[c].push_back(s);
         }
     }
-    for (std::size_t c = 0; c < t.columns.size(); ++c) {
+    for (std::size_t c : shown)
         out << "  " << std::string(width[c] - t.columns[c].name.size(), ' ') << t.columns[c].name;
-    }
     out << "\n";
     for (std::size_t r = 0; r < rows; ++r) {
-        for (std::size_t c = 0; c < t.columns.size(); ++c) {
+        for (std::size_t c : shown)
             out << "  " << std::string(width[c] - cells[c][r].size(), ' ') << cells[c][r];
-        }
         out << "\n";
     }
     if (rows < t.rows()) out << "  ... " << t.rows() - rows << " more rows in results.h5\n";
@@ -291,7 +295,9 @@ RunSummary run_experiment(const Config& config, const TaskGraph& graph, const Ru
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
     if (rank == 0) {
         if (options.print_tables) {
-            for (const auto& [study, t] : tables) print_table(study, t);
+            for (const auto& t : report.printed) print_table("/" + t.path, t);
+            for (const auto& [study, t] : tables)
+                print_table("/" + study + "/analysis/" + t.path, t);
         }
         spdlog::info(
             "{}: {} done, {} failed, {} skipped, {} not run; {} ran in this run, {:.2f} s wall; "

@@ -55,7 +55,7 @@ class ZooEncoderTask final : public TaskKind {
                                        const YamlChecker& yc) const override {
         const GroupSpec& world = zoo_world_group(group, earlier, yc);
         const std::string base = "tasks." + group.name;
-        YAML::Node defaults = group.node["defaults"];
+        const YAML::Node defaults = group.node["defaults"];
         std::vector<KeyRule> default_rules(kModelRules.begin() + 4, kModelRules.end());
         if (defaults) yc.check_map(defaults, base + ".defaults", default_rules);
         std::vector<ListedTask> out;
@@ -81,7 +81,9 @@ class ZooEncoderTask final : public TaskKind {
                 yc.fail(m["paradigm"], path + ".paradigm", e.what());
             }
             auto pick = [&](const char* key) {
-                return m[key] ? m[key] : defaults ? defaults[key] : YAML::Node();
+                if (m[key]) return m[key];
+                if (defaults && defaults[key]) return defaults[key];
+                return YAML::Node(YAML::NodeType::Undefined);  // a plain Node() is null, not absent
             };
             auto as_int = [&](const char* key, int fallback) {
                 const YAML::Node v = pick(key);
