@@ -24,6 +24,8 @@ constexpr ParadigmName kParadigms[] = {
     {Paradigm::masked, "masked", true, true},
     {Paradigm::sentence, "sentence", false, true},
     {Paradigm::classifier, "classifier", false, true},
+    {Paradigm::detail, "detail", true, false},
+    {Paradigm::geometry, "geometry", true, false},
     {Paradigm::untrained, "untrained", true, true},
 };
 
@@ -115,6 +117,10 @@ Encoder train_encoder(const EncoderSpec& spec, const World& world, const Split& 
     nn::Mlp<float> decoder(tower(spec.out_dim, spec.width, 1, vision ? ws.image_dim : ws.text_dim),
                            rng);
     nn::Linear<float> head(spec.out_dim, ws.concepts, rng);
+    nn::Linear<float> regressor(spec.out_dim, ws.geometry_dim, rng);
+    const int n_detail_heads = std::max(1, ws.detail_dim / 2);
+    nn::MultiTaskHeads<float> detail_heads(
+        spec.out_dim, std::vector<int>(static_cast<std::size_t>(n_detail_heads), 4), rng);
     float log_scale = spec.paradigm == Paradigm::siglip ? std::log(10.0f) : std::log(1.0f / 0.07f);
     float bias = -10.0f, dlog_scale = 0.0f, dbias = 0.0f;
     Mat view1, view2;
@@ -134,6 +140,12 @@ Encoder train_encoder(const EncoderSpec& spec, const World& world, const Split& 
             break;
         case Paradigm::masked:
             decoder.params("decoder.", params);
+            break;
+        case Paradigm::detail:
+            detail_heads.params("detail.", params);
+            break;
+        case Paradigm::geometry:
+            regressor.params("regressor.", params);
             break;
         case Paradigm::invariance:
             if (vision) {
@@ -245,6 +257,38 @@ Encoder train_encoder(const EncoderSpec& spec, const World& world, const Split& 
                 const float l =
                     nn::masked_mse<float>(decoder.forward(mlp.forward(visible)), x, mask, g);
                 mlp.backward(decoder.backward(g));
+                return l;
+            };
+            break;
+        case Paradigm::detail:
+            step = [&] {
+                const auto img = sample(n_images, spec.batch, rng);
+                std::vector<std::vector<int>> labels(static_cast<std::size_t>(n_detail_heads));
+                for (int i : img) {
+                    for (int h = 0; h < n_detail_heads; ++h) {
+                        const int c0 = std::min(2 * h, ws.detail_dim - 1);
+                        const int c1 = std::min(2 * h + 1, ws.detail_dim - 1);
+                        labels[static_cast<std::size_t>(h)].push_back(
+                            (train.scenes.detail(i, c0) > 0) +
+                            2 * (train.scenes.detail(i, c1) > 0));
+                    }
+                }
+                detail_heads.forward(mlp.forward(rows(train.images, img)));
+                nn::Mat<float> df;
+                const float l = detail_heads.backward(labels, df);
+                mlp.backward(df);
+                return l;
+            };
+            break;
+        case Paradigm::geometry:
+            step = [&] {
+                const auto img = sample(n_images, spec.batch, rng);
+                const Mat target = rows(train.scenes.geometry, img);
+                const Mat pred = regressor.forward(mlp.forward(rows(train.images, img)));
+                nn::Mat<float> g;
+                const float l =
+                    nn::masked_mse<float>(pred, target, Mat::Ones(pred.rows(), pred.cols()), g);
+                mlp.backward(regressor.backward(g));
                 return l;
             };
             break;

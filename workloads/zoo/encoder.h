@@ -17,8 +17,10 @@ namespace compatbench::zoo {
 
 enum class Modality { vision, text };
 
-// Vision: supervised, clip, siglip, invariance, masked, untrained.
+// Vision: supervised, clip, siglip, invariance, masked, detail, geometry, untrained.
 // Text:   clip, siglip, sentence, invariance, masked, classifier, untrained.
+// detail: classification heads on sign pairs of the fine-detail latent (text-in-image-like);
+// geometry: regression of the geometry latent (layout-like).
 enum class Paradigm {
     supervised,
     clip,
@@ -27,6 +29,8 @@ enum class Paradigm {
     masked,
     sentence,
     classifier,
+    detail,
+    geometry,
     untrained
 };
 

@@ -59,8 +59,9 @@ TEST(Encoders, ParadigmsTrainAndDifferInWhatTheyCapture) {
     for (Modality m : {Modality::vision, Modality::text}) {
         const std::vector<Paradigm> paradigms =
             m == Modality::vision
-                ? std::vector<Paradigm>{Paradigm::supervised, Paradigm::clip,   Paradigm::siglip,
-                                        Paradigm::invariance, Paradigm::masked, Paradigm::untrained}
+                ? std::vector<Paradigm>{Paradigm::supervised, Paradigm::clip,     Paradigm::siglip,
+                                        Paradigm::invariance, Paradigm::masked,   Paradigm::detail,
+                                        Paradigm::geometry,   Paradigm::untrained}
                 : std::vector<Paradigm>{Paradigm::clip,     Paradigm::siglip,
                                         Paradigm::sentence, Paradigm::invariance,
                                         Paradigm::masked,   Paradigm::classifier,
