@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The main job: install what is missing, build, and run the default experiment on 2 ranks.
-#   bash scripts/main.sh [CONFIG]      (default: configs/demo.yaml)
+# The main job: install what is missing, build, and run the default experiment on 2 ranks
+# (the paper-shaped model library: about 70 s on 2 cores once built).
+#   bash scripts/main.sh [CONFIG]      (default: configs/default.yaml)
 # Running it again continues (or re-checks) the same output folder with --resume.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-CONFIG=${1:-configs/demo.yaml}
+CONFIG=${1:-configs/default.yaml}
 install_packages
 build
 mpi_environment

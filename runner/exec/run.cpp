@@ -150,16 +150,16 @@ std::vector<std::pair<std::string, TableData>> tables_from_json(const nlohmann::
     return tables;
 }
 
-// Prints `t` under the heading `title` (the table's path in results.h5), 30 rows at most,
-// leaving out the task_id and seed columns.
-void print_table(const std::string& title, const TableData& t) {
+// Prints `t` under the heading `title` (the table's path in results.h5), `max_rows` rows at
+// most, leaving out the task_id and seed columns.
+void print_table(const std::string& title, const TableData& t, std::size_t max_rows) {
     std::ostringstream out;
     out << title << " (" << t.rows() << " rows)\n";
     std::vector<std::size_t> shown;
     for (std::size_t c = 0; c < t.columns.size(); ++c) {
         if (t.columns[c].name != "task_id" && t.columns[c].name != "seed") shown.push_back(c);
     }
-    const std::size_t rows = std::min<std::size_t>(t.rows(), 30);
+    const std::size_t rows = std::min<std::size_t>(t.rows(), max_rows);
     std::vector<std::vector<std::string>> cells(t.columns.size());
     std::vector<std::size_t> width(t.columns.size());
     for (std::size_t c : shown) {
@@ -295,9 +295,9 @@ RunSummary run_experiment(const Config& config, const TaskGraph& graph, const Ru
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
     if (rank == 0) {
         if (options.print_tables) {
-            for (const auto& t : report.printed) print_table("/" + t.path, t);
+            for (const auto& t : report.printed) print_table("/" + t.path, t, 1000);
             for (const auto& [study, t] : tables)
-                print_table("/" + study + "/analysis/" + t.path, t);
+                print_table("/" + study + "/analysis/" + t.path, t, 30);
         }
         spdlog::info(
             "{}: {} done, {} failed, {} skipped, {} not run; {} ran in this run, {:.2f} s wall; "
