@@ -19,9 +19,9 @@ Linear<T>::Linear(int in, int out, Random& rng) : w_(out, in), dw_(out, in), b_(
 }
 
 template <class T>
-Mat<T> Linear<T>::forward(const Mat<T>& x) {
-    x_ = x;
-    Mat<T> y = x * w_.transpose();
+Mat<T> Linear<T>::forward(Mat<T> x) {
+    x_ = std::move(x);
+    Mat<T> y = x_ * w_.transpose();
     y.rowwise() += b_.transpose();
     return y;
 }
@@ -109,20 +109,20 @@ void LayerNorm<T>::zero_grad() {
 
 // ---- activations ------------------------------------------------------------------------
 template <class T>
-Mat<T> Act<T>::forward(const Mat<T>& x) {
-    x_ = x;
+Mat<T> Act<T>::forward(Mat<T> x) {
+    x_ = std::move(x);
     switch (kind_) {
         case Activation::gelu:  // exact GELU: x * Phi(x), with Eigen's vectorised erf
             cdf_ = (static_cast<T>(0.5) *
-                    (static_cast<T>(1) + (x.array() * static_cast<T>(M_SQRT1_2)).erf()))
+                    (static_cast<T>(1) + (x_.array() * static_cast<T>(M_SQRT1_2)).erf()))
                        .matrix();
-            return (x.array() * cdf_.array()).matrix();
+            return (x_.array() * cdf_.array()).matrix();
         case Activation::relu:
-            return x.cwiseMax(static_cast<T>(0));
+            return x_.cwiseMax(static_cast<T>(0));
         case Activation::none:
-            return x;
+            return x_;
     }
-    return x;
+    return x_;
 }
 
 template <class T>
@@ -158,10 +158,10 @@ template <class T>
 Mat<T> Mlp<T>::forward(const Mat<T>& x) {
     Mat<T> h = x;
     for (std::size_t i = 0; i < linear_.size(); ++i) {
-        h = linear_[i].forward(h);
+        h = linear_[i].forward(std::move(h));
         if (i < act_.size()) {
             if (spec_.layer_norm) h = norm_[i].forward(h);
-            h = act_[i].forward(h);
+            h = act_[i].forward(std::move(h));
         }
     }
     return h;

@@ -34,7 +34,8 @@ template <class T>
 class Linear {
   public:
     Linear(int in, int out, Random& rng);
-    Mat<T> forward(const Mat<T>& x);
+    // Takes x by value: it is kept for the backward pass (move it in to avoid a copy).
+    Mat<T> forward(Mat<T> x);
     Mat<T> backward(const Mat<T>& dy);
     void params(const std::string& prefix, std::vector<Param<T>>& out);
     void zero_grad();
@@ -71,7 +72,7 @@ template <class T>
 class Act {
   public:
     explicit Act(Activation kind) : kind_(kind) {}
-    Mat<T> forward(const Mat<T>& x);
+    Mat<T> forward(Mat<T> x);  // kept for the backward pass, like Linear
     Mat<T> backward(const Mat<T>& dy) const;
 
   private:

@@ -42,19 +42,21 @@ T diagonal_ce(const Mat<T>& logits, Mat<T>& dlogits) {
 template <class T>
 T softmax_cross_entropy(const Mat<T>& logits, const std::vector<int>& labels, Mat<T>& dlogits) {
     const Eigen::Index n = logits.rows();
-    if (static_cast<Eigen::Index>(labels.size()) != n)
+    if (static_cast<Eigen::Index>(labels.size()) != n) {
         throw std::invalid_argument("softmax_cross_entropy: labels do not match rows");
-    dlogits.resize(n, logits.cols());
-    T loss = 0;
+    }
+    // Whole-matrix (column-major friendly) passes rather than a loop over strided rows.
+    const Vec<T> m = logits.rowwise().maxCoeff();
+    dlogits = (logits.colwise() - m).array().exp().matrix();
+    const Vec<T> z = dlogits.rowwise().sum();
+    dlogits = dlogits.array().colwise() / z.array();
+    T loss = (z.array().log() + m.array()).sum();
     for (Eigen::Index i = 0; i < n; ++i) {
         const int y = labels[static_cast<std::size_t>(i)];
-        if (y < 0 || y >= logits.cols())
+        if (y < 0 || y >= logits.cols()) {
             throw std::invalid_argument("softmax_cross_entropy: label out of range");
-        const T m = logits.row(i).maxCoeff();
-        const auto e = (logits.row(i).array() - m).exp();
-        const T z = e.sum();
-        loss += std::log(z) + m - logits(i, y);
-        dlogits.row(i) = e / z;
+        }
+        loss -= logits(i, y);
         dlogits(i, y) -= 1;
     }
     dlogits /= static_cast<T>(n);
