@@ -2,6 +2,17 @@
 
 namespace compatbench {
 
+zoo::Split ZooWorld::split(const std::string& name) const {
+    return read_split(dir / (name + ".safetensors"), name);
+}
+
+ZooWorld load_zoo_world(const TaskContext& ctx) {
+    const fs::path dir = ZooPaths{ctx.out_dir}.world_dir(ctx.params.at("world_group").text);
+    nlohmann::json file = read_world_file(dir);
+    zoo::World world(world_spec_from_json(file.at("world")));
+    return {dir, std::move(file), std::move(world)};
+}
+
 std::vector<ColumnSpec> zoo_model_columns() {
     return {{"modality", ColumnType::str, 16},  {"family", ColumnType::str, 48},
             {"paradigm", ColumnType::str, 16},  {"params", ColumnType::i64, 0},

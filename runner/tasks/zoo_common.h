@@ -10,6 +10,16 @@
 
 namespace compatbench {
 
+// What a zoo task reads of the world its group names (`world_group` parameter): the spec
+// file, the renderer rebuilt from it (for augmented views) and the splits it asks for.
+struct ZooWorld {
+    fs::path dir;
+    nlohmann::json file;  // world.json
+    zoo::World world;
+    zoo::Split split(const std::string& name) const;
+};
+ZooWorld load_zoo_world(const TaskContext& ctx);
+
 // Columns of /zoo/models (shared by zoo_encoder and zoo_finetune groups).
 std::vector<ColumnSpec> zoo_model_columns();
 

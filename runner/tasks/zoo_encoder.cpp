@@ -116,11 +116,10 @@ class ZooEncoderTask final : public TaskKind {
   protected:
     Row run_(const TaskContext& ctx) const override {
         const ZooPaths paths{ctx.out_dir};
-        const fs::path world_dir = paths.world_dir(ctx.params.at("world_group").text);
-        const nlohmann::json world_file = read_world_file(world_dir);
-        const zoo::World world(world_spec_from_json(world_file.at("world")));
-        const zoo::Split train = read_split(world_dir / "train.safetensors", "train");
-        const zoo::Split probe = read_split(world_dir / "probe.safetensors", "probe");
+        const ZooWorld zw = load_zoo_world(ctx);
+        const zoo::World& world = zw.world;
+        const nlohmann::json& world_file = zw.file;
+        const zoo::Split train = zw.split("train"), probe = zw.split("probe");
         const zoo::EncoderSpec spec =
             encoder_spec_from_json(nlohmann::json::parse(ctx.params.at("spec").text));
         zoo::TrainSummary summary;

@@ -56,14 +56,13 @@ class ZooFeaturesTask final : public TaskKind {
   protected:
     Row run_(const TaskContext& ctx) const override {
         const ZooPaths paths{ctx.out_dir};
-        const fs::path world_dir = paths.world_dir(ctx.params.at("world_group").text);
+        const ZooWorld zw = load_zoo_world(ctx);
         const std::string name = ctx.params.at("name").text;
         zoo::Encoder enc = read_model(paths, name);
         std::int64_t rows = 0;
         for (const auto& split_name : kZooSplits) {
             if (ctx.cancel.load()) throw TaskCancelled{};
-            const zoo::Split split =
-                read_split(world_dir / (split_name + ".safetensors"), split_name);
+            const zoo::Split split = zw.split(split_name);
             const zoo::Mat inputs =
                 enc.spec().modality == zoo::Modality::vision ? split.images : split.captions;
             const zoo::Mat f = enc.encode(inputs);

@@ -98,12 +98,10 @@ class ZooFinetuneTask final : public TaskKind {
   protected:
     Row run_(const TaskContext& ctx) const override {
         const ZooPaths paths{ctx.out_dir};
-        const fs::path world_dir = paths.world_dir(ctx.params.at("world_group").text);
-        const nlohmann::json world_file = read_world_file(world_dir);
-        const zoo::World world(world_spec_from_json(world_file.at("world")));
-        const zoo::Split train = read_split(world_dir / "train.safetensors", "train");
-        const zoo::Split probe = read_split(world_dir / "probe.safetensors", "probe");
-        const zoo::Split flickr = read_split(world_dir / "flickr.safetensors", "flickr");
+        const ZooWorld zw = load_zoo_world(ctx);
+        const zoo::World& world = zw.world;
+        const zoo::Split train = zw.split("train"), probe = zw.split("probe"),
+                         flickr = zw.split("flickr");
         nlohmann::json base_sidecar;
         zoo::Encoder base = read_model(paths, ctx.params.at("base").text, &base_sidecar);
         const auto tasks = zoo::latent_tasks(world.spec());

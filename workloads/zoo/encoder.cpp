@@ -164,6 +164,14 @@ Encoder train_encoder(const EncoderSpec& spec, const World& world, const Split& 
         return y;
     };
 
+    // One caption row, drawn at random, for each image row.
+    auto random_captions = [&](const std::vector<int>& img) {
+        std::vector<int> cap;
+        for (int i : img)
+            cap.push_back(i * k + static_cast<int>(rng.below(static_cast<std::uint64_t>(k))));
+        return cap;
+    };
+
     // One step of the paradigm's objective; returns the loss.
     std::function<float()> step;
     switch (spec.paradigm) {
@@ -171,10 +179,7 @@ Encoder train_encoder(const EncoderSpec& spec, const World& world, const Split& 
         case Paradigm::classifier:
             step = [&] {
                 const auto img = sample(n_images, spec.batch, rng);
-                std::vector<int> cap;
-                for (int i : img)
-                    cap.push_back(i * k +
-                                  static_cast<int>(rng.below(static_cast<std::uint64_t>(k))));
+                const std::vector<int> cap = random_captions(img);
                 const Mat x = vision ? rows(train.images, img) : rows(train.captions, cap);
                 nn::Mat<float> d;
                 const float l = nn::softmax_cross_entropy<float>(head.forward(mlp.forward(x)),
@@ -187,10 +192,7 @@ Encoder train_encoder(const EncoderSpec& spec, const World& world, const Split& 
         case Paradigm::siglip:
             step = [&] {
                 const auto img = sample(n_images, spec.batch, rng);
-                std::vector<int> cap;
-                for (int i : img)
-                    cap.push_back(i * k +
-                                  static_cast<int>(rng.below(static_cast<std::uint64_t>(k))));
+                const std::vector<int> cap = random_captions(img);
                 const Mat images = rows(train.images, img), captions = rows(train.captions, cap);
                 const Mat a = mlp.forward(vision ? images : captions);
                 const Mat b = partner.forward(vision ? captions : images);
@@ -242,10 +244,7 @@ Encoder train_encoder(const EncoderSpec& spec, const World& world, const Split& 
         case Paradigm::masked:
             step = [&] {
                 const auto img = sample(n_images, spec.batch, rng);
-                std::vector<int> cap;
-                for (int i : img)
-                    cap.push_back(i * k +
-                                  static_cast<int>(rng.below(static_cast<std::uint64_t>(k))));
+                const std::vector<int> cap = random_captions(img);
                 const Mat x = vision ? rows(train.images, img) : rows(train.captions, cap);
                 Mat mask(x.rows(), x.cols());
                 for (Eigen::Index r = 0; r < mask.rows(); ++r) {
