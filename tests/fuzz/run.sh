@@ -12,7 +12,9 @@ command -v "$CXX" > /dev/null || { echo "no $CXX (apt-get install clang libclang
 "$CXX" -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
     -I"$SRC/workloads" "$SRC/tests/fuzz/safetensors_fuzz.cpp" \
     "$SRC/workloads/formats/safetensors.cpp" "$SRC/workloads/formats/half.cpp" -o "$WORK/fuzz"
-# Seeds: a valid file with metadata, and a few near misses.
+# Seeds: inputs that once crashed it (tests/fuzz/corpus/), a valid file with metadata, and a
+# few near misses.
+cp "$SRC/tests/fuzz/corpus/"* "$WORK/corpus/" 2>/dev/null || true
 /usr/bin/python3 - "$WORK/corpus" <<'PY'
 import json, struct, sys, os
 d = sys.argv[1]

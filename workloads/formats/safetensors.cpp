@@ -177,6 +177,8 @@ Header parse_header(std::span<const std::uint8_t> file, const std::string& file_
     } catch (const nlohmann::json::parse_error& e) {
         fail(file_name, "header is not valid JSON (byte " + std::to_string(8 + e.byte) +
                             " of the file): " + e.what());
+    } catch (const nlohmann::json::exception& e) {  // e.g. out_of_range: a number overflows
+        fail(file_name, std::string("header is not usable JSON: ") + e.what());
     }
     if (!duplicate.empty()) fail(file_name, "name '" + duplicate + "' appears twice in the header");
     if (!json.is_object()) fail(file_name, "header is not a JSON object");

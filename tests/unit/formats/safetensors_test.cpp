@@ -198,6 +198,8 @@ TEST(Safetensors, BrokenFilesGiveClearErrors) {
          raw_file(R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[0,8.0]}})", 8),
          "tensor 't': data_offsets must be"},
         {"entry_not_object", raw_file(R"({"t":3})", 0), "tensor 't': expected an object"},
+        // Found by the fuzzer: a number too large for a double throws out_of_range.
+        {"number_overflow", raw_file(R"({"s":9e9999999909})", 0), "header is not usable JSON"},
     };
     for (const auto& c : cases) {
         const std::string what = expect_error(c.bytes, std::string(c.name) + ".safetensors");
