@@ -2,7 +2,7 @@
 
 #include <fcntl.h>
 #include <spdlog/sinks/basic_file_sink.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -198,9 +198,9 @@ void setup_logging(const std::string& out, int rank, const std::string& level, b
         sinks.push_back(std::make_shared<spdlog::sinks::basic_file_sink_mt>(
             (fs::path(out) / "logs" / ("rank-" + std::to_string(rank) + ".log")).string()));
     }
-    if (console) sinks.push_back(std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
+    if (console) sinks.push_back(std::make_shared<spdlog::sinks::stdout_sink_mt>());
     auto logger = std::make_shared<spdlog::logger>("compatbench", sinks.begin(), sinks.end());
-    logger->set_pattern("[%Y-%m-%d %H:%M:%S.%e] [r" + std::to_string(rank) + "] [%^%l%$] %v");
+    logger->set_pattern("[%Y-%m-%d %H:%M:%S.%e] [r" + std::to_string(rank) + "] [%l] %v");
     logger->set_level(spdlog::level::from_str(level));
     logger->flush_on(spdlog::level::warn);
     spdlog::set_default_logger(logger);

@@ -29,7 +29,9 @@ struct RunSummary {
 RunSummary run_experiment(const Config& config, const TaskGraph& graph, const RunOptions& options,
                           MPI_Comm comm);
 
-// Sets up the per-rank logger: <out>/logs/rank-<r>.log, plus the console on rank 0.
+// Sets up the per-rank logger: <out>/logs/rank-<r>.log, plus the console on rank 0. The
+// console log goes to stdout, like the tables printed at the end: mpirun forwards stdout and
+// stderr separately, so one stream keeps the console in order.
 void setup_logging(const std::string& out, int rank, const std::string& level, bool console);
 
 }  // namespace compatbench
