@@ -17,6 +17,7 @@
 #include "app/verbs.h"
 #include "config/config.h"
 #include "exec/run.h"
+#include "exec/signals.h"
 #include "graph/task_graph.h"
 
 namespace compatbench {
@@ -122,9 +123,10 @@ int verb_bench_dispatch(std::size_t tasks, std::size_t command_tasks, std::size_
         }
         std::fflush(stdout);
     }
-    const int code = noop.exit_code != 0 ? noop.exit_code : command.exit_code;
+    int code = noop.exit_code;
+    if (code == kExitOk && command_tasks > 0) code = command.exit_code;
     MPI_Finalize();
-    return command_tasks > 0 ? code : noop.exit_code;
+    return code;
 }
 
 }  // namespace compatbench

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -138,12 +139,13 @@ std::vector<std::pair<std::string, TableData>> tables_from_json(const nlohmann::
         TableData table;
         table.path = t.at("path").get<std::string>();
         for (const auto& c : t.at("columns")) {
-            ColumnSpec spec{c.at("name").get<std::string>(),
-                            static_cast<ColumnType>(c.at("type").get<int>()), 1u << 30};
+            // No width limit here: write_analysis_tables sizes string columns from the data.
+            const ColumnSpec spec{c.at("name").get<std::string>(),
+                                  static_cast<ColumnType>(c.at("type").get<int>()),
+                                  std::numeric_limits<std::size_t>::max()};
             table.add_column(spec);
             for (const auto& v : c.at("values"))
                 table.values.back().push_back(value_from_json(v, spec));
-            table.columns.back().width = 0;
         }
         tables.emplace_back(t.at("study").get<std::string>(), std::move(table));
     }
