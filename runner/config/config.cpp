@@ -181,7 +181,6 @@ GroupSpec parse_group(const YamlChecker& yc, const YAML::Node& node, const std::
     g.timeout = node["timeout"] ? yc.as_real(node["timeout"], gpath + ".timeout") : runner.timeout;
     g.cost = node["cost"] ? yc.as_real(node["cost"], gpath + ".cost") : 1.0;
     g.print = node["print"] ? yc.as_bool(node["print"], gpath + ".print") : false;
-    g.outputs = g.kind->outputs(g, yc);
     if (g.kind->lists_tasks()) {
         if (node["count"] || node["grid"]) {
             yc.fail(node["count"] ? node["count"] : node["grid"], gpath,
@@ -190,6 +189,7 @@ GroupSpec parse_group(const YamlChecker& yc, const YAML::Node& node, const std::
         g.listed = g.kind->list_tasks(g, earlier, yc);
         if (g.listed.empty()) yc.fail(node, gpath, "the entry lists no tasks");
     }
+    g.outputs = g.kind->outputs(g, yc);  // may read the listed tasks
     return g;
 }
 

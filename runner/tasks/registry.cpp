@@ -3,9 +3,13 @@
 namespace compatbench {
 
 // One adapter file per kind defines its accessor.
+const TaskKind& align_pair_task();
 const TaskKind& command_task();
 const TaskKind& fail_task();
+const TaskKind& feature_set_task();
 const TaskKind& noop_task();
+const TaskKind& pair_similarity_task();
+const TaskKind& probe_knn_task();
 const TaskKind& sleep_task();
 const TaskKind& zoo_encoder_task();
 const TaskKind& zoo_features_task();
@@ -14,8 +18,9 @@ const TaskKind& zoo_world_task();
 
 std::span<const TaskKind* const> task_kinds() {
     static const TaskKind* const kinds[] = {
-        &command_task(),     &fail_task(),         &noop_task(),         &sleep_task(),
-        &zoo_encoder_task(), &zoo_features_task(), &zoo_finetune_task(), &zoo_world_task(),
+        &align_pair_task(),  &command_task(),         &fail_task(),         &feature_set_task(),
+        &noop_task(),        &pair_similarity_task(), &probe_knn_task(),    &sleep_task(),
+        &zoo_encoder_task(), &zoo_features_task(),    &zoo_finetune_task(), &zoo_world_task(),
     };
     return kinds;
 }

@@ -1,0 +1,219 @@
+// Task kind `align_pair`: the ground truth of the alignment study for one vision x text pair:
+// an adapter fitted on the train split (CSA, methods.md §2.1, or the trained linear adapter,
+// §2.2) and image->text Recall@k on each eval split (§2.3).
+//
+// The pairs: an explicit list (`pairs: [[vision, text], ...]`), or `select: N` pairs of the
+// similarity grid chosen to cover every vision and text family (compass::select_covering),
+// or `select: N` of another align_pair group's pairs (`select_from`). A linear adapter runs
+// once per entry of `epochs` (the budget study).
+//
+//   - {name: align_pairs, kind: align_pair, table: alignment/fits, similarity: align_grid,
+//      select: 72, adapter: csa, eval: [flickr, coco], recall_k: [1, 5, 10]}
+#include "alignment/alignment.h"
+#include "common/hash.h"
+#include "compass/compass.h"
+#include "tasks/compass_common.h"
+
+namespace compatbench {
+
+namespace {
+
+const std::vector<std::string> kPairKeys = {
+    "vision", "text", "vision_family", "text_family", "vision_paradigm", "text_paradigm"};
+
+// r<k>_<split>, e.g. r1_flickr.
+std::string recall_column(int k, const std::string& split) {
+    std::string name = "r";
+    name += std::to_string(k);
+    name += '_';
+    name += split;
+    return name;
+}
+
+class AlignPairTask final : public TaskKind {
+  public:
+    std::string_view name() const override { return "align_pair"; }
+    std::vector<KeyRule> keys() const override {
+        return {{"similarity", KeyType::string, true, 0, 0, {}},
+                {"select", KeyType::integer, false, 1, 1e9, {}},
+                {"select_from", KeyType::string, false, 0, 0, {}},
+                {"selection_seed", KeyType::integer, false, 0, 9e18, {}},
+                {"pairs", KeyType::list, false, 0, 0, {}},
+                {"adapter", KeyType::string, false, 0, 0, {"csa", "linear"}},
+                {"dim", KeyType::integer, false, 1, 1e6, {}},
+                {"epochs", KeyType::scalar_or_list, false, 0, 0, {}},
+                {"batch", KeyType::integer, false, 2, 1e7, {}},
+                {"lr", KeyType::real, false, 1e-12, 10, {}},
+                {"temperature", KeyType::real, false, 1e-6, 100, {}},
+                {"train_split", KeyType::string, false, 0, 0, {}},
+                {"eval", KeyType::scalar_or_list, false, 0, 0, {}},
+                {"recall_k", KeyType::scalar_or_list, false, 0, 0, {}}};
+    }
+    std::vector<ColumnSpec> outputs(const GroupSpec& group, const YamlChecker& yc) const override {
+        std::vector<ColumnSpec> out;
+        for (const auto& e : string_list_key(group, "eval", yc, {"flickr", "coco"}))
+            for (int k : int_list_key(group, "recall_k", yc, {1, 5, 10}, 1, 1000000))
+                out.push_back({recall_column(k, e), ColumnType::f64, 0});
+        out.push_back({"dim", ColumnType::i64, 0});
+        out.push_back({"train_pairs", ColumnType::i64, 0});
+        out.push_back({"fit_loss", ColumnType::f64, 0});
+        return out;
+    }
+    bool lists_tasks() const override { return true; }
+
+    std::vector<ListedTask> list_tasks(const GroupSpec& group,
+                                       const std::vector<GroupSpec>& earlier,
+                                       const YamlChecker& yc) const override {
+        const std::string base = "tasks." + group.name;
+        const GroupSpec& grid = earlier_group(group, "similarity", earlier, "pair_similarity", yc);
+        // Candidates: the grid, or the pairs of another align_pair group.
+        std::vector<const ListedTask*> cands;
+        for (const auto& t : grid.listed) cands.push_back(&t);
+        if (group.node["select_from"]) {
+            const GroupSpec& from = earlier_group(group, "select_from", earlier, "align_pair", yc);
+            std::vector<const ListedTask*> sub;
+            for (const ListedTask* c : cands) {
+                for (const auto& t : from.listed)
+                    if (t.keys[0].second.text == c->keys[0].second.text &&
+                        t.keys[1].second.text == c->keys[1].second.text) {
+                        sub.push_back(c);
+                        break;
+                    }
+            }
+            cands = std::move(sub);
+        }
+        std::vector<const ListedTask*> chosen;
+        if (const YAML::Node pairs = group.node["pairs"]) {
+            if (group.node["select"])
+                yc.fail(group.node["select"], base + ".select", "give either 'pairs' or 'select'");
+            for (std::size_t i = 0; i < pairs.size(); ++i) {
+                const std::string p = index_path(base + ".pairs", i);
+                if (!pairs[i].IsSequence() || pairs[i].size() != 2)
+                    yc.fail(pairs[i], p, "expected [vision, text]");
+                const std::string v = yc.as_string(pairs[i][0], p),
+                                  t = yc.as_string(pairs[i][1], p);
+                const ListedTask* hit = nullptr;
+                for (const ListedTask* c : cands)
+                    if (c->keys[0].second.text == v && c->keys[1].second.text == t) hit = c;
+                if (!hit)
+                    yc.fail(pairs[i], p,
+                            "no pair " + v + "+" + t + " in group '" + grid.name + "'");
+                chosen.push_back(hit);
+            }
+        } else if (group.node["select"]) {
+            const auto count = static_cast<std::size_t>(group.params.at("select").integer);
+            std::vector<compass::Candidate> cs;
+            for (const ListedTask* c : cands)
+                cs.push_back({c->suffix, c->keys[2].second.text, c->keys[3].second.text});
+            const std::uint64_t seed =
+                fnv1a64(group.name) ^
+                static_cast<std::uint64_t>(group.params.count("selection_seed")
+                                               ? group.params.at("selection_seed").integer
+                                               : 1);
+            for (std::size_t i : compass::select_covering(cs, count, seed))
+                chosen.push_back(cands[i]);
+        } else {
+            chosen = cands;
+        }
+        const bool linear =
+            group.params.count("adapter") && group.params.at("adapter").text == "linear";
+        const auto epochs =
+            linear ? int_list_key(group, "epochs", yc, {10}, 0, 1000000) : std::vector<int>{0};
+        std::string evals;
+        for (const auto& e : string_list_key(group, "eval", yc, {"flickr", "coco"}))
+            append_csv(evals, e);
+        const std::string recall =
+            join_ints(int_list_key(group, "recall_k", yc, {1, 5, 10}, 1, 1000000));
+        std::vector<ListedTask> out;
+        for (const ListedTask* c : chosen) {
+            for (int e : epochs) {
+                ListedTask t;
+                t.suffix = c->suffix;
+                if (linear) t.suffix += '@' + std::to_string(e);
+                t.keys = c->keys;
+                if (linear) t.keys.emplace_back("epochs", Scalar::parse(std::to_string(e)));
+                t.params = c->params;
+                t.params["epochs_run"] = Scalar::parse(std::to_string(e));
+                t.params["eval_list"] = Scalar::parse(evals);
+                t.params["recall_list"] = Scalar::parse(recall);
+                t.after = {c->params.at("a_features_task").text,
+                           c->params.at("b_features_task").text};
+                out.push_back(std::move(t));
+            }
+        }
+        return out;
+    }
+
+  protected:
+    Row run_(const TaskContext& ctx) const override {
+        const std::string vision = ctx.params.at("vision").text, text = ctx.params.at("text").text;
+        const std::string train =
+            ctx.params.count("train_split") ? ctx.params.at("train_split").text : "train";
+        const bool linear =
+            ctx.params.count("adapter") && ctx.params.at("adapter").text == "linear";
+        const auto train_owner = read_caption_image(ctx, train);
+        const MatF tv = read_features(ctx, vision, train);
+        const MatF tt = read_features(ctx, text, train);
+        check_rows(tv, tt, train_owner, vision, text, train);
+        alignment::CsaModel csa;
+        alignment::LinearAdapterModel lin;
+        Row row;
+        std::int64_t dim = 0;
+        double fit_loss = std::numeric_limits<double>::quiet_NaN();
+        if (linear) {
+            alignment::LinearAdapterParams p;
+            p.dim = static_cast<int>(ctx.integer("dim", 64));
+            p.epochs = static_cast<int>(ctx.params.at("epochs_run").integer);
+            p.batch = static_cast<int>(ctx.integer("batch", 256));
+            p.lr = ctx.real("lr", 1e-3);
+            p.temperature = ctx.real("temperature", 0.05);
+            p.seed = ctx.seed;
+            lin = alignment::fit_linear_adapter(tv, tt, train_owner, p);
+            dim = p.dim;
+            fit_loss = lin.final_loss;
+        } else {
+            // Every caption with its image (§2.1: paired rows).
+            const MatF v = tv(train_owner, Eigen::all);
+            csa = alignment::fit_csa(v, tt, {.dim = static_cast<int>(ctx.integer("dim", 200))});
+            dim = csa.rho.size();
+        }
+        if (ctx.cancel.load()) throw TaskCancelled{};
+        const auto ks = parse_int_list(ctx.params.at("recall_list").text);
+        for (const auto& e : split_csv(ctx.params.at("eval_list").text)) {
+            const auto owner = read_caption_image(ctx, e);
+            const MatF ev = read_features(ctx, vision, e);
+            const MatF et = read_features(ctx, text, e);
+            check_rows(ev, et, owner, vision, text, e);
+            const auto sim = linear ? alignment::linear_adapter_similarity(lin, ev, et)
+                                    : alignment::csa_similarity(csa, ev, et);
+            for (double r : alignment::recall_at_k(sim, owner, ks)) row.emplace_back(r);
+        }
+        row.emplace_back(dim);
+        row.emplace_back(static_cast<std::int64_t>(tt.rows()));
+        row.emplace_back(fit_loss);
+        return row;
+    }
+
+  private:
+    static void check_rows(const MatF& v, const MatF& t, const std::vector<int>& owner,
+                           const std::string& vision, const std::string& text,
+                           const std::string& split) {
+        if (t.rows() != static_cast<Eigen::Index>(owner.size()))
+            throw std::invalid_argument("split '" + split + "': text model '" + text + "' has " +
+                                        std::to_string(t.rows()) + " feature rows for " +
+                                        std::to_string(owner.size()) + " captions");
+        for (int i : owner)
+            if (i >= v.rows())
+                throw std::invalid_argument("split '" + split + "': a caption names image " +
+                                            std::to_string(i) + " but vision model '" + vision +
+                                            "' has " + std::to_string(v.rows()) + " rows");
+    }
+};
+}  // namespace
+
+const TaskKind& align_pair_task() {
+    static const AlignPairTask kind;
+    return kind;
+}
+
+}  // namespace compatbench

@@ -1,0 +1,45 @@
+// Pieces shared by the COMPASS task kinds (probe_knn, pair_similarity, align_pair): the
+// k-NN artifact of a model and the pair keys.
+//   <out>/artifacts/knn/<group>/<model>.safetensors   "knn" (I32 n x k, methods.md §1.1
+//                                                     lists) and "probe" (F32 n x d, the
+//                                                     paired probe features they came from)
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "similarity/similarity.h"
+#include "tasks/feature_catalog.h"
+
+namespace compatbench {
+
+fs::path knn_artifact(const fs::path& out_dir, const std::string& group, const std::string& model);
+void write_knn_artifact(const fs::path& path, const similarity::KnnLists& lists, const MatF& probe);
+struct KnnArtifact {
+    similarity::KnnLists lists;
+    MatF probe;
+};
+KnnArtifact read_knn_artifact(const fs::path& path);
+
+// Appends `item` to a comma-separated list.
+void append_csv(std::string& list, const std::string& item);
+std::vector<std::string> split_csv(const std::string& text);
+// "10,20,50" <-> {10, 20, 50}
+std::vector<int> parse_int_list(const std::string& text);
+std::string join_ints(const std::vector<int>& values);
+
+// An integer list key (`k: [10, 20]` or `k: 10`), each within [lo, hi]; `fallback` if absent.
+std::vector<int> int_list_key(const GroupSpec& group, const std::string& key,
+                              const YamlChecker& checker, std::vector<int> fallback, int lo,
+                              int hi);
+// A string list key; `fallback` if absent.
+std::vector<std::string> string_list_key(const GroupSpec& group, const std::string& key,
+                                         const YamlChecker& checker,
+                                         std::vector<std::string> fallback);
+
+// The earlier group named by `key` of `group`, which must be of kind `kind`.
+const GroupSpec& earlier_group(const GroupSpec& group, const std::string& key,
+                               const std::vector<GroupSpec>& earlier, const std::string& kind,
+                               const YamlChecker& checker);
+
+}  // namespace compatbench

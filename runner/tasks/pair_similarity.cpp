@@ -1,0 +1,88 @@
+// Task kind `pair_similarity`: ease (mutual k-NN overlap, methods.md §1.1) at every k of the
+// k-NN group, and linear CKA (§1.4), for one pair of models, from their k-NN artifacts.
+// `pairs: vision_text` lists every vision x text pair of the k-NN group (the full grid the
+// ceiling is computed over, §1.2).
+//
+//   - {name: align_grid, kind: pair_similarity, table: alignment/similarity, knn: align_knn}
+#include "tasks/compass_common.h"
+
+namespace compatbench {
+
+namespace {
+class PairSimilarityTask final : public TaskKind {
+  public:
+    std::string_view name() const override { return "pair_similarity"; }
+    std::vector<KeyRule> keys() const override {
+        return {{"knn", KeyType::string, true, 0, 0, {}},
+                {"pairs", KeyType::string, false, 0, 0, {"vision_text"}}};
+    }
+    std::vector<ColumnSpec> outputs(const GroupSpec& group, const YamlChecker& yc) const override {
+        std::vector<ColumnSpec> out = {{"ease", ColumnType::f64, 0}};
+        for (int k : knn_ks(group, yc))
+            out.push_back({"ease_k" + std::to_string(k), ColumnType::f64, 0});
+        out.push_back({"cka", ColumnType::f64, 0});
+        return out;
+    }
+    bool lists_tasks() const override { return true; }
+
+    std::vector<ListedTask> list_tasks(const GroupSpec& group,
+                                       const std::vector<GroupSpec>& earlier,
+                                       const YamlChecker& yc) const override {
+        const GroupSpec& knn = earlier_group(group, "knn", earlier, "probe_knn", yc);
+        std::vector<const ListedTask*> vision, text;
+        for (const auto& t : knn.listed)
+            (t.keys[1].second.text == "text" ? text : vision).push_back(&t);
+        if (vision.empty() || text.empty())
+            yc.fail(
+                group.node["knn"], "tasks." + group.name + ".knn",
+                "group '" + knn.name + "' needs both vision and text models for vision_text pairs");
+        std::vector<ListedTask> out;
+        for (const ListedTask* v : vision) {
+            for (const ListedTask* t : text) {
+                ListedTask p;
+                p.suffix = v->suffix + "+" + t->suffix;
+                p.keys = {
+                    {"vision", v->keys[0].second},          {"text", t->keys[0].second},
+                    {"vision_family", v->keys[2].second},   {"text_family", t->keys[2].second},
+                    {"vision_paradigm", v->keys[3].second}, {"text_paradigm", t->keys[3].second}};
+                p.params = v->params;  // catalog roots, k list
+                p.params["knn_group"] = Scalar::parse(knn.name);
+                p.params["a_features_task"] = v->params.at("features_task");
+                p.params["b_features_task"] = t->params.at("features_task");
+                p.after = {knn.name + "/" + v->suffix, knn.name + "/" + t->suffix};
+                out.push_back(std::move(p));
+            }
+        }
+        return out;
+    }
+
+  protected:
+    Row run_(const TaskContext& ctx) const override {
+        const std::string group = ctx.params.at("knn_group").text;
+        const auto a =
+            read_knn_artifact(knn_artifact(ctx.out_dir, group, ctx.params.at("vision").text));
+        const auto b =
+            read_knn_artifact(knn_artifact(ctx.out_dir, group, ctx.params.at("text").text));
+        const auto ks = parse_int_list(ctx.params.at("k_list").text);
+        Row row;
+        row.emplace_back(similarity::mutual_knn(a.lists, b.lists, ks.front()));
+        for (int k : ks) row.emplace_back(similarity::mutual_knn(a.lists, b.lists, k));
+        row.emplace_back(similarity::linear_cka(a.probe.cast<double>(), b.probe.cast<double>()));
+        return row;
+    }
+
+  private:
+    static std::vector<int> knn_ks(const GroupSpec& group, const YamlChecker& yc) {
+        (void)yc;
+        if (group.listed.empty()) return {};
+        return parse_int_list(group.listed.front().params.at("k_list").text);
+    }
+};
+}  // namespace
+
+const TaskKind& pair_similarity_task() {
+    static const PairSimilarityTask kind;
+    return kind;
+}
+
+}  // namespace compatbench

@@ -1,0 +1,111 @@
+// Task kind `probe_knn`: one model's paired probe features and their k-NN lists
+// (methods.md §1.1), computed once and reused by every pair the model takes part in. For a
+// model of the library the probe features come from a forward pass of its weights (the
+// predictor's whole cost is in these tasks); for a user's model, from its exported features.
+//
+//   - {name: align_knn, kind: probe_knn, features: features, modalities: [vision, text],
+//      probe: 1024, k: [10, 20, 50, 100]}
+#include "tasks/compass_common.h"
+#include "tasks/zoo_common.h"
+
+namespace compatbench {
+
+namespace {
+class ProbeKnnTask final : public TaskKind {
+  public:
+    std::string_view name() const override { return "probe_knn"; }
+    std::vector<KeyRule> keys() const override {
+        return {{"features", KeyType::string, true, 0, 0, {}},
+                {"modalities", KeyType::scalar_or_list, false, 0, 0, {}},
+                {"probe", KeyType::integer, false, 3, 1e7, {}},
+                {"split", KeyType::string, false, 0, 0, {}},
+                {"k", KeyType::scalar_or_list, false, 0, 0, {}},
+                {"block", KeyType::integer, false, 1, 1e6, {}}};
+    }
+    std::vector<ColumnSpec> outputs(const GroupSpec&, const YamlChecker&) const override {
+        return {
+            {"rows", ColumnType::i64, 0}, {"dim", ColumnType::i64, 0}, {"k", ColumnType::i64, 0}};
+    }
+    bool lists_tasks() const override { return true; }
+
+    std::vector<ListedTask> list_tasks(const GroupSpec& group,
+                                       const std::vector<GroupSpec>& earlier,
+                                       const YamlChecker& yc) const override {
+        const FeatureCatalog cat = feature_catalog(
+            group.node["features"], "tasks." + group.name + ".features", earlier, yc);
+        const auto modalities = string_list_key(group, "modalities", yc, {});
+        const auto ks = int_list_key(group, "k", yc, {10}, 1, 1000000);
+        const std::int64_t probe =
+            group.params.count("probe") ? group.params.at("probe").integer : 1024;
+        if (*std::max_element(ks.begin(), ks.end()) >= probe)
+            yc.fail(group.node["k"], "tasks." + group.name + ".k",
+                    "every k must be below the probe size " + std::to_string(probe));
+        std::vector<ListedTask> out;
+        for (const auto& m : cat.models) {
+            if (!modalities.empty() &&
+                std::find(modalities.begin(), modalities.end(), m.modality) == modalities.end())
+                continue;
+            ListedTask t;
+            t.suffix = m.name;
+            t.keys = {{"name", Scalar::parse(m.name)},
+                      {"modality", Scalar::parse(m.modality)},
+                      {"family", Scalar::parse(m.family)},
+                      {"paradigm", Scalar::parse(m.paradigm)}};
+            add_catalog_params(cat, t.params);
+            t.params["zoo"] = Scalar::parse(m.zoo ? "1" : "0");
+            t.params["k_list"] = Scalar::parse(join_ints(ks));
+            t.params["features_task"] = Scalar::parse(m.task_id);
+            t.after = {m.task_id};
+            out.push_back(std::move(t));
+        }
+        if (out.empty())
+            yc.fail(group.node, "tasks." + group.name,
+                    "no model of group '" + cat.group + "' has one of the listed modalities");
+        return out;
+    }
+
+  protected:
+    Row run_(const TaskContext& ctx) const override {
+        const std::string model = ctx.params.at("name").text;
+        const std::string split = ctx.params.count("split") ? ctx.params.at("split").text : "probe";
+        const int n = static_cast<int>(ctx.integer("probe", 1024));
+        const auto ks = parse_int_list(ctx.params.at("k_list").text);
+        const int kmax = *std::max_element(ks.begin(), ks.end());
+        const bool text = ctx.params.at("modality").text == "text";
+        const auto caption_image = read_caption_image(ctx, split);
+        const std::vector<int> caption_rows = first_caption_rows(caption_image, n);
+        MatF probe;
+        if (ctx.params.at("zoo").integer == 1) {
+            // The probe forward pass itself, from the stored weights.
+            const ZooWorld zw = load_zoo_world(ctx);
+            const zoo::Split s = zw.split(split);
+            zoo::Encoder enc = read_model(ZooPaths{ctx.out_dir}, model);
+            zoo::Mat inputs = text ? zoo::Mat(s.captions(caption_rows, Eigen::all))
+                                   : zoo::Mat(s.images.topRows(n));
+            probe = enc.encode(inputs);
+        } else {
+            const MatF all = read_features(ctx, model, split);
+            const auto need = text ? static_cast<Eigen::Index>(caption_image.size())
+                                   : static_cast<Eigen::Index>(n);
+            if (all.rows() < need)
+                throw std::invalid_argument("features of '" + model + "' on split '" + split +
+                                            "' have " + std::to_string(all.rows()) +
+                                            " rows; the probe needs " + std::to_string(need));
+            probe = text ? MatF(all(caption_rows, Eigen::all)) : MatF(all.topRows(n));
+        }
+        if (ctx.cancel.load()) throw TaskCancelled{};
+        const auto lists =
+            similarity::knn_lists(probe, kmax, static_cast<int>(ctx.integer("block", 256)));
+        write_knn_artifact(knn_artifact(ctx.out_dir, ctx.group.name, model), lists, probe);
+        return {static_cast<std::int64_t>(n), static_cast<std::int64_t>(probe.cols()),
+                static_cast<std::int64_t>(kmax)};
+    }
+};
+}  // namespace
+
+const TaskKind& probe_knn_task() {
+    static const ProbeKnnTask kind;
+    return kind;
+}
+
+}  // namespace compatbench
