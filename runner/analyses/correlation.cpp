@@ -21,7 +21,7 @@ class CorrelationAnalysis final : public AnalysisKind {
                 {"table", KeyType::string, false, 0, 0, {}}};
     }
     void check(const AnalysisSpec& spec, const std::vector<ColumnSpec>& columns,
-               const YamlChecker& checker) const override {
+               const GroupColumns&, const YamlChecker& checker) const override {
         column_args(spec, "x", columns, true, checker);
         column_args(spec, "y", columns, true, checker);
     }

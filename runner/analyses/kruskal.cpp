@@ -23,7 +23,7 @@ class KruskalAnalysis final : public AnalysisKind {
                 {"groups_table", KeyType::string, false, 0, 0, {}}};
     }
     void check(const AnalysisSpec& spec, const std::vector<ColumnSpec>& columns,
-               const YamlChecker& checker) const override {
+               const GroupColumns&, const YamlChecker& checker) const override {
         column_args(spec, "by", columns, false, checker);
         column_args(spec, "values", columns, true, checker);
     }

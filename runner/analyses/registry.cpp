@@ -6,11 +6,13 @@
 namespace compatbench {
 
 // One file per analysis kind defines its accessor.
+const AnalysisKind& compass_analysis();
 const AnalysisKind& correlation_analysis();
 const AnalysisKind& kruskal_analysis();
 
 std::span<const AnalysisKind* const> analysis_kinds() {
     static const AnalysisKind* const kinds[] = {
+        &compass_analysis(),
         &correlation_analysis(),
         &kruskal_analysis(),
     };
@@ -49,6 +51,13 @@ std::vector<double> AnalysisInput::numbers(const std::string& name) const {
         }
     }
     return out;
+}
+
+const AnalysisInput& AnalysisInput::other(const std::string& name) const {
+    for (const auto& o : others) {
+        if (o.group.name == name) return o;
+    }
+    throw std::invalid_argument("analysis input group '" + name + "' was not requested");
 }
 
 std::vector<std::string> AnalysisInput::texts(const std::string& name) const {

@@ -95,6 +95,21 @@ int main(int argc, char** argv) {
     train->add_option("--dims", train_dims, "Layer widths, input to output")->expected(2, 16);
     train->add_option("--batch", train_batch, "Rows per step")->check(CLI::Range(1, 1 << 20));
 
+    KnnBenchOptions knn;
+    knn.script = COMPATBENCH_SOURCE_DIR "/bench/knn_numpy.py";
+    auto* knn_cmd = bench->add_subcommand(
+        "knn", "Mutual k-NN of two feature matrices beside numpy's implementation of it");
+    knn_cmd->add_option("--n", knn.n, "Probe samples")->check(CLI::Range(4, 1 << 20));
+    knn_cmd->add_option("--d", knn.d, "Feature width")->check(CLI::Range(1, 1 << 16));
+    knn_cmd->add_option("--k", knn.k, "Neighbours")->check(CLI::Range(1, 1 << 16));
+    knn_cmd->add_option("--block", knn.block, "Rows per similarity block")
+        ->check(CLI::Range(1, 1 << 20));
+    knn_cmd->add_option("--repeats", knn.repeats, "Best of this many runs")
+        ->check(CLI::Range(1, 1000));
+    knn_cmd->add_option("--python", knn.python,
+                        "Python with numpy for the comparison (empty: none)");
+    knn_cmd->add_option("--numpy-script", knn.script, "The numpy reference script");
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -108,5 +123,12 @@ int main(int argc, char** argv) {
     if (dispatch->parsed())
         return verb_bench_dispatch(tasks, command_tasks, parallel_jobs, bench_out);
     if (train->parsed()) return verb_bench_train(train_dims, train_batch);
+    if (knn_cmd->parsed()) {
+        if (knn.k >= knn.n) {
+            std::cerr << "compatbench: bench knn: --k must be below --n\n";
+            return kExitBadInput;
+        }
+        return verb_bench_knn(knn);
+    }
     return kExitBadInput;
 }

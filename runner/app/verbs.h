@@ -18,6 +18,14 @@ int verb_compare(const ComparePaths& paths);
 int verb_bench_dispatch(std::size_t tasks, std::size_t command_tasks, std::size_t parallel_jobs,
                         const std::string& out);
 
+struct KnnBenchOptions {
+    int n = 1024, d = 768, k = 10, block = 256, repeats = 5;
+    std::string python;  // empty: no numpy comparison
+    std::string script;  // bench/knn_numpy.py
+};
+// Single process: mutual k-NN (two models' lists + overlap) beside numpy on the same data.
+int verb_bench_knn(const KnnBenchOptions& options);
+
 // Single process: an MLP training step's GFLOP/s beside Eigen GEMM on the same shapes.
 int verb_bench_train(const std::vector<int>& dims, int batch);
 

@@ -227,7 +227,13 @@ AnalysisSpec parse_analysis(const YamlChecker& yc, const YAML::Node& node, const
     }
     if (!input)
         yc.fail(node["input"], join_path(apath, "input"), "no task group named '" + a.input + "'");
-    a.kind->check(a, table_columns(*input), yc);
+    GroupColumns columns;
+    for (const auto& g : groups) columns[g.name] = table_columns(g);
+    for (const auto& extra : a.kind->extra_inputs(a)) {
+        if (!columns.count(extra))
+            yc.fail(node, apath, "no task group named '" + extra + "' (an input of the analysis)");
+    }
+    a.kind->check(a, table_columns(*input), columns, yc);
     return a;
 }
 

@@ -254,23 +254,49 @@ void Coordinator::finish_group_task(std::size_t index) {
     ++group_terminal_[graph_.tasks()[index].group];
 }
 
+AnalysisInput Coordinator::analysis_input(std::size_t g, std::vector<Row>& storage) const {
+    const std::size_t first = storage.size();
+    std::vector<double> seconds;
+    for (std::size_t i = graph_.group_begin(g); i < graph_.group_end(g); ++i) {
+        if (states_[i] != State::done) continue;
+        Row row = graph_.tasks()[i].keys;
+        row.insert(row.end(), outputs_[i].begin(), outputs_[i].end());
+        storage.push_back(std::move(row));
+        seconds.push_back(facts_[i].duration);
+    }
+    AnalysisInput input{config_.groups[g], graph_.table_of_group(g).columns, {}, {}, {}};
+    for (std::size_t r = first; r < storage.size(); ++r) input.rows.push_back(&storage[r]);
+    input.seconds = std::move(seconds);
+    return input;
+}
+
 void Coordinator::run_ready_analyses() {
+    const auto group_index = [&](const std::string& name) {
+        std::size_t g = 0;
+        while (config_.groups[g].name != name) ++g;
+        return g;
+    };
+    const auto finished = [&](std::size_t g) {
+        return group_terminal_[g] == graph_.group_end(g) - graph_.group_begin(g);
+    };
     for (std::size_t a = 0; a < config_.analyses.size(); ++a) {
         if (analysis_done_[a]) continue;
         const AnalysisSpec& spec = config_.analyses[a];
-        std::size_t g = 0;
-        while (config_.groups[g].name != spec.input) ++g;
-        if (group_terminal_[g] != graph_.group_end(g) - graph_.group_begin(g)) continue;
+        const std::size_t g = group_index(spec.input);
+        const auto extra = spec.kind->extra_inputs(spec);
+        if (!finished(g)) continue;
+        if (!std::all_of(extra.begin(), extra.end(),
+                         [&](const std::string& e) { return finished(group_index(e)); }))
+            continue;
         analysis_done_[a] = true;
+        // Rows are stored in a deque-like reserve so that row pointers stay valid.
+        std::size_t total = graph_.group_end(g) - graph_.group_begin(g);
+        for (const auto& e : extra)
+            total += graph_.group_end(group_index(e)) - graph_.group_begin(group_index(e));
         std::vector<Row> rows;
-        for (std::size_t i = graph_.group_begin(g); i < graph_.group_end(g); ++i) {
-            if (states_[i] != State::done) continue;
-            Row row = graph_.tasks()[i].keys;
-            row.insert(row.end(), outputs_[i].begin(), outputs_[i].end());
-            rows.push_back(std::move(row));
-        }
-        AnalysisInput input{config_.groups[g], graph_.table_of_group(g).columns, {}};
-        for (const auto& r : rows) input.rows.push_back(&r);
+        rows.reserve(total);
+        AnalysisInput input = analysis_input(g, rows);
+        for (const auto& e : extra) input.others.push_back(analysis_input(group_index(e), rows));
         const auto t0 = Clock::now();
         try {
             auto tables = spec.kind->run(spec, input, [&](const std::string& note) {
@@ -278,7 +304,7 @@ void Coordinator::run_ready_analyses() {
             });
             for (auto& t : tables) analysis_tables_.emplace_back(spec.study, std::move(t));
             spdlog::info("analysis {} ({}) on {} rows of {} in {:.3f} s", spec.name,
-                         spec.kind->name(), rows.size(), spec.input, seconds_since(t0));
+                         spec.kind->name(), input.rows.size(), spec.input, seconds_since(t0));
         } catch (const std::exception& e) {
             spdlog::error("analysis {} failed: {}", spec.name, e.what());
         }

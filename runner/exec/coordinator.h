@@ -61,6 +61,8 @@ class Coordinator {
     void fail_for_good(std::size_t index, const std::string& why);
     void finish_group_task(std::size_t index);
     void run_ready_analyses();
+    // The finished rows of group `g`, appended to `storage` (reserved by the caller).
+    AnalysisInput analysis_input(std::size_t g, std::vector<Row>& storage) const;
     void progress(bool force);
     void send_stop(bool abandon);
     void log_rank_load() const;

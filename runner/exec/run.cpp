@@ -128,7 +128,8 @@ nlohmann::json tables_to_json(const std::vector<std::pair<std::string, TableData
                             {"type", static_cast<int>(t.columns[c].type)},
                             {"values", std::move(values)}});
         }
-        j.push_back({{"study", study}, {"path", t.path}, {"columns", std::move(cols)}});
+        j.push_back(
+            {{"study", study}, {"path", t.path}, {"print", t.print}, {"columns", std::move(cols)}});
     }
     return j;
 }
@@ -138,6 +139,7 @@ std::vector<std::pair<std::string, TableData>> tables_from_json(const nlohmann::
     for (const auto& t : j) {
         TableData table;
         table.path = t.at("path").get<std::string>();
+        table.print = t.value("print", true);
         for (const auto& c : t.at("columns")) {
             // No width limit here: write_analysis_tables sizes string columns from the data.
             const ColumnSpec spec{c.at("name").get<std::string>(),
@@ -299,7 +301,7 @@ RunSummary run_experiment(const Config& config, const TaskGraph& graph, const Ru
         if (options.print_tables) {
             for (const auto& t : report.printed) print_table("/" + t.path, t, 1000);
             for (const auto& [study, t] : tables)
-                print_table("/" + study + "/analysis/" + t.path, t, 30);
+                if (t.print) print_table(analysis_table_path(study, t.path), t, 30);
         }
         spdlog::info(
             "{}: {} done, {} failed, {} skipped, {} not run; {} ran in this run, {:.2f} s wall; "

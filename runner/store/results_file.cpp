@@ -159,7 +159,7 @@ void ResultsFile::write_task_facts(const std::vector<TaskFact>& facts) {
 void ResultsFile::write_analysis_tables(
     const std::vector<std::pair<std::string, TableData>>& tables, int writer) {
     for (const auto& [study, table] : tables) {
-        const std::string base = study + "/analysis/" + table.path;
+        const std::string base = analysis_table_path(study, table.path).substr(1);
         for (std::size_t c = 0; c < table.columns.size(); ++c) {
             ColumnSpec spec = table.columns[c];
             if (spec.type == ColumnType::str) spec.width = max_width(table.values[c]);

@@ -17,35 +17,48 @@ void check_row(double norm, Eigen::Index row) {
                                     ": cannot be L2-normalised");
 }
 
-// Top-k of one similarity column (rows other than `self`), ordered by value descending and
-// index ascending. Scanning indices in increasing order, a candidate replaces the current
-// worst only when strictly greater: a tie keeps the lower index, as §1.1 requires.
-void top_k(const float* sim, int n, int self, int k, std::int32_t* out,
-           std::vector<std::pair<float, std::int32_t>>& heap) {
-    // min-heap on value, then max on index: the front is the entry to drop first.
-    const auto worse = [](const std::pair<float, std::int32_t>& a,
-                          const std::pair<float, std::int32_t>& b) {
-        return a.first > b.first || (a.first == b.first && a.second < b.second);
-    };
-    heap.clear();
-    int j = 0;
-    for (; j < n && static_cast<int>(heap.size()) < k; ++j) {
-        if (j == self) continue;
-        heap.emplace_back(sim[j], j);
-        std::push_heap(heap.begin(), heap.end(), worse);
-    }
-    float threshold = heap.front().first;
-    for (; j < n; ++j) {
-        if (sim[j] > threshold && j != self) {
-            std::pop_heap(heap.begin(), heap.end(), worse);
-            heap.back() = {sim[j], j};
-            std::push_heap(heap.begin(), heap.end(), worse);
-            threshold = heap.front().first;
-        }
-    }
-    std::sort(heap.begin(), heap.end(), worse);
-    for (int i = 0; i < k; ++i) out[i] = heap[static_cast<std::size_t>(i)].second;
+using Entry = std::pair<float, std::int32_t>;
+
+// Ranks entries by similarity (descending), then index (ascending): methods.md §1.1.
+inline bool ranks_before(const Entry& a, const Entry& b) {
+    return a.first > b.first || (a.first == b.first && a.second < b.second);
 }
+
+// The running k nearest candidates of one row. Columns are offered in increasing index
+// order, so a candidate equal to the current k-th similarity ranks after every kept one and
+// is rejected: ties go to the lower index without comparing indices here.
+class RowTopK {
+  public:
+    void reset(int k) {
+        k_ = static_cast<std::size_t>(k);
+        buffer_.clear();
+        buffer_.reserve(2 * k_);
+        threshold_ = -std::numeric_limits<float>::infinity();
+    }
+    void offer(float value, std::int32_t index) {
+        if (!(value > threshold_)) return;
+        buffer_.emplace_back(value, index);
+        if (buffer_.size() == 2 * k_) compact();
+    }
+    void finish(std::int32_t* out) {
+        compact();
+        std::sort(buffer_.begin(), buffer_.end(), ranks_before);
+        for (std::size_t i = 0; i < k_; ++i) out[i] = buffer_[i].second;
+    }
+
+  private:
+    void compact() {
+        if (buffer_.size() <= k_) return;
+        std::nth_element(buffer_.begin(), buffer_.begin() + static_cast<std::ptrdiff_t>(k_ - 1),
+                         buffer_.end(), ranks_before);
+        buffer_.resize(k_);
+        threshold_ = buffer_[k_ - 1].first;
+        for (const Entry& e : buffer_) threshold_ = std::min(threshold_, e.first);
+    }
+    std::size_t k_ = 0;
+    std::vector<Entry> buffer_;
+    float threshold_ = 0.0f;
+};
 
 }  // namespace
 
@@ -54,27 +67,48 @@ KnnLists knn_lists(const MatF& features, int k, int block) {
     if (k < 1 || k >= n)
         throw std::invalid_argument("k = " + std::to_string(k) +
                                     " needs 1 <= k < n = " + std::to_string(n) + " probe samples");
-    MatF unit = features;
-    for (Eigen::Index i = 0; i < unit.rows(); ++i) {
-        const double norm = unit.row(i).cast<double>().norm();
+    // Row norms column by column (contiguous in a column-major matrix), in double.
+    Eigen::VectorXd squares = Eigen::VectorXd::Zero(n);
+    for (Eigen::Index j = 0; j < features.cols(); ++j)
+        squares.array() += features.col(j).cast<double>().array().square();
+    Eigen::VectorXf inverse(n);
+    for (Eigen::Index i = 0; i < n; ++i) {
+        const double norm = std::sqrt(squares[i]);
         check_row(norm, i);
-        unit.row(i) /= static_cast<float>(norm);
+        inverse[i] = static_cast<float>(1.0 / norm);
     }
+    const MatF unit = inverse.asDiagonal() * features;
     KnnLists lists;
     lists.n = n;
     lists.k = k;
     lists.index.resize(static_cast<std::size_t>(n) * static_cast<std::size_t>(k));
     block = std::max(1, block);
+    // Similarity is symmetric: row block I is multiplied with rows i0.. only (half the
+    // products), and the result serves the rows of I (against columns i0..) and every later
+    // row (against the columns of I). Each row meets its columns in increasing order, as
+    // RowTopK requires: columns before its own block from earlier blocks, the rest here.
+    std::vector<RowTopK> top(static_cast<std::size_t>(n));
+    for (auto& t : top) t.reset(k);
     MatF sim;
-    std::vector<std::pair<float, std::int32_t>> heap;
-    heap.reserve(static_cast<std::size_t>(k));
-    for (int r0 = 0; r0 < n; r0 += block) {
-        const int b = std::min(block, n - r0);
-        // Column j holds the similarities of row r0 + j to every row (contiguous).
-        sim.noalias() = unit * unit.middleRows(r0, b).transpose();
-        for (int j = 0; j < b; ++j) {
-            top_k(sim.col(j).data(), n, r0 + j, k,
-                  lists.index.data() + static_cast<std::size_t>(r0 + j) * k, heap);
+    for (int i0 = 0; i0 < n; i0 += block) {
+        const int bi = std::min(block, n - i0);
+        const int rest = n - i0;
+        // Column i: row i0 + i against rows i0 .. n-1 (contiguous).
+        sim.noalias() = unit.bottomRows(rest) * unit.middleRows(i0, bi).transpose();
+        for (int i = 0; i < bi; ++i) {
+            const float* col = sim.col(i).data();
+            RowTopK& own = top[static_cast<std::size_t>(i0 + i)];
+            for (int r = 0; r < rest; ++r) {
+                if (r != i) own.offer(col[r], i0 + r);
+            }
+            // Later rows meet column i0 + i.
+            for (int r = bi; r < rest; ++r)
+                top[static_cast<std::size_t>(i0 + r)].offer(col[r], i0 + i);
+        }
+        for (int i = 0; i < bi; ++i) {
+            RowTopK& own = top[static_cast<std::size_t>(i0 + i)];
+            own.finish(lists.index.data() + static_cast<std::size_t>(i0 + i) * k);
+            own = RowTopK();
         }
     }
     return lists;
