@@ -35,4 +35,41 @@ split = read(out + "/artifacts/world/train.safetensors")["tensors"]
 assert split["images"]["shape"] == [2048, 64] and split["captions"]["shape"] == [10240, 48]
 print("zoo artifacts: 11 models, weights and features readable with numpy")
 PYEOF
-pass "smoke zoo: 1/2/3 ranks identical, artifacts identical and readable"
+# The alignment study on the smoke zoo: tables present, and ease and CKA of every grid pair
+# recomputed with numpy from the probe features the k-NN tasks stored.
+"$PY" - "$WORK/n2" "$SRC/tests/python" <<'PYEOF'
+import sys, h5py, numpy as np
+sys.path.insert(0, sys.argv[2])
+from safetensors_np import read
+out = sys.argv[1]
+f = h5py.File(out + "/results.h5", "r")
+grid = {k: f["alignment/grid"][k][:] for k in f["alignment/grid"]}
+assert len(grid["vision"]) == 6
+def probe(name):
+    t = read(f"{out}/artifacts/knn/align_knn/{name}.safetensors")["tensors"]["probe"]
+    return np.asarray(t["values"]).reshape(t["shape"])
+def knn(x, k):
+    x = x / np.linalg.norm(x, axis=1, keepdims=True)
+    s = x @ x.T
+    np.fill_diagonal(s, -np.inf)
+    return np.argsort(-s, axis=1, kind="stable")[:, :k]
+def cka(x, y):
+    x = x / np.linalg.norm(x, axis=1, keepdims=True); y = y / np.linalg.norm(y, axis=1, keepdims=True)
+    x = x - x.mean(0); y = y - y.mean(0)
+    return np.linalg.norm(x.T @ y) ** 2 / (np.linalg.norm(x.T @ x) * np.linalg.norm(y.T @ y))
+for i in range(6):
+    v, t = probe(grid["vision"][i].decode()), probe(grid["text"][i].decode())
+    for k in (10, 100):
+        a, b = knn(v, k), knn(t, k)
+        ease = np.mean([len(set(a[r]) & set(b[r])) / k for r in range(len(a))])
+        assert abs(ease - grid[f"ease_k{k}"][i]) < 2e-3, (i, k, ease, grid[f"ease_k{k}"][i])
+    assert abs(cka(v, t) - grid["cka"][i]) < 1e-9, (i, cka(v, t), grid["cka"][i])
+pairs = f["alignment/pairs"]
+assert len(pairs["vision"]) == 4 and set(pairs["region"][:]) <= {b"act_now", b"budget_limited", b"ceiling_limited", b"incompatible"}
+assert len(f["alignment/budget_fits/epochs"]) == 6
+for t in ("correlations", "regions", "kruskal", "budget_search", "budget_curve", "lofo", "lofo_range",
+          "k_sensitivity", "metadata_regressor", "budget"):
+    assert t in f["alignment/analysis"], t
+print("alignment on the smoke zoo: ease and CKA agree with numpy")
+PYEOF
+pass "smoke zoo: 1/2/3 ranks identical, artifacts identical and readable; alignment checked"

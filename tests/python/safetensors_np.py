@@ -48,6 +48,24 @@ def write(path):
         f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
 
 
+def save(path, tensors, metadata=None):
+    """Writes {name: numpy array} (float32 -> F32, float16 -> F16, int64 -> I64, int32 -> I32)."""
+    codes = {np.dtype("<f4"): "F32", np.dtype("<f2"): "F16", np.dtype("<i8"): "I64",
+             np.dtype("<i4"): "I32"}
+    header, offset, blobs = {"__metadata__": metadata or {}}, 0, []
+    for name, array in tensors.items():
+        array = np.ascontiguousarray(array)
+        blob = array.astype(array.dtype.newbyteorder("<")).tobytes()
+        header[name] = {"dtype": codes[array.dtype.newbyteorder("<")], "shape": list(array.shape),
+                        "data_offsets": [offset, offset + len(blob)]}
+        offset += len(blob)
+        blobs.append(blob)
+    text = json.dumps(header).encode("utf-8")
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "read":
         json.dump(read(sys.argv[2]), sys.stdout)

@@ -23,17 +23,17 @@ Mat<T> normalise_rows_backward(const Mat<T>& xhat, const Vec<T>& norms, const Ma
 // log-softmax rows of `logits` and the CE gradient against the diagonal (row i -> class i).
 template <class T>
 T diagonal_ce(const Mat<T>& logits, Mat<T>& dlogits) {
+    // Whole-matrix passes: exp vectorises down the contiguous columns (a loop over the
+    // strided rows would call the scalar exp).
     const Eigen::Index n = logits.rows();
+    const Vec<T> m = logits.rowwise().maxCoeff();
     dlogits.resize(n, logits.cols());
-    T loss = 0;
-    for (Eigen::Index i = 0; i < n; ++i) {
-        const T m = logits.row(i).maxCoeff();
-        const auto e = (logits.row(i).array() - m).exp();
-        const T z = e.sum();
-        loss += std::log(z) + m - logits(i, i);
-        dlogits.row(i) = e / z;
-        dlogits(i, i) -= 1;
-    }
+    for (Eigen::Index c = 0; c < logits.cols(); ++c)
+        dlogits.col(c) = (logits.col(c) - m).array().exp().matrix();
+    const Vec<T> z = dlogits.rowwise().sum();
+    dlogits = dlogits.array().colwise() / z.array();
+    const T loss = (z.array().log() + m.array()).sum() - logits.diagonal().sum();
+    dlogits.diagonal().array() -= 1;
     dlogits /= static_cast<T>(n);
     return loss / static_cast<T>(n);
 }
@@ -47,7 +47,9 @@ T softmax_cross_entropy(const Mat<T>& logits, const std::vector<int>& labels, Ma
     }
     // Whole-matrix (column-major friendly) passes rather than a loop over strided rows.
     const Vec<T> m = logits.rowwise().maxCoeff();
-    dlogits = (logits.colwise() - m).array().exp().matrix();
+    dlogits.resize(n, logits.cols());
+    for (Eigen::Index c = 0; c < logits.cols(); ++c)
+        dlogits.col(c) = (logits.col(c) - m).array().exp().matrix();
     const Vec<T> z = dlogits.rowwise().sum();
     dlogits = dlogits.array().colwise() / z.array();
     T loss = (z.array().log() + m.array()).sum();
