@@ -9,7 +9,7 @@ PACKAGES=(g++ make cmake pkg-config git procps
           openmpi-bin libopenmpi-dev libhdf5-openmpi-dev
           libeigen3-dev libyaml-cpp-dev libspdlog-dev libgtest-dev nlohmann-json3-dev
           libcli11-dev libboost-math-dev
-          parallel python3-numpy python3-scipy python3-h5py
+          parallel python3-numpy python3-scipy python3-h5py libopenblas0-pthread
           clang libclang-rt-14-dev)
 
 install_packages() {

@@ -143,13 +143,16 @@ double mutual_knn(const KnnLists& a, const KnnLists& b, int k) {
 }
 
 MatD normalized_rows(const MatD& x) {
-    MatD out = x;
-    for (Eigen::Index i = 0; i < out.rows(); ++i) {
-        const double norm = out.row(i).norm();
+    // Column by column: contiguous in a column-major matrix.
+    Eigen::VectorXd squares = Eigen::VectorXd::Zero(x.rows());
+    for (Eigen::Index j = 0; j < x.cols(); ++j) squares.array() += x.col(j).array().square();
+    Eigen::VectorXd inverse(x.rows());
+    for (Eigen::Index i = 0; i < x.rows(); ++i) {
+        const double norm = std::sqrt(squares[i]);
         check_row(norm, i);
-        out.row(i) /= norm;
+        inverse[i] = 1.0 / norm;
     }
-    return out;
+    return inverse.asDiagonal() * x;
 }
 
 double linear_cka(const MatD& x, const MatD& y) {
