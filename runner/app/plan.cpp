@@ -43,7 +43,7 @@ int verb_plan(const std::string& config_path) {
     std::printf("experiment '%s' (seed %llu, config hash %s): %zu tasks in %zu groups\n\n",
                 config.name.c_str(), static_cast<unsigned long long>(config.seed),
                 config.hash.c_str(), graph.tasks().size(), config.groups.size());
-    std::printf("%-5s  %-24s  %-10s  %9s  %8s  %s\n", "stage", "group", "kind", "tasks", "cost",
+    std::printf("%-5s  %-24s  %-16s  %9s  %8s  %s\n", "stage", "group", "kind", "tasks", "cost",
                 "table");
     std::map<int, std::size_t> per_stage;
     std::map<std::string, std::size_t> per_kind;
@@ -56,7 +56,7 @@ int verb_plan(const std::string& config_path) {
             const std::size_t n = graph.group_end(g) - graph.group_begin(g);
             per_stage[s] += n;
             per_kind[std::string(group.kind->name())] += n;
-            std::printf("%-5d  %-24s  %-10s  %9zu  %8.3g  /%s\n", s, group.name.c_str(),
+            std::printf("%-5d  %-24s  %-16s  %9zu  %8.3g  /%s\n", s, group.name.c_str(),
                         std::string(group.kind->name()).c_str(), n, group.cost,
                         group.table.c_str());
         }
@@ -80,7 +80,7 @@ int verb_plan(const std::string& config_path) {
     }
     if (!config.analyses.empty()) std::printf("\nanalyses (run by the coordinator):\n");
     for (const auto& a : config.analyses) {
-        std::printf("  %-20s %-12s on %-20s -> /%s/analysis/\n", a.name.c_str(),
+        std::printf("  %-20s %-16s on %-20s -> /%s/analysis/\n", a.name.c_str(),
                     std::string(a.kind->name()).c_str(), a.input.c_str(), a.study.c_str());
     }
     return kExitOk;
