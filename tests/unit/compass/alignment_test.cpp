@@ -2,6 +2,8 @@
 // trained linear adapter.
 #include <gtest/gtest.h>
 
+#include "test_support.h"
+
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -15,18 +17,11 @@ using namespace compatbench::alignment;
 namespace fs = std::filesystem;
 
 namespace {
-MatF random_matrix(int n, int d, std::uint64_t seed) {
-    compatbench::nn::Random rng(seed);
-    MatF m(n, d);
-    for (int j = 0; j < d; ++j)
-        for (int i = 0; i < n; ++i) m(i, j) = static_cast<float>(rng.normal());
-    return m;
-}
 // Two views sharing a 3-dimensional latent with different strengths.
 std::pair<MatF, MatF> paired(int n, std::uint64_t seed, float noise = 0.5f) {
-    const MatF z = random_matrix(n, 3, seed);
-    MatF v = random_matrix(n, 6, seed + 1) * noise;
-    MatF t = random_matrix(n, 5, seed + 2) * noise;
+    const MatF z = compatbench::test::random_matrix(n, 3, seed);
+    MatF v = compatbench::test::random_matrix(n, 6, seed + 1) * noise;
+    MatF t = compatbench::test::random_matrix(n, 5, seed + 2) * noise;
     v.leftCols(3) += z;
     t.col(0) += z.col(0);
     t.col(1) += 0.5f * z.col(1);
@@ -36,13 +31,6 @@ std::pair<MatF, MatF> paired(int n, std::uint64_t seed, float noise = 0.5f) {
 std::vector<float> row_major(const MatF& m) {
     const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> r = m;
     return {r.data(), r.data() + r.size()};
-}
-std::string run(const std::string& cmd) {
-    std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
-    std::string out;
-    char buf[4096];
-    while (pipe && fgets(buf, sizeof buf, pipe.get())) out += buf;
-    return out;
 }
 }  // namespace
 
@@ -60,9 +48,9 @@ TEST(Csa, MatchesAnIndependentQrCca) {
                   {static_cast<std::uint64_t>(m.rows()), static_cast<std::uint64_t>(m.cols())},
                   row_major(m));
     w.write(p.string());
-    const auto j =
-        nlohmann::json::parse(run("/usr/bin/python3 " + std::string(COMPATBENCH_SOURCE_DIR) +
-                                  "/tests/python/cca_check.py " + p.string() + " 4"));
+    const auto j = nlohmann::json::parse(
+        compatbench::test::run_command("/usr/bin/python3 " + std::string(COMPATBENCH_SOURCE_DIR) +
+                                       "/tests/python/cca_check.py " + p.string() + " 4"));
     const CsaModel m = fit_csa(xv, xt, {.dim = 4});
     const auto rho = j["rho"].get<std::vector<double>>();
     ASSERT_EQ(m.rho.size(), 4);

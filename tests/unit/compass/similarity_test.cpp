@@ -1,6 +1,8 @@
 // methods.md §1 reference values and properties of the k-NN kernel.
 #include <gtest/gtest.h>
 
+#include "test_support.h"
+
 #include <cmath>
 #include <set>
 
@@ -19,13 +21,6 @@ MatD ref_y() {
     MatD y(6, 2);
     y << 1, .1, .8, .5, .2, 1, .6, .9, .9, .2, .1, .8;
     return y;
-}
-MatF random_matrix(int n, int d, std::uint64_t seed) {
-    compatbench::nn::Random rng(seed);
-    MatF m(n, d);
-    for (int j = 0; j < d; ++j)
-        for (int i = 0; i < n; ++i) m(i, j) = static_cast<float>(rng.normal());
-    return m;
 }
 }  // namespace
 
@@ -53,13 +48,13 @@ TEST(MutualKnn, TiesGoToTheLowerIndexAndSelfIsExcluded) {
 }
 
 TEST(MutualKnn, BlockSizeDoesNotChangeTheLists) {
-    const MatF x = random_matrix(300, 16, 7);
+    const MatF x = compatbench::test::random_matrix(300, 16, 7);
     const auto whole = knn_lists(x, 20, 300);
     for (int block : {1, 7, 64, 1000}) EXPECT_EQ(knn_lists(x, 20, block).index, whole.index);
 }
 
 TEST(MutualKnn, MatchesBruteForceSortedSimilarities) {
-    const MatF x = random_matrix(120, 8, 11);
+    const MatF x = compatbench::test::random_matrix(120, 8, 11);
     const auto l = knn_lists(x, 10, 32);
     const MatD u = normalized_rows(x.cast<double>());
     const MatD s = u * u.transpose();
@@ -75,14 +70,16 @@ TEST(MutualKnn, MatchesBruteForceSortedSimilarities) {
 }
 
 TEST(MutualKnn, IdenticalAndUnrelatedModels) {
-    const MatF x = random_matrix(200, 12, 3);
+    const MatF x = compatbench::test::random_matrix(200, 12, 3);
     const auto a = knn_lists(x, 10);
     EXPECT_DOUBLE_EQ(mutual_knn(a, a, 10), 1.0);
     // A rotation and scaling keeps cosine neighbourhoods.
     Eigen::MatrixXf q =
-        Eigen::HouseholderQR<Eigen::MatrixXf>(random_matrix(12, 12, 4)).householderQ();
+        Eigen::HouseholderQR<Eigen::MatrixXf>(compatbench::test::random_matrix(12, 12, 4))
+            .householderQ();
     EXPECT_DOUBLE_EQ(mutual_knn(a, knn_lists(MatF(3.0f * x * q), 10), 10), 1.0);
-    const double chance = mutual_knn(a, knn_lists(random_matrix(200, 12, 5), 10), 10);
+    const double chance =
+        mutual_knn(a, knn_lists(compatbench::test::random_matrix(200, 12, 5), 10), 10);
     EXPECT_LT(chance, 0.15);  // expected about k / n = 0.05
 }
 
@@ -107,8 +104,8 @@ TEST(LinearCka, MethodsReferenceValue) {
 }
 
 TEST(LinearCka, EqualsTheKernelFormula) {
-    const MatD x = random_matrix(50, 7, 21).cast<double>(),
-               y = random_matrix(50, 4, 22).cast<double>();
+    const MatD x = compatbench::test::random_matrix(50, 7, 21).cast<double>(),
+               y = compatbench::test::random_matrix(50, 4, 22).cast<double>();
     const MatD xn = normalized_rows(x), yn = normalized_rows(y);
     const MatD h = MatD::Identity(50, 50) - MatD::Constant(50, 50, 1.0 / 50);
     const MatD k = xn * xn.transpose(), l = yn * yn.transpose();

@@ -1,6 +1,8 @@
 // compatbench and a numpy-only implementation read each other's files.
 #include <gtest/gtest.h>
 
+#include "test_support.h"
+
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -17,13 +19,6 @@ bool have_numpy() {
 }
 const std::string kScript = std::string(COMPATBENCH_SOURCE_DIR) + "/tests/python/safetensors_np.py";
 
-std::string run(const std::string& cmd) {
-    std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
-    std::string out;
-    char buf[4096];
-    while (pipe && fgets(buf, sizeof buf, pipe.get())) out += buf;
-    return out;
-}
 }  // namespace
 
 TEST(SafetensorsPython, NumpyReadsWhatWeWrite) {
@@ -36,8 +31,8 @@ TEST(SafetensorsPython, NumpyReadsWhatWeWrite) {
     w.add_f32("x.f16", {3, 2}, v, DType::F16);
     w.set_metadata("format", "pt");
     w.write(p.string());
-    const auto j =
-        nlohmann::json::parse(run("/usr/bin/python3 " + kScript + " read " + p.string()));
+    const auto j = nlohmann::json::parse(
+        compatbench::test::run_command("/usr/bin/python3 " + kScript + " read " + p.string()));
     EXPECT_EQ(j["metadata"]["format"], "pt");
     EXPECT_EQ(j["data_start"].get<int>() % 8, 0);
     const auto f = SafetensorsFile::open(p.string());
