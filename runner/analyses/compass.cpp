@@ -55,6 +55,8 @@ struct Builder {
 struct Names {
     std::string grid, budget;
     std::vector<std::string> members, families, paradigms, targets, predictor_cost, truth_cost;
+    std::vector<std::string> extra_predictors;  // input columns used as further predictors
+    std::vector<std::string> lofo;              // grid columns whose values are held out
     std::string ceiling = "max";
     std::vector<int> ks;  // empty: every ease_k column of the grid
     int folds = 5;
@@ -84,6 +86,9 @@ Names names_of(const AnalysisSpec& spec) {
     x.targets = strings(n["targets"], {});
     x.predictor_cost = strings(n["predictor_cost"], {});
     x.truth_cost = strings(n["truth_cost"], {});
+    x.extra_predictors = strings(n["extra_predictors"], {});
+    x.lofo = strings(n["lofo"], x.families);
+    x.lofo.erase(std::unique(x.lofo.begin(), x.lofo.end()), x.lofo.end());
     if (n["ceiling"]) x.ceiling = n["ceiling"].Scalar();
     if (n["k"])
         for (const auto& s : strings(n["k"], {})) x.ks.push_back(std::stoi(s));
@@ -194,7 +199,9 @@ class CompassAnalysis final : public AnalysisKind {
                 {"ridge_alpha", KeyType::real, false, 0, 1e12, {}},
                 {"seed", KeyType::integer, false, 0, 9e18, {}},
                 {"predictor_cost", KeyType::scalar_or_list, false, 0, 0, {}},
-                {"truth_cost", KeyType::scalar_or_list, false, 0, 0, {}}};
+                {"truth_cost", KeyType::scalar_or_list, false, 0, 0, {}},
+                {"extra_predictors", KeyType::scalar_or_list, false, 0, 0, {}},
+                {"lofo", KeyType::scalar_or_list, false, 0, 0, {}}};
     }
 
     std::vector<std::string> extra_inputs(const AnalysisSpec& spec) const override {
@@ -237,6 +244,8 @@ class CompassAnalysis final : public AnalysisKind {
         };
         for (const auto& m : x.members) need(input, m, spec.input, "members", false);
         for (const auto& t : x.targets) need(input, t, spec.input, "targets", true);
+        for (const auto& p : x.extra_predictors)
+            need(input, p, spec.input, "extra_predictors", true);
         for (const auto& g : extra_inputs(spec)) {
             if (!groups.count(g)) yc.fail(spec.node, base, "no task group named '" + g + "'");
         }
@@ -244,6 +253,7 @@ class CompassAnalysis final : public AnalysisKind {
         for (const auto& v : {x.members, x.families, x.paradigms})
             for (const auto& c : v) need(grid, c, x.grid, "grid", false);
         for (const char* c : {"ease", "cka"}) need(grid, c, x.grid, "grid", true);
+        for (const auto& c : x.lofo) need(grid, c, x.grid, "lofo", false);
         for (int k : x.ks) need(grid, ease_column(k), x.grid, "k", true);
         if (!x.budget.empty()) {
             const auto& b = groups.at(x.budget);
@@ -283,6 +293,11 @@ class CompassAnalysis final : public AnalysisKind {
 
         const std::vector<bool> all(grid.size(), true);
         const Scored full = score_pairs(grid, grid_ease, grid_cka, all, eval_rows, stat);
+        // The predictors of the correlation table and the budget search: COMPASS's and any
+        // further input columns (e.g. the merges' interference screening score).
+        std::vector<std::pair<std::string, std::vector<double>>> preds;
+        for (const char* p : kPredictors) preds.emplace_back(p, predictor(full, p));
+        for (const auto& p : x.extra_predictors) preds.emplace_back(p, input.numbers(p));
         std::vector<TableData> out;
         const std::string study = "/" + spec.study;
 
@@ -301,6 +316,22 @@ class CompassAnalysis final : public AnalysisKind {
             add(t, "ceiling", g.ceiling);
             add(t, "score", g.score);
             out.push_back(std::move(t));
+        }
+        // The ceiling of every paradigm pair (§1.2), with the pairs it is taken over.
+        {
+            std::vector<compass::GridPair> g;
+            std::map<compass::ParadigmPair, std::int64_t> count;
+            for (std::size_t i = 0; i < grid.size(); ++i) {
+                g.push_back({grid.pa[i], grid.pb[i], grid_ease[i]});
+                ++count[{grid.pa[i], grid.pb[i]}];
+            }
+            Builder b("ceilings", {{"paradigm_a", ColumnType::str},
+                                   {"paradigm_b", ColumnType::str},
+                                   {"pairs", ColumnType::i64},
+                                   {"ceiling", ColumnType::f64}});
+            for (const auto& [key, c] : compass::ceilings(g, stat))
+                b.row({key.first, key.second, count[key], c});
+            out.push_back(std::move(b.t));
         }
         const auto region = compass::regions(full.ease, full.ceiling);
         // The evaluated pairs.
@@ -337,15 +368,15 @@ class CompassAnalysis final : public AnalysisKind {
                                        {"spearman_rho", ColumnType::f64},
                                        {"spearman_p", ColumnType::f64},
                                        {"reason", ColumnType::str}});
-            for (const char* p : kPredictors) {
+            for (const auto& [p, pv] : preds) {
                 for (const auto& [t, y] : targets) {
-                    const Corr c = correlate(predictor(full, p), y);
+                    const Corr c = correlate(pv, y);
                     const std::string reason =
                         c.pearson.ok() ? c.spearman.reason : c.pearson.reason;
-                    if (!reason.empty()) note(std::string(p) + " vs " + t + ": " + reason);
-                    b.row({std::string(p), t, static_cast<std::int64_t>(c.n), c.pearson.r,
-                           c.pearson.p, c.pearson.ci_low, c.pearson.ci_high, c.spearman.r,
-                           c.spearman.p, reason});
+                    if (!reason.empty()) note(p + " vs " + t + ": " + reason);
+                    b.row({p, t, static_cast<std::int64_t>(c.n), c.pearson.r, c.pearson.p,
+                           c.pearson.ci_low, c.pearson.ci_high, c.spearman.r, c.spearman.p,
+                           reason});
                 }
             }
             out.push_back(std::move(b.t));
@@ -404,16 +435,16 @@ class CompassAnalysis final : public AnalysisKind {
                        {"best_so_far", ColumnType::f64}},
                       false);
             for (const auto& [t, y] : targets) {
-                for (const char* p : kPredictors) {
-                    const auto order = compass::rank_descending(predictor(full, p));
+                for (const auto& [p, pv] : preds) {
+                    const auto order = compass::rank_descending(pv);
                     const auto curve = compass::best_so_far(order, y);
                     const std::size_t pos = compass::best_position(order, y);
                     s.row(
-                        {t, std::string(p), static_cast<std::int64_t>(y.size()),
-                         static_cast<std::int64_t>(pos), curve.empty() ? kNaN : curve.back(),
+                        {t, p, static_cast<std::int64_t>(y.size()), static_cast<std::int64_t>(pos),
+                         curve.empty() ? kNaN : curve.back(),
                          curve.empty() ? kNaN : curve[std::min<std::size_t>(4, curve.size() - 1)]});
                     for (std::size_t m = 0; m < curve.size(); ++m)
-                        c.row({t, std::string(p), static_cast<std::int64_t>(m + 1), curve[m]});
+                        c.row({t, p, static_cast<std::int64_t>(m + 1), curve[m]});
                 }
             }
             out.push_back(std::move(s.t));
@@ -431,14 +462,20 @@ class CompassAnalysis final : public AnalysisKind {
                        {"spearman_rho", ColumnType::f64},
                        {"spearman_p", ColumnType::f64}},
                       false);
-            std::set<std::string> families(grid.fa.begin(), grid.fa.end());
-            families.insert(grid.fb.begin(), grid.fb.end());
+            // Held-out groups: every value of every `lofo` grid column (default: the
+            // families); the grid rows with it leave the ceiling and the evaluation.
+            std::vector<std::pair<std::string, std::vector<bool>>> folds;
+            for (const auto& col : x.lofo) {
+                const auto values = gin.texts(col);
+                for (const auto& v : std::set<std::string>(values.begin(), values.end())) {
+                    std::vector<bool> keep(grid.size());
+                    for (std::size_t i = 0; i < grid.size(); ++i) keep[i] = values[i] != v;
+                    folds.emplace_back(x.lofo.size() > 1 ? col + "=" + v : v, std::move(keep));
+                }
+            }
             std::map<std::pair<std::string, std::string>, std::vector<std::pair<double, double>>>
                 range;
-            for (const auto& f : families) {
-                std::vector<bool> keep(grid.size());
-                for (std::size_t i = 0; i < grid.size(); ++i)
-                    keep[i] = grid.fa[i] != f && grid.fb[i] != f;
+            for (const auto& [f, keep] : folds) {
                 std::vector<std::size_t> kept_eval, rows;
                 for (std::size_t i = 0; i < eval_rows.size(); ++i) {
                     if (!keep[eval_rows[i]]) continue;
@@ -515,10 +552,25 @@ class CompassAnalysis final : public AnalysisKind {
                                              {"pearson_r", ColumnType::f64},
                                              {"spearman_rho", ColumnType::f64},
                                              {"rmse", ColumnType::f64}});
-            std::vector<std::vector<std::string>> features, groups;
-            for (std::size_t r : eval_rows) {
-                features.push_back({grid.fa[r], grid.fb[r], grid.pa[r], grid.pb[r]});
-                groups.push_back({grid.fa[r], grid.fb[r]});
+            // One-hots of the family and paradigm columns (each named once), and the same
+            // held-out groups as LOFO.
+            std::vector<std::vector<std::string>> features(eval_rows.size()),
+                groups(eval_rows.size());
+            std::set<std::string> seen;
+            for (const auto& [col, values] :
+                 {std::pair<std::string, const std::vector<std::string>*>{x.families[0], &grid.fa},
+                  {x.families[1], &grid.fb},
+                  {x.paradigms[0], &grid.pa},
+                  {x.paradigms[1], &grid.pb}}) {
+                if (!seen.insert(col).second) continue;
+                for (std::size_t i = 0; i < eval_rows.size(); ++i)
+                    features[i].push_back((*values)[eval_rows[i]]);
+            }
+            for (const auto& col : x.lofo) {
+                const auto values = gin.texts(col);
+                for (std::size_t i = 0; i < eval_rows.size(); ++i)
+                    groups[i].push_back(x.lofo.size() > 1 ? col + "=" + values[eval_rows[i]]
+                                                          : values[eval_rows[i]]);
             }
             const auto emit = [&](const char* scheme, const std::string& t,
                                   const std::vector<double>& pred,
@@ -636,6 +688,9 @@ class CompassAnalysis final : public AnalysisKind {
             {x.members[0], &g.a},   {x.members[1], &g.b},    {x.families[0], &g.fa},
             {x.families[1], &g.fb}, {x.paradigms[0], &g.pa}, {x.paradigms[1], &g.pb}};
         for (const auto& [name, v] : cols) {
+            bool present = false;  // merging: family and paradigm are one column each
+            for (const auto& c : t.columns) present = present || c.name == name;
+            if (present) continue;
             t.add_column({name, ColumnType::str, 0});
             for (std::size_t r : rows) t.values.back().emplace_back((*v)[r]);
         }

@@ -9,12 +9,14 @@ namespace compatbench {
 const AnalysisKind& compass_analysis();
 const AnalysisKind& correlation_analysis();
 const AnalysisKind& kruskal_analysis();
+const AnalysisKind& paradigm_table_analysis();
 
 std::span<const AnalysisKind* const> analysis_kinds() {
     static const AnalysisKind* const kinds[] = {
         &compass_analysis(),
         &correlation_analysis(),
         &kruskal_analysis(),
+        &paradigm_table_analysis(),
     };
     return kinds;
 }

@@ -185,95 +185,101 @@ class CommandTask final : public TaskKind {
 
   protected:
     Row run_(const TaskContext& context) const override {
-        namespace fs = std::filesystem;
-        const std::string file_stem = task_file_stem(context.id);
-        const fs::path workdir = context.out_dir / "work" / file_stem;
-        const fs::path log_dir = context.out_dir / "logs" / "tasks";
-        fs::create_directories(workdir);
-        fs::create_directories(log_dir);
-        const fs::path result = workdir / "result.json";
-        const fs::path log_path = log_dir / (file_stem + ".log");
-        fs::remove(result);
-
-        std::map<std::string, std::string> values;
-        for (const auto& [key, scalar] : context.params) values[key] = scalar.text;
-        values["id"] = context.id;
-        values["seed"] = std::to_string(context.seed);
-        values["attempt"] = std::to_string(context.attempt);
-        values["result"] = result.string();
-        values["workdir"] = workdir.string();
-        values["out"] = context.out_dir.string();
-        const std::string command =
-            CommandTemplate::parse(context.params.at("command").text, {}, true).render(values);
-        {
-            std::ofstream log(log_path, std::ios::app);
-            log << "### " << context.id << " attempt " << context.attempt << ": " << command
-                << "\n";
-        }
-
-        const double timeout = context.group.timeout;
-        const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                                 std::chrono::duration<double>(timeout));
-        Child child(command, log_path);
-        while (!child.wait_for(std::chrono::milliseconds(10))) {
-            const bool timed_out = timeout > 0.0 && Clock::now() >= deadline;
-            if (timed_out || context.cancel.load(std::memory_order_relaxed)) {
-                child.kill_group(SIGTERM);
-                const auto grace = Clock::now() + std::chrono::seconds(2);
-                while (!child.wait_for(std::chrono::milliseconds(10))) {
-                    if (Clock::now() >= grace) child.kill_group(SIGKILL);
-                }
-                if (!timed_out) throw TaskCancelled{};
-                throw std::runtime_error("timed out after " + std::to_string(timeout) +
-                                         " s (log: " + log_path.string() + ")");
-            }
-        }
-        const int status = child.status();
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-            std::ostringstream why;
-            if (WIFEXITED(status)) {
-                why << "exit code " << WEXITSTATUS(status);
-            } else {
-                why << "killed by signal " << WTERMSIG(status);
-            }
-            why << " (log: " << log_path.string() << "): " << tail_of_file(log_path, 300);
-            throw std::runtime_error(why.str());
-        }
-        return read_result(result, context.group.outputs);
-    }
-
-  private:
-    static Row read_result(const std::filesystem::path& path,
-                           const std::vector<ColumnSpec>& columns) {
-        Row row;
-        if (columns.empty()) return row;
-        std::ifstream in(path);
-        if (!in) throw std::runtime_error("result file " + path.string() + " was not written");
-        nlohmann::json json;
-        try {
-            json = nlohmann::json::parse(in);
-        } catch (const nlohmann::json::exception& e) {
-            throw std::runtime_error("result file " + path.string() + ": not JSON: " + e.what());
-        }
-        if (!json.is_object()) {
-            throw std::runtime_error("result file " + path.string() + ": expected a JSON object");
-        }
-        for (const auto& column : columns) {
-            auto it = json.find(column.name);
-            if (it == json.end()) {
-                throw std::runtime_error("result file " + path.string() + ": missing key '" +
-                                         column.name + "'");
-            }
-            try {
-                row.push_back(value_from_json(*it, column));
-            } catch (const std::exception& e) {
-                throw std::runtime_error("result file " + path.string() + ": " + e.what());
-            }
-        }
-        return row;
+        return run_shell_task(context, context.params.at("command").text, {},
+                              context.group.outputs);
     }
 };
 }  // namespace
+
+namespace {
+Row read_result(const std::filesystem::path& path, const std::vector<ColumnSpec>& columns) {
+    Row row;
+    if (columns.empty()) return row;
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error("result file " + path.string() + " was not written");
+    nlohmann::json json;
+    try {
+        json = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception& e) {
+        throw std::runtime_error("result file " + path.string() + ": not JSON: " + e.what());
+    }
+    if (!json.is_object()) {
+        throw std::runtime_error("result file " + path.string() + ": expected a JSON object");
+    }
+    for (const auto& column : columns) {
+        auto it = json.find(column.name);
+        if (it == json.end()) {
+            throw std::runtime_error("result file " + path.string() + ": missing key '" +
+                                     column.name + "'");
+        }
+        try {
+            row.push_back(value_from_json(*it, column));
+        } catch (const std::exception& e) {
+            throw std::runtime_error("result file " + path.string() + ": " + e.what());
+        }
+    }
+    return row;
+}
+}  // namespace
+
+Row run_shell_task(const TaskContext& context, const std::string& command_template,
+                   const std::map<std::string, std::string>& extra,
+                   const std::vector<ColumnSpec>& columns) {
+    namespace fs = std::filesystem;
+    const std::string file_stem = task_file_stem(context.id);
+    const fs::path workdir = context.out_dir / "work" / file_stem;
+    const fs::path log_dir = context.out_dir / "logs" / "tasks";
+    fs::create_directories(workdir);
+    fs::create_directories(log_dir);
+    const fs::path result = workdir / "result.json";
+    const fs::path log_path = log_dir / (file_stem + ".log");
+    fs::remove(result);
+
+    std::map<std::string, std::string> values;
+    for (const auto& [key, scalar] : context.params) values[key] = scalar.text;
+    values["id"] = context.id;
+    values["seed"] = std::to_string(context.seed);
+    values["attempt"] = std::to_string(context.attempt);
+    values["result"] = result.string();
+    values["workdir"] = workdir.string();
+    values["out"] = context.out_dir.string();
+    for (const auto& [key, value] : extra) values[key] = value;
+    const std::string command = CommandTemplate::parse(command_template, {}, true).render(values);
+    {
+        std::ofstream log(log_path, std::ios::app);
+        log << "### " << context.id << " attempt " << context.attempt << ": " << command << "\n";
+    }
+
+    const double timeout = context.group.timeout;
+    const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                             std::chrono::duration<double>(timeout));
+    Child child(command, log_path);
+    while (!child.wait_for(std::chrono::milliseconds(10))) {
+        const bool timed_out = timeout > 0.0 && Clock::now() >= deadline;
+        if (timed_out || context.cancel.load(std::memory_order_relaxed)) {
+            child.kill_group(SIGTERM);
+            const auto grace = Clock::now() + std::chrono::seconds(2);
+            while (!child.wait_for(std::chrono::milliseconds(10))) {
+                if (Clock::now() >= grace) child.kill_group(SIGKILL);
+            }
+            if (!timed_out) throw TaskCancelled{};
+            throw std::runtime_error("timed out after " + std::to_string(timeout) +
+                                     " s (log: " + log_path.string() + ")");
+        }
+    }
+    const int status = child.status();
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        std::ostringstream why;
+        if (WIFEXITED(status)) {
+            why << "exit code " << WEXITSTATUS(status);
+        } else {
+            why << "killed by signal " << WTERMSIG(status);
+        }
+        why << " (log: " << log_path.string() << "): " << tail_of_file(log_path, 300);
+        throw std::runtime_error(why.str());
+    }
+    return read_result(result, columns);
+}
 
 const TaskKind& command_task() {
     static const CommandTask kind;

@@ -5,7 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "core/value.h"
+
 namespace compatbench {
+
+struct TaskContext;
 
 // 'text' with every ' written as '\'' : safe as one word of /bin/sh.
 std::string shell_quote(const std::string& text);
@@ -30,5 +34,13 @@ class CommandTemplate {
     };
     std::vector<Piece> pieces_;
 };
+
+// Runs `command_template` (placeholders: the task's parameters, {id}, {seed}, {attempt},
+// {result}, {workdir}, {out}, and `extra`) as a command task does: /bin/sh in its own
+// process group, log under <out>/logs/tasks/, the group's timeout, cancellation; then reads
+// one value per column from the JSON result file. Throws with the log's tail on failure.
+Row run_shell_task(const TaskContext& context, const std::string& command_template,
+                   const std::map<std::string, std::string>& extra,
+                   const std::vector<ColumnSpec>& columns);
 
 }  // namespace compatbench

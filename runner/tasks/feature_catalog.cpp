@@ -44,6 +44,8 @@ CatalogModel zoo_model(const ListedTask& features_task, const std::vector<GroupS
         m.modality = "finetune";
         m.base = t->params.at("base").text;
         m.task = t->params.at("task").text;
+        m.checkpoint = "@out/artifacts/models/" + m.name + ".safetensors";
+        m.base_checkpoint = "@out/artifacts/models/" + m.base + ".safetensors";
         const std::string bb = t->after.front();
         const auto [bg, bt] = find_listed(bb.substr(0, bb.find('/')), m.base);
         if (bt && bt->params.count("spec")) {
@@ -68,8 +70,11 @@ FeatureCatalog feature_catalog(const YAML::Node& node, const std::string& path,
     const GroupSpec* g = nullptr;
     for (const auto& e : earlier)
         if (e.name == name) g = &e;
-    if (!g || (g->kind->name() != "zoo_features" && g->kind->name() != "feature_set"))
-        yc.fail(node, path, "no earlier zoo_features or feature_set group named '" + name + "'");
+    if (!g || (g->kind->name() != "zoo_features" && g->kind->name() != "feature_set" &&
+               g->kind->name() != "checkpoint_set"))
+        yc.fail(
+            node, path,
+            "no earlier zoo_features, feature_set or checkpoint_set group named '" + name + "'");
     FeatureCatalog c;
     c.group = name;
     if (g->kind->name() == "zoo_features") {
@@ -91,6 +96,12 @@ FeatureCatalog feature_catalog(const YAML::Node& node, const std::string& path,
             m.modality = t.keys[1].second.text;
             m.family = t.keys[2].second.text;
             m.paradigm = t.keys[3].second.text;
+            for (const auto& [key, field] : {std::pair<const char*, std::string*>{"base", &m.base},
+                                             {"task", &m.task},
+                                             {"checkpoint", &m.checkpoint},
+                                             {"base_checkpoint", &m.base_checkpoint}}) {
+                if (t.params.count(key)) *field = t.params.at(key).text;
+            }
             m.task_id = g->name + "/" + t.suffix;
             c.models.push_back(std::move(m));
         }

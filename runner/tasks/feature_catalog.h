@@ -30,6 +30,8 @@ struct CatalogModel {
     std::string paradigm;
     std::string base;  // fine-tunes: the backbone and the task ("" otherwise)
     std::string task;
+    std::string checkpoint;       // weights (fine-tunes: safetensors file or folder)
+    std::string base_checkpoint;  // fine-tunes: the backbone's weights
     std::string task_id;  // the task that writes its features (a dependency)
     bool zoo = false;     // a model of the library: weights at artifacts/models/<name>
 };

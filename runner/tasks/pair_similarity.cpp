@@ -14,7 +14,7 @@ class PairSimilarityTask final : public TaskKind {
     std::string_view name() const override { return "pair_similarity"; }
     std::vector<KeyRule> keys() const override {
         return {{"knn", KeyType::string, true, 0, 0, {}},
-                {"pairs", KeyType::string, false, 0, 0, {"vision_text"}}};
+                {"pairs", KeyType::string, false, 0, 0, {"vision_text", "same_base"}}};
     }
     std::vector<ColumnSpec> outputs(const GroupSpec& group, const YamlChecker& yc) const override {
         std::vector<ColumnSpec> out = {{"ease", ColumnType::f64, 0}};
@@ -29,6 +29,8 @@ class PairSimilarityTask final : public TaskKind {
                                        const std::vector<GroupSpec>& earlier,
                                        const YamlChecker& yc) const override {
         const GroupSpec& knn = earlier_group(group, "knn", earlier, "probe_knn", yc);
+        if (group.params.count("pairs") && group.params.at("pairs").text == "same_base")
+            return same_base_pairs(group, knn, yc);
         std::vector<const ListedTask*> vision, text;
         for (const auto& t : knn.listed)
             (t.keys[1].second.text == "text" ? text : vision).push_back(&t);
@@ -49,6 +51,8 @@ class PairSimilarityTask final : public TaskKind {
                 p.params["knn_group"] = Scalar::parse(knn.name);
                 p.params["a_features_task"] = v->params.at("features_task");
                 p.params["b_features_task"] = t->params.at("features_task");
+                p.params["a_model"] = v->keys[0].second;
+                p.params["b_model"] = t->keys[0].second;
                 p.after = {knn.name + "/" + v->suffix, knn.name + "/" + t->suffix};
                 out.push_back(std::move(p));
             }
@@ -60,9 +64,9 @@ class PairSimilarityTask final : public TaskKind {
     Row run_(const TaskContext& ctx) const override {
         const std::string group = ctx.params.at("knn_group").text;
         const auto a =
-            read_knn_artifact(knn_artifact(ctx.out_dir, group, ctx.params.at("vision").text));
+            read_knn_artifact(knn_artifact(ctx.out_dir, group, ctx.params.at("a_model").text));
         const auto b =
-            read_knn_artifact(knn_artifact(ctx.out_dir, group, ctx.params.at("text").text));
+            read_knn_artifact(knn_artifact(ctx.out_dir, group, ctx.params.at("b_model").text));
         const auto ks = parse_int_list(ctx.params.at("k_list").text);
         Row row;
         row.emplace_back(similarity::mutual_knn(a.lists, b.lists, ks.front()));
@@ -72,6 +76,46 @@ class PairSimilarityTask final : public TaskKind {
     }
 
   private:
+    // Every pair of fine-tunes of one backbone (the valid merges, methods.md §1.2).
+    static std::vector<ListedTask> same_base_pairs(const GroupSpec& group, const GroupSpec& knn,
+                                                   const YamlChecker& yc) {
+        std::vector<ListedTask> out;
+        for (std::size_t i = 0; i < knn.listed.size(); ++i) {
+            const ListedTask& a = knn.listed[i];
+            if (!a.params.count("base")) continue;
+            for (std::size_t j = i + 1; j < knn.listed.size(); ++j) {
+                const ListedTask& b = knn.listed[j];
+                if (!b.params.count("base") || b.params.at("base").text != a.params.at("base").text)
+                    continue;
+                ListedTask p;
+                p.suffix = a.params.at("base").text + "/" + a.params.at("task").text + "+" +
+                           b.params.at("task").text;
+                p.keys = {{"model_a", a.keys[0].second},     {"model_b", b.keys[0].second},
+                          {"backbone", a.params.at("base")}, {"family", a.keys[2].second},
+                          {"paradigm", a.keys[3].second},    {"task_a", a.params.at("task")},
+                          {"task_b", b.params.at("task")}};
+                p.params = a.params;
+                p.params.erase("task");
+                p.params.erase("checkpoint");
+                p.params["knn_group"] = Scalar::parse(knn.name);
+                p.params["a_model"] = a.keys[0].second;
+                p.params["b_model"] = b.keys[0].second;
+                p.params["a_features_task"] = a.params.at("features_task");
+                p.params["b_features_task"] = b.params.at("features_task");
+                if (a.params.count("checkpoint"))
+                    p.params["a_checkpoint"] = a.params.at("checkpoint");
+                if (b.params.count("checkpoint"))
+                    p.params["b_checkpoint"] = b.params.at("checkpoint");
+                p.after = {knn.name + "/" + a.suffix, knn.name + "/" + b.suffix};
+                out.push_back(std::move(p));
+            }
+        }
+        if (out.empty())
+            yc.fail(group.node["knn"], "tasks." + group.name + ".knn",
+                    "group '" + knn.name + "' has no two fine-tunes of one backbone");
+        return out;
+    }
+
     static std::vector<int> knn_ks(const GroupSpec& group, const YamlChecker& yc) {
         (void)yc;
         if (group.listed.empty()) return {};

@@ -55,6 +55,13 @@ class ProbeKnnTask final : public TaskKind {
             t.params["zoo"] = Scalar::parse(m.zoo ? "1" : "0");
             t.params["k_list"] = Scalar::parse(join_ints(ks));
             t.params["features_task"] = Scalar::parse(m.task_id);
+            if (!m.base.empty()) {
+                t.params["base"] = Scalar::parse(m.base);
+                t.params["task"] = Scalar::parse(m.task);
+            }
+            if (!m.checkpoint.empty()) t.params["checkpoint"] = Scalar::parse(m.checkpoint);
+            if (!m.base_checkpoint.empty())
+                t.params["base_checkpoint"] = Scalar::parse(m.base_checkpoint);
             t.after = {m.task_id};
             out.push_back(std::move(t));
         }
@@ -72,8 +79,10 @@ class ProbeKnnTask final : public TaskKind {
         const auto ks = parse_int_list(ctx.params.at("k_list").text);
         const int kmax = *std::max_element(ks.begin(), ks.end());
         const bool text = ctx.params.at("modality").text == "text";
-        const auto caption_image = read_caption_image(ctx, split);
-        const std::vector<int> caption_rows = first_caption_rows(caption_image, n);
+        // Only a text model's rows need the pairing (each image's first caption).
+        const auto caption_image = text ? read_caption_image(ctx, split) : std::vector<int>();
+        const std::vector<int> caption_rows =
+            text ? first_caption_rows(caption_image, n) : std::vector<int>();
         MatF probe;
         if (ctx.params.at("zoo").integer == 1) {
             // The probe forward pass itself, from the stored weights.

@@ -3,7 +3,7 @@
 source "$(dirname "$0")/lib.sh"
 CONFIG=$SRC/configs/smoke.yaml
 expect_code 0 mpi 0 run "$CONFIG" --out "$WORK/n1" --log-level warn > "$WORK/n1.txt"
-grep -q "/zoo/models (11 rows)" "$WORK/n1.txt" || { cat "$WORK/n1.txt"; fail "the zoo table was not printed"; }
+grep -q "/zoo/models (13 rows)" "$WORK/n1.txt" || { cat "$WORK/n1.txt"; fail "the zoo table was not printed"; }
 for n in 2 3; do
   expect_code 0 mpi "$n" run "$CONFIG" --out "$WORK/n$n" --log-level warn > /dev/null
   "$BIN" compare "$WORK/n1/results.h5" "$WORK/n$n/results.h5" || fail "results on $n ranks differ"
@@ -17,7 +17,7 @@ out = sys.argv[1]
 f = h5py.File(out + "/results.h5", "r")
 m = {k: f["zoo/models"][k][:] for k in f["zoo/models"]}
 names = [n.decode() for n in m["name"]]
-assert len(names) == 11 and names[0] == "sup_v_1" and names[-1] == "mae_bb_1+style_a", names
+assert len(names) == 13 and names[0] == "sup_v_1" and names[-1] == "mae_bb_1+detail", names
 assert set(x.decode() for x in m["modality"]) == {"vision", "text", "backbone", "finetune"}
 assert all(0 <= a <= 1 for a in m["probe_acc"])
 world = json.load(open(out + "/artifacts/world/world.json"))
@@ -33,7 +33,7 @@ for name in names:
         assert "head.weight" in w and side["task"] in name
 split = read(out + "/artifacts/world/train.safetensors")["tensors"]
 assert split["images"]["shape"] == [2048, 64] and split["captions"]["shape"] == [10240, 48]
-print("zoo artifacts: 11 models, weights and features readable with numpy")
+print("zoo artifacts: 13 models, weights and features readable with numpy")
 PYEOF
 # The alignment study on the smoke zoo: tables present, and ease and CKA of every grid pair
 # recomputed with numpy from the probe features the k-NN tasks stored.
@@ -72,4 +72,36 @@ for t in ("correlations", "regions", "kruskal", "budget_search", "budget_curve",
     assert t in f["alignment/analysis"], t
 print("alignment on the smoke zoo: ease and CKA agree with numpy")
 PYEOF
-pass "smoke zoo: 1/2/3 ranks identical, artifacts identical and readable; alignment checked"
+# The merging study: every pair of fine-tunes of a backbone merged; interference recomputed
+# with numpy from the stored weights; retention and destructive from the accuracies.
+"$PY" - "$WORK/n2" "$SRC/tests/python" <<'PYEOF'
+import sys, h5py, numpy as np
+sys.path.insert(0, sys.argv[2])
+from safetensors_np import read
+out = sys.argv[1]
+f = h5py.File(out + "/results.h5", "r")
+p = {k: f["merging/pairs"][k][:] for k in f["merging/pairs"]}
+assert len(p["model_a"]) == 6
+def weights(name):
+    t = read(f"{out}/artifacts/models/{name}.safetensors")["tensors"]
+    return {k: np.asarray(v["values"]) for k, v in t.items() if not k.startswith("head.")}
+for i in range(6):
+    base = weights(p["backbone"][i].decode())
+    a, b = weights(p["model_a"][i].decode()), weights(p["model_b"][i].decode())
+    ta = np.concatenate([a[k] - base[k] for k in sorted(base)])
+    tb = np.concatenate([b[k] - base[k] for k in sorted(base)])
+    var = np.var(np.stack([ta, tb]), axis=0)                     # population variance, K = 2
+    assert abs(var.mean() - p["interference"][i]) < 1e-6 * var.mean() + 1e-12, (i, var.mean(), p["interference"][i])
+    assert abs(np.sqrt(var.mean() / 2) - p["screen_score"][i]) < 1e-6 * p["screen_score"][i]
+    stack = np.stack([ta, tb])
+    cancel = np.abs(stack).mean(0) ** 2 - stack.mean(0) ** 2
+    assert abs(cancel.sum() / var.sum() - p["rho"][i]) < 1e-6, (i, cancel.sum() / var.sum(), p["rho"][i])
+retention = 0.5 * (p["acc_a"] / p["ft_acc_a"] + p["acc_b"] / p["ft_acc_b"])
+assert np.allclose(retention, p["retention"])
+assert list(p["destructive"]) == list((p["acc_a"] + p["acc_b"] < p["base_acc_a"] + p["base_acc_b"]).astype(int))
+par = f["merging/analysis/paradigms"]
+assert sorted(x.decode() for x in par["paradigm"][:]) == ["clip", "masked", "supervised", "untrained"]
+assert "screen_score" in [x.decode() for x in f["merging/analysis/correlations/predictor"][:]]
+print("merging on the smoke zoo: interference agrees with numpy")
+PYEOF
+pass "smoke zoo: 1/2/3 ranks identical, artifacts identical and readable; alignment and merging checked"

@@ -1,0 +1,148 @@
+// Task kind `checkpoint_set`: a user's backbones and their task fine-tunes as safetensors
+// checkpoints (README "Bring your own checkpoints"), described by a manifest; one task per
+// fine-tune checks that both checkpoints open, that every floating-point tensor of the base
+// is in the fine-tune with the same shape, and that the fine-tune's probe features exist.
+//
+//   - {name: real, kind: checkpoint_set, table: real/finetunes, manifest: models.yaml}
+//
+// The manifest (relative to the config file's folder; its paths relative to itself):
+//   features: features     <features>/<fine-tune>/probe.safetensors ("features", rows x dim)
+//   backbones:
+//     - {name: llama_a, family: llama, paradigm: supervised, checkpoint: ckpt/llama_a}
+//   finetunes:
+//     - {name: llama_a+math, base: llama_a, task: math, checkpoint: ckpt/llama_a_math}
+// A checkpoint is a .safetensors file or a folder with model.safetensors or a sharded
+// model.safetensors.index.json.
+#include <yaml-cpp/yaml.h>
+#include <algorithm>
+
+#include "formats/safetensors.h"
+#include "tasks/compass_common.h"
+
+namespace compatbench {
+
+namespace {
+
+class CheckpointSetTask final : public TaskKind {
+  public:
+    std::string_view name() const override { return "checkpoint_set"; }
+    std::vector<KeyRule> keys() const override {
+        return {{"manifest", KeyType::string, true, 0, 0, {}}};
+    }
+    std::vector<ColumnSpec> outputs(const GroupSpec&, const YamlChecker&) const override {
+        return {{"tensors", ColumnType::i64, 0},
+                {"params", ColumnType::i64, 0},
+                {"probe_rows", ColumnType::i64, 0}};
+    }
+    bool lists_tasks() const override { return true; }
+
+    std::vector<ListedTask> list_tasks(const GroupSpec& group, const std::vector<GroupSpec>&,
+                                       const YamlChecker& yc) const override {
+        const std::string key = "tasks." + group.name + ".manifest";
+        const YAML::Node mnode = group.node["manifest"];
+        fs::path manifest = yc.as_string(mnode, key);
+        if (manifest.is_relative()) manifest = fs::path(yc.file()).parent_path() / manifest;
+        manifest = fs::absolute(manifest).lexically_normal();
+        if (!fs::exists(manifest)) yc.fail(mnode, key, manifest.string() + ": no such file");
+        YAML::Node root;
+        try {
+            root = YAML::LoadFile(manifest.string());
+        } catch (const YAML::Exception& e) {
+            yc.fail(mnode, key, manifest.string() + ": " + e.what());
+        }
+        const YamlChecker my(manifest.string());
+        my.check_map(root, "manifest",
+                     {{"features", KeyType::string, false, 0, 0, {}},
+                      {"backbones", KeyType::list, true, 0, 0, {}},
+                      {"finetunes", KeyType::list, true, 0, 0, {}}});
+        const fs::path dir = manifest.parent_path();
+        const auto resolve = [&](const std::string& p) {
+            const fs::path path = p;
+            return (path.is_relative() ? dir / path : path).lexically_normal().string();
+        };
+        struct Backbone {
+            std::string family, paradigm, checkpoint;
+        };
+        std::map<std::string, Backbone> backbones;
+        const YAML::Node bb = root["backbones"];
+        for (std::size_t i = 0; i < bb.size(); ++i) {
+            const std::string p = index_path("backbones", i);
+            my.check_map(bb[i], p,
+                         {{"name", KeyType::string, true, 0, 0, {}},
+                          {"family", KeyType::string, true, 0, 0, {}},
+                          {"paradigm", KeyType::string, true, 0, 0, {}},
+                          {"checkpoint", KeyType::string, true, 0, 0, {}}});
+            const std::string name = my.as_string(bb[i]["name"], p + ".name");
+            if (backbones.count(name))
+                my.fail(bb[i]["name"], p + ".name", "duplicate backbone '" + name + "'");
+            backbones[name] = {my.as_string(bb[i]["family"], p + ".family"),
+                               my.as_string(bb[i]["paradigm"], p + ".paradigm"),
+                               resolve(my.as_string(bb[i]["checkpoint"], p + ".checkpoint"))};
+        }
+        const std::string features =
+            resolve(root["features"] ? root["features"].Scalar() : std::string("features"));
+        std::vector<ListedTask> out;
+        const YAML::Node ft = root["finetunes"];
+        for (std::size_t i = 0; i < ft.size(); ++i) {
+            const std::string p = index_path("finetunes", i);
+            my.check_map(ft[i], p,
+                         {{"name", KeyType::string, true, 0, 0, {}},
+                          {"base", KeyType::string, true, 0, 0, {}},
+                          {"task", KeyType::string, true, 0, 0, {}},
+                          {"checkpoint", KeyType::string, true, 0, 0, {}}});
+            const std::string base = my.as_string(ft[i]["base"], p + ".base");
+            const auto b = backbones.find(base);
+            if (b == backbones.end())
+                my.fail(ft[i]["base"], p + ".base", "no backbone named '" + base + "'");
+            ListedTask t;
+            t.suffix = my.as_string(ft[i]["name"], p + ".name");
+            for (const auto& prev : out) {
+                if (prev.suffix == t.suffix)
+                    my.fail(ft[i]["name"], p + ".name", "duplicate fine-tune '" + t.suffix + "'");
+            }
+            t.keys = {{"name", Scalar::parse(t.suffix)},
+                      {"modality", Scalar::parse("finetune")},
+                      {"family", Scalar::parse(b->second.family)},
+                      {"paradigm", Scalar::parse(b->second.paradigm)}};
+            t.params["base"] = Scalar::parse(base);
+            t.params["task"] = Scalar::parse(my.as_string(ft[i]["task"], p + ".task"));
+            t.params["checkpoint"] =
+                Scalar::parse(resolve(my.as_string(ft[i]["checkpoint"], p + ".checkpoint")));
+            t.params["base_checkpoint"] = Scalar::parse(b->second.checkpoint);
+            t.params["features_root"] = Scalar::parse(features);
+            t.params["pairing_root"] = Scalar::parse(features);
+            out.push_back(std::move(t));
+        }
+        return out;
+    }
+
+  protected:
+    Row run_(const TaskContext& ctx) const override {
+        const auto base = formats::Checkpoint::open(ctx.params.at("base_checkpoint").text);
+        const auto ft = formats::Checkpoint::open(ctx.params.at("checkpoint").text);
+        const auto ft_names = ft.names();
+        std::int64_t tensors = 0, params = 0;
+        for (const auto& name : base.names()) {
+            const auto& t0 = base.info(name);
+            if (!formats::dtype_is_float(t0.dtype)) continue;
+            if (!std::binary_search(ft_names.begin(), ft_names.end(), name))
+                throw formats::FormatError(ft.path() + ": no tensor '" + name + "' (the base " +
+                                           base.path() + " has it)");
+            if (ft.info(name).shape != t0.shape)
+                throw formats::FormatError(ft.path() + ": tensor '" + name +
+                                           "' differs in shape from the base " + base.path());
+            ++tensors;
+            params += static_cast<std::int64_t>(t0.numel());
+        }
+        const MatF probe = read_features(ctx, ctx.params.at("name").text, "probe");
+        return {tensors, params, static_cast<std::int64_t>(probe.rows())};
+    }
+};
+}  // namespace
+
+const TaskKind& checkpoint_set_task() {
+    static const CheckpointSetTask kind;
+    return kind;
+}
+
+}  // namespace compatbench

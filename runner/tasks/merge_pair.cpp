@@ -1,0 +1,247 @@
+// Task kind `merge_pair`: one task-arithmetic merge of two fine-tunes of one backbone
+// (methods.md §3.2) with the interference statistics of their task vectors (§3.1), streamed
+// tensor by tensor, and its evaluation on both tasks against the fine-tunes and the base
+// (§3.3: retention, destructive).
+//
+// The pairs are those of a `pair_similarity` group with `pairs: same_base`. Evaluation is
+// `native` for the model library (encoder + each fine-tune's own head on `eval_split`), or
+// `command`: the merged checkpoint is written as safetensors (sharded past `shard_mb`) and a
+// user's script evaluates it, e.g.
+//   command: "python3 eval.py --checkpoint {checkpoint} --tasks {task_a} {task_b}
+//             --finetuned {a_checkpoint} {b_checkpoint} --base {base_checkpoint}
+//             --out {result}"
+// writing {"acc_a", "acc_b", "ft_acc_a", "ft_acc_b", "base_acc_a", "base_acc_b"}.
+//
+//   - {name: merges, kind: merge_pair, table: merging/merges, similarity: merge_grid,
+//      coef: 1.0, normalize: mean, evaluate: native, eval_split: flickr}
+#include <cmath>
+
+#include "formats/safetensors.h"
+#include "merging/merging.h"
+#include "tasks/command_template.h"
+#include "tasks/compass_common.h"
+#include "tasks/zoo_common.h"
+
+namespace compatbench {
+
+namespace {
+
+const std::vector<std::string> kAccuracies = {"acc_a",    "acc_b",      "ft_acc_a",
+                                              "ft_acc_b", "base_acc_a", "base_acc_b"};
+
+// The merge's weights, tensor by tensor, in the base's tensor order.
+struct Merged {
+    std::vector<std::string> names;
+    std::vector<std::vector<float>> values;
+    std::vector<formats::TensorInfo> infos;  // the base's (dtype, shape)
+    // Tensors that are not floating point (step counters, index buffers): the base's bytes.
+    std::vector<std::pair<formats::TensorInfo, std::vector<std::uint8_t>>> kept;
+    merging::InterferenceSums sums;
+};
+
+Merged merge(const formats::Checkpoint& base, const formats::Checkpoint& a,
+             const formats::Checkpoint& b, double coef, merging::Normalize normalize,
+             const std::atomic<bool>& cancel) {
+    Merged m;
+    for (const auto& name : base.names()) {
+        const formats::TensorInfo& t0 = base.info(name);
+        if (!formats::dtype_is_float(t0.dtype)) {
+            const auto raw = base.file_of(name).raw(t0);
+            m.kept.emplace_back(t0, std::vector<std::uint8_t>(raw.begin(), raw.end()));
+            continue;
+        }
+        for (const formats::Checkpoint* ft : {&a, &b}) {
+            const auto names = ft->names();
+            if (!std::binary_search(names.begin(), names.end(), name))
+                throw formats::FormatError(ft->path() + ": no tensor '" + name + "' (the base " +
+                                           base.path() + " has it)");
+            if (ft->info(name).shape != t0.shape)
+                throw formats::FormatError(ft->path() + ": tensor '" + name +
+                                           "' differs in shape from the base " + base.path());
+        }
+        if (cancel.load()) throw TaskCancelled{};
+        const auto v0 = base.file_of(name).read_f32(t0);
+        const auto ta = merging::task_vector(a.file_of(name).read_f32(a.info(name)), v0);
+        const auto tb = merging::task_vector(b.file_of(name).read_f32(b.info(name)), v0);
+        const std::span<const float> taus[] = {ta, tb};
+        m.sums.add(merging::interference(taus));
+        std::vector<float> out(v0.size());
+        merging::task_arithmetic(v0, taus, coef, normalize, out);
+        m.names.push_back(name);
+        m.values.push_back(std::move(out));
+        m.infos.push_back(t0);
+    }
+    if (m.names.empty())
+        throw formats::FormatError(base.path() + ": no floating-point tensor to merge");
+    return m;
+}
+
+nn::Linear<float> read_head(const fs::path& path) {
+    const auto f = formats::SafetensorsFile::open(path.string());
+    const auto& w = f.at("head.weight");
+    if (w.shape.size() != 2)
+        throw formats::FormatError(path.string() + ": head.weight must be 2-D");
+    nn::Random rng(0);
+    nn::Linear<float> head(static_cast<int>(w.shape[1]), static_cast<int>(w.shape[0]), rng);
+    const auto wv = f.read_f32(w);
+    head.weight() =
+        Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
+            wv.data(), static_cast<Eigen::Index>(w.shape[0]),
+            static_cast<Eigen::Index>(w.shape[1]));
+    const auto bv = f.read_f32(f.at("head.bias"));
+    head.bias() =
+        Eigen::Map<const Eigen::VectorXf>(bv.data(), static_cast<Eigen::Index>(bv.size()));
+    return head;
+}
+
+// The six accuracies on the model library: merged, fine-tuned and base encoder, each with
+// the fine-tune's own head of the task.
+std::vector<double> evaluate_native(const TaskContext& ctx, const Merged& merged) {
+    const ZooPaths paths{ctx.out_dir};
+    const ZooWorld zw = load_zoo_world(ctx);
+    const zoo::Split split =
+        zw.split(ctx.params.count("eval_split") ? ctx.params.at("eval_split").text : "flickr");
+    const auto tasks = zoo::latent_tasks(zw.world.spec());
+    const std::string base_name = ctx.params.at("backbone").text;
+    zoo::Encoder base = read_model(paths, base_name);
+    zoo::Encoder merged_enc = read_model(paths, base_name);
+    for (auto& p : merged_enc.params()) {
+        const auto it = std::find(merged.names.begin(), merged.names.end(), p.name);
+        if (it == merged.names.end()) continue;
+        const auto& v = merged.values[static_cast<std::size_t>(it - merged.names.begin())];
+        std::copy(v.begin(), v.end(), p.value);
+    }
+    std::vector<double> acc(6);
+    for (int side = 0; side < 2; ++side) {
+        const std::string model = ctx.params.at(side ? "model_b" : "model_a").text;
+        const auto& task =
+            zoo::find_latent_task(tasks, ctx.params.at(side ? "task_b" : "task_a").text);
+        zoo::Encoder ft = read_model(paths, model);
+        nn::Linear<float> head = read_head(paths.model(model));
+        const auto& spec = zw.world.spec();
+        acc[static_cast<std::size_t>(side)] =
+            zoo::task_accuracy(merged_enc, head, task, split, spec);
+        acc[static_cast<std::size_t>(2 + side)] = zoo::task_accuracy(ft, head, task, split, spec);
+        acc[static_cast<std::size_t>(4 + side)] = zoo::task_accuracy(base, head, task, split, spec);
+    }
+    return acc;
+}
+
+class MergePairTask final : public TaskKind {
+  public:
+    std::string_view name() const override { return "merge_pair"; }
+    std::vector<KeyRule> keys() const override {
+        return {{"similarity", KeyType::string, true, 0, 0, {}},
+                {"coef", KeyType::real, false, 0, 1e6, {}},
+                {"normalize", KeyType::string, false, 0, 0, {"mean", "sum"}},
+                {"evaluate", KeyType::string, false, 0, 0, {"native", "command"}},
+                {"command", KeyType::string, false, 0, 0, {}},
+                {"eval_split", KeyType::string, false, 0, 0, {}},
+                {"keep_merged", KeyType::boolean, false, 0, 0, {}},
+                {"shard_mb", KeyType::real, false, 1, 1e9, {}}};
+    }
+    std::vector<ColumnSpec> outputs(const GroupSpec&, const YamlChecker&) const override {
+        std::vector<ColumnSpec> out = {{"interference", ColumnType::f64, 0},
+                                       {"dispersion", ColumnType::f64, 0},
+                                       {"rho", ColumnType::f64, 0},
+                                       {"screen_score", ColumnType::f64, 0}};
+        for (const auto& a : kAccuracies) out.push_back({a, ColumnType::f64, 0});
+        for (const char* c : {"retention", "merged_mean", "base_mean"})
+            out.push_back({c, ColumnType::f64, 0});
+        out.push_back({"destructive", ColumnType::i64, 0});
+        return out;
+    }
+    bool lists_tasks() const override { return true; }
+
+    std::vector<ListedTask> list_tasks(const GroupSpec& group,
+                                       const std::vector<GroupSpec>& earlier,
+                                       const YamlChecker& yc) const override {
+        const GroupSpec& grid = earlier_group(group, "similarity", earlier, "pair_similarity", yc);
+        const bool command =
+            group.params.count("evaluate") && group.params.at("evaluate").text == "command";
+        if (command && !group.node["command"])
+            yc.fail(group.node, "tasks." + group.name + ".command",
+                    "evaluate: command needs a 'command' template");
+        std::vector<ListedTask> out;
+        for (const auto& g : grid.listed) {
+            if (g.keys.front().first != "model_a")
+                yc.fail(
+                    group.node["similarity"], "tasks." + group.name + ".similarity",
+                    "group '" + grid.name + "' does not list fine-tune pairs (pairs: same_base)");
+            ListedTask t;
+            t.suffix = g.suffix;
+            t.keys = g.keys;
+            t.params = g.params;
+            t.after = {g.params.at("a_features_task").text, g.params.at("b_features_task").text};
+            out.push_back(std::move(t));
+        }
+        return out;
+    }
+
+  protected:
+    Row run_(const TaskContext& ctx) const override {
+        const double coef = ctx.real("coef", 1.0);
+        const auto normalize =
+            ctx.params.count("normalize") && ctx.params.at("normalize").text == "sum"
+                ? merging::Normalize::sum
+                : merging::Normalize::mean;
+        const auto path = [&](const char* key) {
+            return catalog_path(ctx.params.at(key).text, ctx.out_dir).string();
+        };
+        const auto base = formats::Checkpoint::open(path("base_checkpoint"));
+        const auto a = formats::Checkpoint::open(path("a_checkpoint"));
+        const auto b = formats::Checkpoint::open(path("b_checkpoint"));
+        const Merged merged = merge(base, a, b, coef, normalize, ctx.cancel);
+
+        std::vector<double> acc;
+        if (ctx.params.count("evaluate") && ctx.params.at("evaluate").text == "command") {
+            formats::SafetensorsWriter w;
+            for (std::size_t i = 0; i < merged.names.size(); ++i)
+                w.add_f32(merged.names[i], merged.infos[i].shape, merged.values[i],
+                          merged.infos[i].dtype);
+            for (const auto& [info, bytes] : merged.kept)
+                w.add(info.name, info.dtype, info.shape, bytes);
+            w.set_metadata("merge_method", "task_arithmetic");
+            w.set_metadata("coef", std::to_string(coef));
+            w.set_metadata("normalize", normalize == merging::Normalize::sum ? "sum" : "mean");
+            const fs::path dir = ctx.out_dir / "artifacts" / "merges" / task_file_stem(ctx.id);
+            fs::remove_all(dir);
+            fs::create_directories(dir);
+            w.write_sharded(dir.string(),
+                            static_cast<std::uint64_t>(ctx.real("shard_mb", 4096) * 1048576.0));
+            std::vector<ColumnSpec> cols;
+            for (const auto& c : kAccuracies) cols.push_back({c, ColumnType::f64, 0});
+            const std::map<std::string, std::string> extra = {
+                {"checkpoint", dir.string()},
+                {"base_checkpoint", path("base_checkpoint")},
+                {"a_checkpoint", path("a_checkpoint")},
+                {"b_checkpoint", path("b_checkpoint")}};
+            const Row r = run_shell_task(ctx, ctx.params.at("command").text, extra, cols);
+            for (const auto& v : r) acc.push_back(std::get<double>(v));
+            if (!(ctx.params.count("keep_merged") && ctx.params.at("keep_merged").text == "true"))
+                fs::remove_all(dir);
+        } else {
+            acc = evaluate_native(ctx, merged);
+        }
+        const double retention = 0.5 * (acc[0] / acc[2] + acc[1] / acc[3]);
+        const double merged_mean = 0.5 * (acc[0] + acc[1]);
+        const double base_mean = 0.5 * (acc[4] + acc[5]);
+        Row row = {merged.sums.mean_interference(), merged.sums.mean_dispersion(),
+                   merged.sums.rho(),
+                   merging::screening_score(merged.sums.mean_interference(), 2, coef)};
+        for (double v : acc) row.emplace_back(v);
+        row.emplace_back(retention);
+        row.emplace_back(merged_mean);
+        row.emplace_back(base_mean);
+        row.emplace_back(static_cast<std::int64_t>(merged_mean < base_mean));
+        return row;
+    }
+};
+}  // namespace
+
+const TaskKind& merge_pair_task() {
+    static const MergePairTask kind;
+    return kind;
+}
+
+}  // namespace compatbench
