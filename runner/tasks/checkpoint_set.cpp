@@ -38,28 +38,13 @@ class CheckpointSetTask final : public TaskKind {
 
     std::vector<ListedTask> list_tasks(const GroupSpec& group, const std::vector<GroupSpec>&,
                                        const YamlChecker& yc) const override {
-        const std::string key = "tasks." + group.name + ".manifest";
-        const YAML::Node mnode = group.node["manifest"];
-        fs::path manifest = yc.as_string(mnode, key);
-        if (manifest.is_relative()) manifest = fs::path(yc.file()).parent_path() / manifest;
-        manifest = fs::absolute(manifest).lexically_normal();
-        if (!fs::exists(manifest)) yc.fail(mnode, key, manifest.string() + ": no such file");
-        YAML::Node root;
-        try {
-            root = YAML::LoadFile(manifest.string());
-        } catch (const YAML::Exception& e) {
-            yc.fail(mnode, key, manifest.string() + ": " + e.what());
-        }
-        const YamlChecker my(manifest.string());
-        my.check_map(root, "manifest",
-                     {{"features", KeyType::string, false, 0, 0, {}},
-                      {"backbones", KeyType::list, true, 0, 0, {}},
-                      {"finetunes", KeyType::list, true, 0, 0, {}}});
-        const fs::path dir = manifest.parent_path();
-        const auto resolve = [&](const std::string& p) {
-            const fs::path path = p;
-            return (path.is_relative() ? dir / path : path).lexically_normal().string();
-        };
+        const Manifest man = load_manifest(group, yc,
+                                           {{"features", KeyType::string, false, 0, 0, {}},
+                                            {"backbones", KeyType::list, true, 0, 0, {}},
+                                            {"finetunes", KeyType::list, true, 0, 0, {}}});
+        const YAML::Node& root = man.root;
+        const YamlChecker& my = man.checker;
+        const auto resolve = [&](const std::string& p) { return man.resolve(p); };
         struct Backbone {
             std::string family, paradigm, checkpoint;
         };

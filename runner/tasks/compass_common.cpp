@@ -116,6 +116,30 @@ std::vector<std::string> string_list_key(const GroupSpec& group, const std::stri
     return out;
 }
 
+std::string Manifest::resolve(const std::string& path) const {
+    const fs::path p = path;
+    return (p.is_relative() ? dir / p : p).lexically_normal().string();
+}
+
+Manifest load_manifest(const GroupSpec& group, const YamlChecker& yc,
+                       const std::vector<KeyRule>& rules) {
+    const std::string key = "tasks." + group.name + ".manifest";
+    const YAML::Node mnode = group.node["manifest"];
+    fs::path path = yc.as_string(mnode, key);
+    if (path.is_relative()) path = fs::path(yc.file()).parent_path() / path;
+    path = fs::absolute(path).lexically_normal();
+    if (!fs::exists(path)) yc.fail(mnode, key, path.string() + ": no such file");
+    YAML::Node root;
+    try {
+        root = YAML::LoadFile(path.string());
+    } catch (const YAML::Exception& e) {
+        yc.fail(mnode, key, path.string() + ": " + e.what());
+    }
+    Manifest m{path.parent_path(), root, YamlChecker(path.string())};
+    m.checker.check_map(root, "manifest", rules);
+    return m;
+}
+
 const GroupSpec& earlier_group(const GroupSpec& group, const std::string& key,
                                const std::vector<GroupSpec>& earlier, const std::string& kind,
                                const YamlChecker& yc) {

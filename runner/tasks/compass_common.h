@@ -5,6 +5,7 @@
 //                                                     paired probe features they came from)
 #pragma once
 
+#include <yaml-cpp/yaml.h>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,17 @@ std::vector<int> int_list_key(const GroupSpec& group, const std::string& key,
 std::vector<std::string> string_list_key(const GroupSpec& group, const std::string& key,
                                          const YamlChecker& checker,
                                          std::vector<std::string> fallback);
+
+// A manifest file named by the `manifest` key of `group` (relative to the config file's
+// folder), loaded and checked against `rules`; its own paths are relative to its folder.
+struct Manifest {
+    fs::path dir;
+    YAML::Node root;
+    YamlChecker checker;  // errors name the manifest file
+    std::string resolve(const std::string& path) const;
+};
+Manifest load_manifest(const GroupSpec& group, const YamlChecker& checker,
+                       const std::vector<KeyRule>& rules);
 
 // The earlier group named by `key` of `group`, which must be of kind `kind`.
 const GroupSpec& earlier_group(const GroupSpec& group, const std::string& key,

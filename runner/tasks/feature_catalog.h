@@ -32,8 +32,8 @@ struct CatalogModel {
     std::string task;
     std::string checkpoint;       // weights (fine-tunes: safetensors file or folder)
     std::string base_checkpoint;  // fine-tunes: the backbone's weights
-    std::string task_id;  // the task that writes its features (a dependency)
-    bool zoo = false;     // a model of the library: weights at artifacts/models/<name>
+    std::string task_id;          // the task that writes its features (a dependency)
+    bool zoo = false;             // a model of the library: weights at artifacts/models/<name>
 };
 
 struct FeatureCatalog {

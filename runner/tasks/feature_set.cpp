@@ -36,28 +36,15 @@ class FeatureSetTask final : public TaskKind {
 
     std::vector<ListedTask> list_tasks(const GroupSpec& group, const std::vector<GroupSpec>&,
                                        const YamlChecker& yc) const override {
-        const std::string key = "tasks." + group.name + ".manifest";
-        const YAML::Node mnode = group.node["manifest"];
-        fs::path manifest = yc.as_string(mnode, key);
-        if (manifest.is_relative()) manifest = fs::path(yc.file()).parent_path() / manifest;
-        manifest = fs::absolute(manifest).lexically_normal();
-        if (!fs::exists(manifest)) yc.fail(mnode, key, manifest.string() + ": no such file");
-        YAML::Node root;
-        try {
-            root = YAML::LoadFile(manifest.string());
-        } catch (const YAML::Exception& e) {
-            yc.fail(mnode, key, manifest.string() + ": " + e.what());
-        }
-        const YamlChecker my(manifest.string());
-        my.check_map(root, "manifest",
-                     {{"features", KeyType::string, false, 0, 0, {}},
-                      {"pairing", KeyType::string, false, 0, 0, {}},
-                      {"splits", KeyType::list, false, 0, 0, {}},
-                      {"models", KeyType::list, true, 0, 0, {}}});
-        const fs::path dir = manifest.parent_path();
+        const Manifest man = load_manifest(group, yc,
+                                           {{"features", KeyType::string, false, 0, 0, {}},
+                                            {"pairing", KeyType::string, false, 0, 0, {}},
+                                            {"splits", KeyType::list, false, 0, 0, {}},
+                                            {"models", KeyType::list, true, 0, 0, {}}});
+        const YAML::Node& root = man.root;
+        const YamlChecker& my = man.checker;
         const auto folder = [&](const char* k, const char* fallback) {
-            const fs::path p = root[k] ? fs::path(root[k].Scalar()) : fs::path(fallback);
-            return (p.is_relative() ? dir / p : p).lexically_normal().string();
+            return man.resolve(root[k] ? root[k].Scalar() : std::string(fallback));
         };
         std::string splits;
         if (const YAML::Node s = root["splits"]) {
