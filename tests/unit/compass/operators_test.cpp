@@ -1,0 +1,147 @@
+// methods.md §3.2 operators: hand-computed tensors, and TIES / SLERP / Model Stock against an
+// independent numpy computation.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "formats/safetensors.h"
+#include "merging/operators.h"
+#include "test_support.h"
+
+using namespace compatbench::merging;
+
+namespace {
+std::vector<float> run(const MergeParams& p, const TensorScope& s, const std::vector<float>& base,
+                       const std::vector<std::vector<float>>& models,
+                       TensorMergeStats* stats = nullptr) {
+    std::vector<std::span<const float>> views(models.begin(), models.end());
+    std::vector<float> out(base.size());
+    const auto st = merge_tensor(p, s, base, views, out);
+    if (stats) *stats = st;
+    return out;
+}
+}  // namespace
+
+TEST(Operators, TaskArithmeticAndScope) {
+    const std::vector<float> base = {1, 1, 1};
+    const std::vector<std::vector<float>> m = {{2, 0, 1}, {4, 0, 3}};
+    MergeParams p;
+    EXPECT_EQ(run(p, {}, base, m), (std::vector<float>{3, 0, 2}));
+    p.normalize = Normalize::sum;
+    p.coef = 0.5;
+    EXPECT_EQ(run(p, {}, base, m), (std::vector<float>{3, 0, 2}));
+    TensorScope out_of_scope;
+    out_of_scope.in_scope = false;
+    EXPECT_EQ(run(p, out_of_scope, base, m), base);
+    EXPECT_TRUE(in_scope("model.layers.0.mlp.gate_proj.weight", {"*up_proj*", "*gate_proj*"}));
+    EXPECT_FALSE(in_scope("model.layers.0.self_attn.q_proj.weight", {"*up_proj*", "*gate_proj*"}));
+    EXPECT_TRUE(in_scope("anything", {}));
+}
+
+TEST(Operators, TiesByHand) {
+    // τ0 = (3, -1, 0.5, -2), τ1 = (-1, -2, 1, 4); density 0.5 keeps 2 of 4 per model:
+    // τ̂0 = (3, 0, 0, -2), τ̂1 = (0, -2, 0, 4); signs of the sums: +, -, + (0 -> +), +;
+    // agreeing means: 3, -2, 0 (none), 4.
+    const std::vector<float> base = {0, 0, 0, 0};
+    MergeParams p;
+    p.method = Method::ties;
+    p.density = 0.5;
+    EXPECT_EQ(run(p, {}, base, {{3, -1, 0.5f, -2}, {-1, -2, 1, 4}}),
+              (std::vector<float>{3, -2, 0, 4}));
+}
+
+TEST(Operators, PrismSoftThresholdGateAndFloor) {
+    // K = 2, n = 4: τ0 = (1, 0.1, -0.2, 0), τ1 = (1, -0.1, 0.2, 0): m = (1, 0, 0, 0),
+    // I_j = (0, 0.01, 0.04, 0), Ī = 0.0125, σ = 0.1118, λ = κ σ sqrt(2 ln 4) = 0.1862.
+    const std::vector<float> base = {0, 0, 0, 0};
+    const std::vector<std::vector<float>> m = {{1, 0.1f, -0.2f, 0}, {1, -0.1f, 0.2f, 0}};
+    MergeParams p;
+    p.method = Method::prism;
+    TensorScope s;
+    s.merge_rho = 0.5;
+    TensorMergeStats st;
+    const auto out = run(p, s, base, m, &st);
+    const double lambda = std::sqrt(0.0125) * std::sqrt(2 * std::log(4.0));
+    EXPECT_NEAR(st.lambda, lambda, 1e-7);
+    EXPECT_NEAR(out[0], 1 - lambda, 1e-6);
+    EXPECT_EQ(out[1], 0.0f);
+    EXPECT_EQ(st.kept, 1u);
+    // Hard: the surviving coordinate keeps its full value.
+    p.method = Method::prism_hard;
+    EXPECT_NEAR(run(p, s, base, m)[0], 1.0, 1e-6);
+    // Norm-matched: the PRISM norm (1 - λ) spread over m = (1, 0, 0, 0): the same here.
+    p.method = Method::norm_matched;
+    EXPECT_NEAR(run(p, s, base, m)[0], 1 - lambda, 1e-6);
+    // ρ-gate: below 0.1 the plain mean.
+    p.method = Method::prism;
+    s.merge_rho = 0.05;
+    EXPECT_NEAR(run(p, s, base, m)[0], 1.0, 1e-6);
+    // Keep-rate floor on a matrix: κ huge would kill everything; the floor keeps the top
+    // ceil(0.001 n) = 1 coordinate, above the second-largest magnitude.
+    s.merge_rho = 0.5;
+    s.matrix = true;
+    p.kappa = 100;
+    const auto floored = run(p, s, base, {{1, 0.5f, 0, 0}, {1, 0.3f, 0, 0}}, &st);
+    EXPECT_NEAR(st.lambda, 0.4, 1e-6);  // |m| = (1, 0.4, 0, 0): λ = the 2nd largest
+    EXPECT_NEAR(floored[0], 0.6, 1e-6);
+    EXPECT_EQ(floored[1], 0.0f);
+}
+
+TEST(Operators, DareKeepsAboutHalfRescaledAndIsSeeded) {
+    std::vector<float> base(10000, 0.0f), tau(10000, 1.0f);
+    MergeParams p;
+    p.method = Method::dare;
+    p.drop = 0.5;
+    p.seed = 7;
+    TensorScope s;
+    s.name = "w";
+    TensorMergeStats st;
+    const auto out = run(p, s, base, {tau}, &st);
+    EXPECT_NEAR(static_cast<double>(st.kept) / 10000, 0.5, 0.02);
+    for (float v : out) EXPECT_TRUE(v == 0.0f || v == 2.0f);
+    EXPECT_EQ(run(p, s, base, {tau}), out);
+    s.name = "other";
+    EXPECT_NE(run(p, s, base, {tau}), out);  // a mask per tensor
+}
+
+TEST(Operators, TiesSlerpModelStockMatchNumpy) {
+    if (std::system("/usr/bin/python3 -c 'import numpy' > /dev/null 2>&1") != 0)
+        GTEST_SKIP() << "/usr/bin/python3 has no numpy";
+    const auto r = compatbench::test::random_matrix(64, 4, 99);
+    std::vector<float> base(r.col(0).data(), r.col(0).data() + 64);
+    std::vector<std::vector<float>> models(3);
+    for (int i = 0; i < 3; ++i) {
+        models[static_cast<std::size_t>(i)] = base;
+        for (int j = 0; j < 64; ++j)
+            models[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)] +=
+                0.3f * r(j, i + 1) + 0.1f;
+    }
+    const auto path = std::filesystem::path(::testing::TempDir()) / "merge_check.safetensors";
+    compatbench::formats::SafetensorsWriter w;
+    w.add_f32("base", {64}, base);
+    for (int i = 0; i < 3; ++i)
+        w.add_f32("m" + std::to_string(i), {64}, models[static_cast<std::size_t>(i)]);
+    w.write(path.string());
+    const auto j = nlohmann::json::parse(
+        compatbench::test::run_command("/usr/bin/python3 " + std::string(COMPATBENCH_SOURCE_DIR) +
+                                       "/tests/python/merge_check.py " + path.string()));
+    MergeParams p;
+    p.method = Method::ties;
+    p.density = 0.5;
+    const auto ties = run(p, {}, base, models);
+    p.method = Method::model_stock;
+    const auto stock = run(p, {}, base, models);
+    p.method = Method::slerp;
+    p.t = 0.3;
+    const auto slerp = run(p, {}, base, {models[0], models[1]});
+    for (std::size_t i = 0; i < 64; ++i) {
+        EXPECT_NEAR(ties[i], j["ties"][i].get<double>(), 1e-5) << i;
+        EXPECT_NEAR(stock[i], j["model_stock"][i].get<double>(), 1e-5) << i;
+        EXPECT_NEAR(slerp[i], j["slerp"][i].get<double>(), 1e-5) << i;
+    }
+    EXPECT_THROW(run(p, {}, base, models), std::invalid_argument);  // SLERP needs K = 2
+    EXPECT_EQ(method_from_name("model_stock"), Method::model_stock);
+    EXPECT_THROW(method_from_name("fisher"), std::invalid_argument);
+}

@@ -1,0 +1,70 @@
+// Merge operators of methods.md §3.2, applied tensor by tensor: task arithmetic, TIES, DARE,
+// SLERP, Model Stock, PRISM (soft threshold, ρ-gate, keep-rate floor), PRISM-hard and the
+// norm-matched mean. Inputs are float32 views of one tensor of the base and of each model;
+// sums are accumulated in double.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "merging/merging.h"
+
+namespace compatbench::merging {
+
+enum class Method {
+    task_arithmetic,
+    ties,
+    dare,
+    slerp,
+    model_stock,
+    prism,
+    prism_hard,
+    norm_matched
+};
+const char* method_name(Method m);
+// std::invalid_argument listing the known names.
+Method method_from_name(const std::string& name);
+
+struct MergeParams {
+    Method method = Method::task_arithmetic;
+    double coef = 1.0;                      // c on the merged task vector
+    Normalize normalize = Normalize::mean;  // task arithmetic (and DARE's final step)
+    double density = 0.2;                   // TIES: fraction of each τ_i kept (per tensor)
+    double drop = 0.5;                      // DARE: p, the probability of dropping a coordinate
+    bool dare_then_ties = false;            // DARE followed by TIES instead of the mean
+    double t = 0.5;                         // SLERP
+    double kappa = 1.0;                     // PRISM: λ = κ σ sqrt(2 ln n)
+    double rho_gate = 0.1;                  // PRISM: no threshold when the merge's ρ is below
+    double keep_floor = 0.001;              // PRISM: fraction a matrix keeps at least
+    std::uint64_t seed = 0;                 // DARE's masks
+};
+
+// What the operator needs to know of the tensor beyond its values.
+struct TensorScope {
+    std::string name;
+    bool matrix = false;     // a 2-D tensor (PRISM's keep-rate floor applies to these)
+    bool in_scope = true;    // out-of-scope tensors keep θ0 (PRISM, and every method when
+                             // a scope is given)
+    double merge_rho = 1.0;  // ρ of the whole merge over the in-scope tensors (§3.1)
+};
+
+struct TensorMergeStats {
+    double update_sq = 0.0;    // ‖θ - θ0‖²
+    double mean_tau_sq = 0.0;  // ‖τ̄‖²
+    std::uint64_t kept = 0;    // coordinates with a non-zero update
+    std::uint64_t numel = 0;
+    double lambda = 0.0;  // PRISM's threshold (0 otherwise)
+};
+
+// Merges one tensor: `models[i]` are the fine-tuned values θ_i, `out` receives θ.
+TensorMergeStats merge_tensor(const MergeParams& params, const TensorScope& scope,
+                              std::span<const float> base,
+                              std::span<const std::span<const float>> models, std::span<float> out);
+
+// Shell-style pattern match (`*`, `?`, `[...]`) of a tensor name against any of `patterns`
+// (empty: everything matches).
+bool in_scope(const std::string& name, const std::vector<std::string>& patterns);
+
+}  // namespace compatbench::merging
