@@ -75,6 +75,20 @@ int main(int argc, char** argv) {
     compare->add_option("b", paths.b, "Second results.h5")->required()->check(CLI::ExistingFile);
     compare->add_flag("--all", paths.all, "Include /meta and /tasks (run facts)");
 
+    ScreenOptions screen;
+    auto* screen_cmd = app.add_subcommand(
+        "screen", "Interference screening of a planned merge, from safetensors checkpoints");
+    screen_cmd->add_option("--base", screen.base, "The base checkpoint (file or folder)")
+        ->required();
+    screen_cmd->add_option("--models", screen.models, "The fine-tuned checkpoints")
+        ->required()
+        ->expected(1, 1 << 16);
+    screen_cmd->add_option("--coef", screen.coef, "c, the coefficient on the mean task vector")
+        ->check(CLI::Range(0.0, 1e6));
+    screen_cmd->add_option("--scope", screen.scope, "Tensor-name patterns (default: all)");
+    screen_cmd->add_option("--threshold", screen.threshold, "Score above which a merge is flagged");
+    screen_cmd->add_flag("--json", screen.json, "One JSON object on stdout");
+
     auto* bench = app.add_subcommand("bench", "Benchmarks");
     bench->require_subcommand(1);
     std::size_t tasks = 100000, command_tasks = 2000, parallel_jobs = 2000;
@@ -120,6 +134,7 @@ int main(int argc, char** argv) {
     if (validate->parsed()) return verb_validate(config_path);
     if (plan->parsed()) return verb_plan(config_path);
     if (compare->parsed()) return verb_compare(paths);
+    if (screen_cmd->parsed()) return verb_screen(screen);
     if (dispatch->parsed())
         return verb_bench_dispatch(tasks, command_tasks, parallel_jobs, bench_out);
     if (train->parsed()) return verb_bench_train(train_dims, train_batch);

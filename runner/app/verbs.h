@@ -18,6 +18,17 @@ int verb_compare(const ComparePaths& paths);
 int verb_bench_dispatch(std::size_t tasks, std::size_t command_tasks, std::size_t parallel_jobs,
                         const std::string& out);
 
+struct ScreenOptions {
+    std::string base;
+    std::vector<std::string> models;
+    double coef = 1.0;
+    std::vector<std::string> scope;  // tensor-name patterns (empty: every float tensor)
+    double threshold = 1.9e-3;
+    bool json = false;
+};
+// Under MPI or alone: PRISM's interference screening of a planned merge (methods.md §3.1).
+int verb_screen(const ScreenOptions& options);
+
 struct KnnBenchOptions {
     int n = 1024, d = 768, k = 10, block = 256, repeats = 5;
     std::string python;  // empty: no numpy comparison

@@ -49,15 +49,21 @@ def write(path):
 
 
 def save(path, tensors, metadata=None):
-    """Writes {name: numpy array} (float32 -> F32, float16 -> F16, int64 -> I64, int32 -> I32)."""
+    """Writes {name: numpy array} (float32 -> F32, float16 -> F16, int64 -> I64, int32 -> I32;
+    a tuple ("BF16", float32 array) -> BF16)."""
     codes = {np.dtype("<f4"): "F32", np.dtype("<f2"): "F16", np.dtype("<i8"): "I64",
              np.dtype("<i4"): "I32"}
     header, offset, blobs = {"__metadata__": metadata or {}}, 0, []
     for name, array in tensors.items():
-        array = np.ascontiguousarray(array)
-        blob = array.astype(array.dtype.newbyteorder("<")).tobytes()
-        header[name] = {"dtype": codes[array.dtype.newbyteorder("<")], "shape": list(array.shape),
-                        "data_offsets": [offset, offset + len(blob)]}
+        if isinstance(array, tuple):  # ("BF16", float32 array): rounded to nearest even
+            u = np.ascontiguousarray(array[1], dtype="<f4").view("<u4").astype(np.uint64)
+            bf = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype("<u2")
+            blob, code, shape = bf.tobytes(), "BF16", list(array[1].shape)
+        else:
+            array = np.ascontiguousarray(array)
+            blob = array.astype(array.dtype.newbyteorder("<")).tobytes()
+            code, shape = codes[array.dtype.newbyteorder("<")], list(array.shape)
+        header[name] = {"dtype": code, "shape": shape, "data_offsets": [offset, offset + len(blob)]}
         offset += len(blob)
         blobs.append(blob)
     text = json.dumps(header).encode("utf-8")
