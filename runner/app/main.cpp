@@ -124,6 +124,12 @@ int main(int argc, char** argv) {
                         "Python with numpy for the comparison (empty: none)");
     knn_cmd->add_option("--numpy-script", knn.script, "The numpy reference script");
 
+    std::size_t memory_mb = 1024;
+    int memory_repeats = 5;
+    auto* memory_cmd = bench->add_subcommand("memory", "Single-core memory read bandwidth");
+    memory_cmd->add_option("--mb", memory_mb, "Buffer size")->check(CLI::Range(64, 1 << 16));
+    memory_cmd->add_option("--repeats", memory_repeats, "Best of")->check(CLI::Range(1, 100));
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -138,6 +144,7 @@ int main(int argc, char** argv) {
     if (dispatch->parsed())
         return verb_bench_dispatch(tasks, command_tasks, parallel_jobs, bench_out);
     if (train->parsed()) return verb_bench_train(train_dims, train_batch);
+    if (memory_cmd->parsed()) return verb_bench_memory(memory_mb, memory_repeats);
     if (knn_cmd->parsed()) {
         if (knn.k >= knn.n) {
             std::cerr << "compatbench: bench knn: --k must be below --n\n";

@@ -37,6 +37,9 @@ struct KnnBenchOptions {
 // Single process: mutual k-NN (two models' lists + overlap) beside numpy on the same data.
 int verb_bench_knn(const KnnBenchOptions& options);
 
+// Single process: memory read bandwidth of one core.
+int verb_bench_memory(std::size_t megabytes, int repeats);
+
 // Single process: an MLP training step's GFLOP/s beside Eigen GEMM on the same shapes.
 int verb_bench_train(const std::vector<int>& dims, int batch);
 

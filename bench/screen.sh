@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# `compatbench screen` throughput on a generated Llama-shaped BF16 checkpoint set (base + 2
+# fine-tunes), beside the machine's memory read bandwidth and a numpy implementation of the
+# same statistic on the same files, warm (page cache) and cold (caches dropped: needs root);
+# then the extrapolated time for a 7B model with K = 2 in BF16 (base + 2 x 13.5 GB).
+#   bash bench/screen.sh [DIR] [LAYERS] [HIDDEN]   (build first; default 8 layers, hidden
+#   2048: about 0.8 GB per checkpoint. The set is kept in DIR for reruns.)
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BIN=$ROOT/build/release/runner/compatbench
+DIR=${1:-${TMPDIR:-/tmp}/compatbench-llm}
+LAYERS=${2:-8}
+HIDDEN=${3:-2048}
+if [[ $(id -u) == 0 ]]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
+need_kb=$(( LAYERS * HIDDEN * HIDDEN * 12 * 2 * 3 / 1024 * 12 / 10 ))
+free_kb=$(df -k --output=avail "$(dirname "$DIR")" | tail -1)
+if (( need_kb > free_kb / 2 )); then
+  echo "shrinking: $((need_kb / 1024)) MB would not fit in half the free disk ($((free_kb / 1024)) MB)"
+  while (( need_kb > free_kb / 2 && LAYERS > 1 )); do LAYERS=$((LAYERS / 2)); need_kb=$((need_kb / 2)); done
+fi
+if [[ ! -e $DIR/base.safetensors ]]; then
+  echo "generating $LAYERS layers, hidden $HIDDEN, BF16, in $DIR ..."
+  /usr/bin/python3 "$ROOT/tests/e2e/real/make_llm.py" "$DIR" "$LAYERS" "$HIDDEN" 2
+fi
+du -sh "$DIR"
+MODELS=("$DIR/ft0.safetensors" "$DIR/ft1")
+"$BIN" bench memory
+screen() { "$@" screen --base "$DIR/base.safetensors" --models "${MODELS[@]}" --json; }
+field() { /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
+screen "$BIN" > /dev/null   # warm the page cache
+one=$(screen "$BIN")
+two=$(screen mpirun -n 2 "$BIN")
+echo "screen, warm, 1 rank:  $(echo "$one" | field seconds) s for $(echo "$one" | field bytes) bytes"
+echo "screen, warm, 2 ranks: $(echo "$two" | field seconds) s"
+np=$(/usr/bin/python3 "$ROOT/bench/screen_numpy.py" "$DIR/base.safetensors" "${MODELS[@]}")
+echo "numpy,  warm:          $(echo "$np" | field seconds) s (interference $(echo "$np" | field interference), ours $(echo "$one" | field interference))"
+if [[ -w /proc/sys/vm/drop_caches ]]; then
+  sync; echo 3 > /proc/sys/vm/drop_caches
+  cold=$(screen mpirun -n 2 "$BIN")
+  echo "screen, cold, 2 ranks: $(echo "$cold" | field seconds) s"
+else
+  echo "screen, cold: not measured (dropping the page cache needs root)"
+fi
+/usr/bin/python3 - "$one" "$two" "$np" <<'PYEOF'
+import json, subprocess, sys
+one, two, np_ = (json.loads(a) for a in sys.argv[1:4])
+gb = one["bytes"] / 1e9
+print(f"throughput: 1 rank {gb / one['seconds']:.2f} GB/s, 2 ranks {gb / two['seconds']:.2f} GB/s; "
+      f"numpy {gb / np_['seconds']:.2f} GB/s -> {np_['seconds'] / two['seconds']:.1f}x numpy (2 ranks), "
+      f"{np_['seconds'] / one['seconds']:.1f}x (1 rank)")
+seven_b = 3 * 13.5e9
+print(f"7B, K = 2, BF16 ({seven_b / 1e9:.1f} GB read): {seven_b / (one['bytes'] / two['seconds']):.1f} s "
+      f"extrapolated on 2 ranks (warm)")
+PYEOF
