@@ -312,9 +312,13 @@ void to_f32(DType dtype, const std::uint8_t* src, std::size_t count, float* out)
             std::memcpy(out, src, count * 4);
             return;  // little-endian host
         case DType::BF16:
+            // Inline and branch-free (a shift into the high half), so that it vectorises:
+            // screening streams gigabytes through here.
             for (std::size_t i = 0; i < count; ++i) {
-                out[i] =
-                    bf16_to_f32(static_cast<std::uint16_t>(src[2 * i] | (src[2 * i + 1] << 8)));
+                std::uint16_t h;
+                std::memcpy(&h, src + 2 * i, 2);  // little-endian host
+                const std::uint32_t u = static_cast<std::uint32_t>(h) << 16;
+                std::memcpy(out + i, &u, 4);
             }
             return;
         case DType::F16:
