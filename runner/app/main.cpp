@@ -89,6 +89,12 @@ int main(int argc, char** argv) {
     screen_cmd->add_option("--threshold", screen.threshold, "Score above which a merge is flagged");
     screen_cmd->add_flag("--json", screen.json, "One JSON object on stdout");
 
+    std::string merge_config, merge_out;
+    auto* merge_cmd = app.add_subcommand(
+        "merge", "Merge safetensors checkpoints per a mergekit-style YAML (methods.md §3.2)");
+    merge_cmd->add_option("config", merge_config, "The merge YAML")->required();
+    merge_cmd->add_option("--out", merge_out, "Output folder")->required();
+
     auto* bench = app.add_subcommand("bench", "Benchmarks");
     bench->require_subcommand(1);
     std::size_t tasks = 100000, command_tasks = 2000, parallel_jobs = 2000;
@@ -141,6 +147,7 @@ int main(int argc, char** argv) {
     if (plan->parsed()) return verb_plan(config_path);
     if (compare->parsed()) return verb_compare(paths);
     if (screen_cmd->parsed()) return verb_screen(screen);
+    if (merge_cmd->parsed()) return verb_merge(merge_config, merge_out);
     if (dispatch->parsed())
         return verb_bench_dispatch(tasks, command_tasks, parallel_jobs, bench_out);
     if (train->parsed()) return verb_bench_train(train_dims, train_batch);

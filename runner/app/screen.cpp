@@ -11,6 +11,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "app/checkpoints.h"
 #include "app/verbs.h"
 #include "exec/signals.h"
 #include "formats/safetensors.h"
@@ -35,38 +36,14 @@ Plan plan_screen(const formats::Checkpoint& base, const std::vector<formats::Che
     for (const auto& name : base.names()) {
         const auto& t = base.info(name);
         if (!formats::dtype_is_float(t.dtype) || !merging::in_scope(name, scope)) continue;
-        for (const auto& m : models) {
-            const auto names = m.names();
-            if (!std::binary_search(names.begin(), names.end(), name))
-                throw formats::FormatError(m.path() + ": no tensor '" + name + "' (the base " +
-                                           base.path() + " has it)");
-            const auto& mt = m.info(name);
-            if (mt.shape != t.shape)
-                throw formats::FormatError(m.path() + ": tensor '" + name +
-                                           "' differs in shape from the base " + base.path());
-            if (mt.dtype != t.dtype)
-                throw formats::FormatError(m.path() + ": tensor '" + name + "' is " +
-                                           formats::dtype_name(mt.dtype) + ", the base's is " +
-                                           formats::dtype_name(t.dtype));
-        }
+        check_like_base(base, models, name);
         p.names.push_back(name);
         p.numel.push_back(t.numel());
         p.bytes += t.numel() * formats::dtype_size(t.dtype) * (models.size() + 1);
     }
     if (p.names.empty())
         throw formats::FormatError(base.path() + ": no floating-point tensor in scope");
-    std::vector<std::size_t> order(p.names.size());
-    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(),
-                     [&](std::size_t a, std::size_t b) { return p.numel[a] > p.numel[b]; });
-    std::vector<std::uint64_t> load(static_cast<std::size_t>(ranks), 0);
-    p.owner.assign(p.names.size(), 0);
-    for (std::size_t i : order) {
-        const auto r =
-            static_cast<std::size_t>(std::min_element(load.begin(), load.end()) - load.begin());
-        p.owner[i] = static_cast<int>(r);
-        load[r] += p.numel[i];
-    }
+    p.owner = assign_ranks(p.numel, ranks);
     return p;
 }
 

@@ -29,6 +29,9 @@ struct ScreenOptions {
 // Under MPI or alone: PRISM's interference screening of a planned merge (methods.md §3.1).
 int verb_screen(const ScreenOptions& options);
 
+// Under MPI or alone: merges checkpoints per a mergekit-style YAML into `out`.
+int verb_merge(const std::string& config_path, const std::string& out);
+
 struct KnnBenchOptions {
     int n = 1024, d = 768, k = 10, block = 256, repeats = 5;
     std::string python;  // empty: no numpy comparison

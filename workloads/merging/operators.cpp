@@ -69,6 +69,20 @@ Vec mean_of(const std::vector<Vec>& taus) {
     return m;
 }
 
+// Σ_i w_i τ_i, divided by Σ_i w_i for `normalize: mean` (§3.2 task arithmetic).
+Vec weighted(const std::vector<Vec>& taus, const MergeParams& p) {
+    Vec d(taus.front().size(), 0.0);
+    double total = 0.0;
+    for (std::size_t i = 0; i < taus.size(); ++i) {
+        const double w = p.weights.empty() ? 1.0 : p.weights.at(i);
+        total += w;
+        for (std::size_t j = 0; j < d.size(); ++j) d[j] += w * taus[i][j];
+    }
+    if (p.normalize == Normalize::mean && total != 0.0)
+        for (double& x : d) x /= total;
+    return d;
+}
+
 // The PRISM threshold of one tensor (§3.2): κ σ sqrt(2 ln n), 0 below the ρ-gate, lowered for
 // a matrix to keep at least `keep_floor` of its coordinates.
 double prism_lambda(const MergeParams& p, const TensorScope& s, const std::vector<Vec>& taus,
@@ -151,8 +165,7 @@ TensorMergeStats merge_tensor(const MergeParams& p, const TensorScope& s,
     };
     switch (p.method) {
         case Method::task_arithmetic: {
-            const double w = p.normalize == Normalize::mean ? 1.0 : static_cast<double>(k);
-            from_delta(m, p.coef * w);
+            from_delta(weighted(taus, p), p.coef);
             break;
         }
         case Method::ties: {
@@ -173,8 +186,7 @@ TensorMergeStats merge_tensor(const MergeParams& p, const TensorScope& s,
             if (p.dare_then_ties) {
                 from_delta(ties_merge(taus), p.coef);
             } else {
-                const double w = p.normalize == Normalize::mean ? 1.0 : static_cast<double>(k);
-                from_delta(mean_of(taus), p.coef * w);
+                from_delta(weighted(taus, p), p.coef);
             }
             break;
         }

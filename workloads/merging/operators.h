@@ -39,6 +39,7 @@ struct MergeParams {
     double rho_gate = 0.1;                  // PRISM: no threshold when the merge's ρ is below
     double keep_floor = 0.001;              // PRISM: fraction a matrix keeps at least
     std::uint64_t seed = 0;                 // DARE's masks
+    std::vector<double> weights;            // task arithmetic / DARE: w_i (empty: all 1)
 };
 
 // What the operator needs to know of the tensor beyond its values.

@@ -1,0 +1,293 @@
+// `compatbench merge CONFIG.yaml --out DIR`: merges checkpoints with any operator of
+// methods.md §3.2 from a mergekit-style YAML, streaming tensor by tensor from memory-mapped
+// files and writing each merged tensor at its place in the output (sharded past `shard_mb`),
+// so memory stays at a few tensors. Under mpirun the tensors are spread over the ranks.
+//
+//   merge_method: prism          # task_arithmetic ties dare slerp model_stock prism
+//   base_model: base/            #   prism_hard norm_matched
+//   models:
+//     - model: math/
+//       parameters: {weight: 1.0}
+//     - model: code.safetensors
+//   parameters: {coef: 1.0, kappa: 1.0, scope: ["*gate_proj*", "*up_proj*", "*down_proj*"]}
+//   out_dtype: bfloat16          # default: each tensor's input dtype
+//   shard_mb: 4096
+#include <mpi.h>
+#include <sys/resource.h>
+#include <yaml-cpp/yaml.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "app/checkpoints.h"
+#include "app/verbs.h"
+#include "config/config.h"
+#include "exec/signals.h"
+#include "formats/layout.h"
+#include "merging/operators.h"
+#include "merging/stream.h"
+
+namespace compatbench {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct MergeSpec {
+    merging::MergeParams params;
+    std::string base;
+    std::vector<std::string> models;
+    std::vector<std::string> scope;
+    bool has_out_dtype = false;
+    formats::DType out_dtype = formats::DType::F32;
+    double shard_mb = 4096;
+    nlohmann::json parameters;  // as given, for the output's metadata
+};
+
+const std::vector<std::string> kPrismScope = {"*gate_proj*", "*up_proj*", "*down_proj*"};
+
+MergeSpec parse_spec(const std::string& path) {
+    const YamlChecker yc(path);
+    YAML::Node root;
+    try {
+        root = YAML::LoadFile(path);
+    } catch (const YAML::BadFile&) {
+        throw ConfigError(path, "", "cannot read the file");
+    } catch (const YAML::Exception& e) {
+        throw ConfigError(path, "", e.what());
+    }
+    yc.check_map(root, "",
+                 {{"merge_method", KeyType::string, true, 0, 0, {}},
+                  {"base_model", KeyType::string, true, 0, 0, {}},
+                  {"models", KeyType::list, true, 0, 0, {}},
+                  {"parameters", KeyType::map, false, 0, 0, {}},
+                  {"out_dtype",
+                   KeyType::string,
+                   false,
+                   0,
+                   0,
+                   {"float32", "float16", "bfloat16", "F32", "F16", "BF16"}},
+                  {"shard_mb", KeyType::real, false, 0.001, 1e9, {}}});
+    MergeSpec s;
+    const fs::path dir = fs::path(path).parent_path();
+    const auto resolve = [&](const std::string& p) {
+        const fs::path f = p;
+        return (f.is_relative() ? dir / f : f).lexically_normal().string();
+    };
+    try {
+        s.params.method = merging::method_from_name(root["merge_method"].Scalar());
+    } catch (const std::invalid_argument& e) {
+        yc.fail(root["merge_method"], "merge_method", e.what());
+    }
+    s.base = resolve(yc.as_string(root["base_model"], "base_model"));
+    const YAML::Node models = root["models"];
+    bool weighted = false;
+    for (std::size_t i = 0; i < models.size(); ++i) {
+        const std::string p = index_path("models", i);
+        yc.check_map(models[i], p,
+                     {{"model", KeyType::string, true, 0, 0, {}},
+                      {"parameters", KeyType::map, false, 0, 0, {}}});
+        s.models.push_back(resolve(yc.as_string(models[i]["model"], p + ".model")));
+        double w = 1.0;
+        if (const YAML::Node mp = models[i]["parameters"]) {
+            yc.check_map(mp, p + ".parameters", {{"weight", KeyType::real, false, -1e6, 1e6, {}}});
+            if (mp["weight"]) {
+                w = yc.as_real(mp["weight"], p + ".parameters.weight");
+                weighted = true;
+            }
+        }
+        s.params.weights.push_back(w);
+    }
+    if (!weighted) s.params.weights.clear();
+    if (s.models.empty()) yc.fail(models, "models", "no model to merge");
+    const std::string m = merging::method_name(s.params.method);
+    if (weighted && m != "task_arithmetic" && m != "dare")
+        yc.fail(models, "models", "per-model weights apply to task_arithmetic and dare only");
+    if (s.params.method == merging::Method::slerp && s.models.size() != 2)
+        yc.fail(models, "models", "slerp merges exactly 2 models");
+    if (const YAML::Node p = root["parameters"]) {
+        yc.check_map(p, "parameters",
+                     {{"coef", KeyType::real, false, -1e6, 1e6, {}},
+                      {"normalize", KeyType::string, false, 0, 0, {"mean", "sum"}},
+                      {"density", KeyType::real, false, 0, 1, {}},
+                      {"drop", KeyType::real, false, 0, 0.999999, {}},
+                      {"dare_then", KeyType::string, false, 0, 0, {"mean", "ties"}},
+                      {"t", KeyType::real, false, 0, 1, {}},
+                      {"kappa", KeyType::real, false, 0, 1e6, {}},
+                      {"rho_gate", KeyType::real, false, 0, 1, {}},
+                      {"keep_floor", KeyType::real, false, 0, 1, {}},
+                      {"seed", KeyType::integer, false, 0, 9e18, {}},
+                      {"scope", KeyType::scalar_or_list, false, 0, 0, {}}});
+        auto& q = s.params;
+        if (p["coef"]) q.coef = yc.as_real(p["coef"], "parameters.coef");
+        if (p["normalize"])
+            q.normalize = p["normalize"].Scalar() == "sum" ? merging::Normalize::sum
+                                                           : merging::Normalize::mean;
+        if (p["density"]) q.density = yc.as_real(p["density"], "parameters.density");
+        if (p["drop"]) q.drop = yc.as_real(p["drop"], "parameters.drop");
+        if (p["dare_then"]) q.dare_then_ties = p["dare_then"].Scalar() == "ties";
+        if (p["t"]) q.t = yc.as_real(p["t"], "parameters.t");
+        if (p["kappa"]) q.kappa = yc.as_real(p["kappa"], "parameters.kappa");
+        if (p["rho_gate"]) q.rho_gate = yc.as_real(p["rho_gate"], "parameters.rho_gate");
+        if (p["keep_floor"]) q.keep_floor = yc.as_real(p["keep_floor"], "parameters.keep_floor");
+        if (p["seed"]) q.seed = static_cast<std::uint64_t>(yc.as_int(p["seed"], "parameters.seed"));
+        if (const YAML::Node sc = p["scope"]) {
+            if (sc.IsSequence())
+                for (std::size_t i = 0; i < sc.size(); ++i)
+                    s.scope.push_back(yc.as_string(sc[i], index_path("parameters.scope", i)));
+            else
+                s.scope.push_back(yc.as_string(sc, "parameters.scope"));
+        }
+        s.parameters = yaml_to_json(p);
+    }
+    const bool prism_family = m == "prism" || m == "prism_hard" || m == "norm_matched";
+    if (s.scope.empty() && prism_family) s.scope = kPrismScope;
+    if (const YAML::Node d = root["out_dtype"]) {
+        const std::string v = d.Scalar();
+        s.has_out_dtype = true;
+        s.out_dtype = v == "float16" || v == "F16"     ? formats::DType::F16
+                      : v == "bfloat16" || v == "BF16" ? formats::DType::BF16
+                                                       : formats::DType::F32;
+    }
+    if (root["shard_mb"]) s.shard_mb = yc.as_real(root["shard_mb"], "shard_mb");
+    return s;
+}
+
+double peak_rss_mb() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return static_cast<double>(u.ru_maxrss) / 1024.0;  // kilobytes on Linux
+}
+
+}  // namespace
+
+int verb_merge(const std::string& config_path, const std::string& out) {
+    int provided = 0;
+    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+    int rank = 0, size = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int code = kExitOk;
+    try {
+        const MergeSpec spec = parse_spec(config_path);
+        const auto t0 = std::chrono::steady_clock::now();
+        const auto base = formats::Checkpoint::open(spec.base);
+        std::vector<formats::Checkpoint> models;
+        for (const auto& m : spec.models) models.push_back(formats::Checkpoint::open(m));
+        const auto names = base.names();
+        std::vector<std::uint64_t> numel;
+        std::vector<bool> merged(names.size()), scoped(names.size());
+        std::uint64_t input_bytes = 0;
+        for (std::size_t i = 0; i < names.size(); ++i) {
+            const auto& t = base.info(names[i]);
+            numel.push_back(t.numel());
+            merged[i] = formats::dtype_is_float(t.dtype);
+            if (!merged[i]) continue;
+            check_like_base(base, models, names[i]);
+            scoped[i] = merging::in_scope(names[i], spec.scope);
+            input_bytes += t.numel() * formats::dtype_size(t.dtype) * (models.size() + 1);
+        }
+        const std::vector<int> owner = assign_ranks(numel, size);
+        // PRISM's ρ-gate needs the merge's ρ over the in-scope tensors first (§3.2).
+        double merge_rho = 1.0;
+        const auto method = spec.params.method;
+        if (method == merging::Method::prism || method == merging::Method::prism_hard ||
+            method == merging::Method::norm_matched) {
+            double local[2] = {0, 0}, total[2] = {0, 0};
+            for (std::size_t i = 0; i < names.size(); ++i) {
+                if (owner[i] != rank || !merged[i] || !scoped[i]) continue;
+                const merging::TensorRef b{&base.file_of(names[i]), &base.info(names[i])};
+                std::vector<merging::TensorRef> refs;
+                for (const auto& m : models)
+                    refs.push_back({&m.file_of(names[i]), &m.info(names[i])});
+                const auto s = merging::stream_interference(b, refs);
+                local[0] += s.interference;
+                local[1] += s.cancellation;
+            }
+            MPI_Allreduce(local, total, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+            merge_rho = total[0] > 0 ? total[1] / total[0] : 0.0;
+        }
+        formats::CheckpointLayout layout;
+        for (std::size_t i = 0; i < names.size(); ++i) {
+            const auto& t = base.info(names[i]);
+            layout.add(names[i], merged[i] && spec.has_out_dtype ? spec.out_dtype : t.dtype,
+                       t.shape);
+        }
+        layout.set_metadata("merge_method", merging::method_name(method));
+        layout.set_metadata("parameters", spec.parameters.dump());
+        layout.set_metadata("base_model", spec.base);
+        layout.set_metadata("models", nlohmann::json(spec.models).dump());
+        layout.set_metadata("format", "pt");
+        layout.plan(out, static_cast<std::uint64_t>(spec.shard_mb * 1048576.0));
+        if (rank == 0) {
+            fs::create_directories(out);
+            layout.create();
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        // Per rank: Σ update², Σ τ̄², kept, numel over in-scope merged tensors.
+        double local[4] = {0, 0, 0, 0}, total[4] = {0, 0, 0, 0};
+        for (std::size_t i = 0; i < names.size(); ++i) {
+            if (owner[i] != rank) continue;
+            const auto& t = base.info(names[i]);
+            if (!merged[i]) {
+                const auto raw = base.file_of(names[i]).raw(t);
+                layout.write(i, raw);
+                continue;
+            }
+            const auto b = base.file_of(names[i]).read_f32(t);
+            std::vector<std::vector<float>> values;
+            for (const auto& m : models)
+                values.push_back(m.file_of(names[i]).read_f32(m.info(names[i])));
+            std::vector<std::span<const float>> views(values.begin(), values.end());
+            std::vector<float> result(b.size());
+            merging::TensorScope scope;
+            scope.name = names[i];
+            scope.matrix = t.shape.size() == 2;
+            scope.in_scope = scoped[i];
+            scope.merge_rho = merge_rho;
+            const auto st = merging::merge_tensor(spec.params, scope, b, views, result);
+            if (scoped[i]) {
+                local[0] += st.update_sq;
+                local[1] += st.mean_tau_sq;
+                local[2] += static_cast<double>(st.kept);
+                local[3] += static_cast<double>(st.numel);
+            }
+            const formats::DType dt = spec.has_out_dtype ? spec.out_dtype : t.dtype;
+            layout.write(i, formats::from_f32(dt, result));
+        }
+        MPI_Reduce(local, total, 4, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+        double rss = peak_rss_mb(), max_rss = 0;
+        MPI_Reduce(&rss, &max_rss, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+        const double seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (rank == 0) {
+            std::printf("%s of %zu models into %s: %zu tensors in %zu file(s)\n",
+                        merging::method_name(method), models.size(), out.c_str(), layout.size(),
+                        layout.files().size());
+            if (!spec.scope.empty()) std::printf("scope: %zu patterns\n", spec.scope.size());
+            std::printf(
+                "update norm %.2f%% of the mean task vector's; %.4f%% of in-scope coordinates "
+                "changed",
+                total[1] > 0 ? 100.0 * std::sqrt(total[0] / total[1]) : 0.0,
+                total[3] > 0 ? 100.0 * total[2] / total[3] : 0.0);
+            if (merge_rho != 1.0 || method == merging::Method::prism)
+                std::printf("; merge rho %.4f", merge_rho);
+            std::printf("\nread %.3f GB in %.2f s on %d rank(s); peak RSS %.0f MB per rank\n",
+                        static_cast<double>(input_bytes) / 1e9, seconds, size, max_rss);
+        }
+    } catch (const ConfigError& e) {
+        if (rank == 0) std::cerr << "compatbench: " << e.what() << "\n";
+        code = kExitBadInput;
+    } catch (const std::exception& e) {
+        if (rank == 0) std::cerr << "compatbench: merge: " << e.what() << "\n";
+        code = kExitBadInput;
+    }
+    MPI_Finalize();
+    return code;
+}
+
+}  // namespace compatbench

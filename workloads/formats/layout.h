@@ -1,0 +1,52 @@
+// A safetensors checkpoint written tensor by tensor: the layout (names, dtypes, shapes,
+// shards) is fixed first, the files are created with their headers at full size, and each
+// tensor's bytes are then written at their offset by whoever computed them (pwrite), in any
+// order, from any process. Memory stays at one tensor, whatever the model size.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "formats/safetensors.h"
+
+namespace compatbench::formats {
+
+class CheckpointLayout {
+  public:
+    void add(const std::string& name, DType dtype, std::vector<std::uint64_t> shape);
+    void set_metadata(const std::string& key, const std::string& value) { metadata_[key] = value; }
+
+    // Assigns tensors to shards of at most `max_shard_bytes` of data (a larger tensor gets
+    // a shard of its own) under `dir`: model.safetensors when one shard suffices, else
+    // model-0000k-of-0000n.safetensors and model.safetensors.index.json. Deterministic: every
+    // process that plans the same tensors gets the same files and offsets.
+    void plan(const std::string& dir, std::uint64_t max_shard_bytes);
+    // Writes every shard's header, sizes the files and writes the index (one process).
+    void create() const;
+    // Writes tensor `index`'s bytes (numel x dtype size) at its offset.
+    void write(std::size_t index, std::span<const std::uint8_t> bytes) const;
+
+    std::size_t size() const { return tensors_.size(); }
+    const std::vector<std::string>& files() const { return files_; }
+
+  private:
+    struct Tensor {
+        std::string name;
+        DType dtype;
+        std::vector<std::uint64_t> shape;
+        std::uint64_t bytes = 0;
+        std::size_t file = 0;
+        std::uint64_t offset = 0;  // absolute, in the file
+    };
+    std::vector<Tensor> tensors_;
+    std::map<std::string, std::string> metadata_;
+    std::vector<std::string> files_;
+    std::vector<std::string> headers_;  // per file: the 8-byte size + JSON + padding
+    std::vector<std::uint64_t> file_sizes_;
+    std::string index_path_, index_text_;
+};
+
+}  // namespace compatbench::formats
