@@ -42,6 +42,12 @@ if [[ -w /proc/sys/vm/drop_caches ]]; then
 else
   echo "screen, cold: not measured (dropping the page cache needs root)"
 fi
+# The merge of the same set (PRISM, written in the input dtype): time and peak memory.
+printf 'merge_method: prism\nbase_model: %s\nmodels:\n  - model: %s\n  - model: %s\n' \
+  "$DIR/base.safetensors" "${MODELS[0]}" "${MODELS[1]}" > "$DIR/prism.yaml"
+rm -rf "$DIR/merged"
+mpirun -n 2 "$BIN" merge "$DIR/prism.yaml" --out "$DIR/merged" | tail -2
+rm -rf "$DIR/merged"
 /usr/bin/python3 - "$one" "$two" "$np" <<'PYEOF'
 import json, subprocess, sys
 one, two, np_ = (json.loads(a) for a in sys.argv[1:4])
