@@ -49,7 +49,7 @@ struct GroupSpec {
     std::vector<std::pair<std::string, YAML::Mark>> after;
     int retries = 0;
     double timeout = 0.0;
-    double cost = 1.0;  // relative cost hint: larger first; plan's critical path
+    double cost = 1.0;   // relative cost hint: larger first; plan's critical path
     bool print = false;  // print the group's table on the console at the end of a run
     YAML::Mark mark;
     YAML::Node node;
