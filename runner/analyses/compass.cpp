@@ -51,6 +51,24 @@ struct Builder {
     }
 };
 
+// The columns and values of one correlation (after the table's key columns): n, Pearson r
+// and p, Spearman rho and p.
+const std::initializer_list<std::pair<const char*, ColumnType>> kCorrColumns = {
+    {"n", ColumnType::i64},
+    {"pearson_r", ColumnType::f64},
+    {"pearson_p", ColumnType::f64},
+    {"spearman_rho", ColumnType::f64},
+    {"spearman_p", ColumnType::f64}};
+
+// A table keyed by `keys` (key, predictor, target) followed by the correlation columns.
+Builder correlation_builder(std::string path, const char* key, bool print = true) {
+    Builder b(std::move(path),
+              {{key, ColumnType::str}, {"predictor", ColumnType::str}, {"target", ColumnType::str}},
+              print);
+    for (const auto& [name, type] : kCorrColumns) b.t.add_column({name, type, 0});
+    return b;
+}
+
 // Key names of the spec with defaults.
 struct Names {
     std::string grid, budget;
@@ -452,16 +470,7 @@ class CompassAnalysis final : public AnalysisKind {
         }
         // Leave one family out: its pairs and its models leave the grid (ceiling) too.
         {
-            Builder l("lofo",
-                      {{"held_out", ColumnType::str},
-                       {"predictor", ColumnType::str},
-                       {"target", ColumnType::str},
-                       {"n", ColumnType::i64},
-                       {"pearson_r", ColumnType::f64},
-                       {"pearson_p", ColumnType::f64},
-                       {"spearman_rho", ColumnType::f64},
-                       {"spearman_p", ColumnType::f64}},
-                      false);
+            Builder l = correlation_builder("lofo", "held_out", false);
             // Held-out groups: every value of every `lofo` grid column (default: the
             // families); the grid rows with it leave the ceiling and the evaluation.
             std::vector<std::pair<std::string, std::vector<bool>>> folds;
@@ -522,14 +531,8 @@ class CompassAnalysis final : public AnalysisKind {
         }
         // k-sensitivity: ease, ceiling and score from the lists' first k entries.
         {
-            Builder b("k_sensitivity", {{"k", ColumnType::i64},
-                                        {"predictor", ColumnType::str},
-                                        {"target", ColumnType::str},
-                                        {"n", ColumnType::i64},
-                                        {"pearson_r", ColumnType::f64},
-                                        {"pearson_p", ColumnType::f64},
-                                        {"spearman_rho", ColumnType::f64},
-                                        {"spearman_p", ColumnType::f64}});
+            Builder b = correlation_builder("k_sensitivity", "k");
+            b.t.columns[0].type = ColumnType::i64;
             for (int k : ks) {
                 const Scored s =
                     score_pairs(grid, gin.numbers(ease_column(k)), grid_cka, all, eval_rows, stat);
@@ -605,13 +608,8 @@ class CompassAnalysis final : public AnalysisKind {
             const AnalysisInput& bin = input.other(x.budget);
             const Pairs bp = pairs_of(bin, x);
             const auto epochs = bin.numbers("epochs");
-            Builder b("budget", {{"epochs", ColumnType::i64},
-                                 {"predictor", ColumnType::str},
-                                 {"target", ColumnType::str},
-                                 {"n", ColumnType::i64},
-                                 {"pearson_r", ColumnType::f64},
-                                 {"spearman_rho", ColumnType::f64},
-                                 {"spearman_p", ColumnType::f64}});
+            Builder b = correlation_builder("budget", "epochs");
+            b.t.columns[0].type = ColumnType::i64;
             std::vector<std::size_t> brows;
             for (std::size_t i = 0; i < bp.size(); ++i) {
                 const auto it = grid_row.find(bp.key(i));
@@ -631,8 +629,8 @@ class CompassAnalysis final : public AnalysisKind {
                         const Corr c =
                             correlate(pick(predictor(s, p), rows), pick(bin.numbers(t), rows));
                         b.row({static_cast<std::int64_t>(e), std::string(p), t,
-                               static_cast<std::int64_t>(c.n), c.pearson.r, c.spearman.r,
-                               c.spearman.p});
+                               static_cast<std::int64_t>(c.n), c.pearson.r, c.pearson.p,
+                               c.spearman.r, c.spearman.p});
                     }
                 }
             }
