@@ -10,6 +10,7 @@ const AnalysisKind& compass_analysis();
 const AnalysisKind& correlation_analysis();
 const AnalysisKind& kruskal_analysis();
 const AnalysisKind& paradigm_table_analysis();
+const AnalysisKind& screening_analysis();
 
 std::span<const AnalysisKind* const> analysis_kinds() {
     static const AnalysisKind* const kinds[] = {
@@ -17,6 +18,7 @@ std::span<const AnalysisKind* const> analysis_kinds() {
         &correlation_analysis(),
         &kruskal_analysis(),
         &paradigm_table_analysis(),
+        &screening_analysis(),
     };
     return kinds;
 }

@@ -144,6 +144,7 @@ class MergePairTask final : public TaskKind {
         std::vector<ColumnSpec> out = {{"interference", ColumnType::f64, 0},
                                        {"dispersion", ColumnType::f64, 0},
                                        {"rho", ColumnType::f64, 0},
+                                       {"sign_conflict", ColumnType::f64, 0},
                                        {"screen_score", ColumnType::f64, 0}};
         for (const auto& a : kAccuracies) out.push_back({a, ColumnType::f64, 0});
         for (const char* c : {"retention", "merged_mean", "base_mean"})
@@ -227,7 +228,7 @@ class MergePairTask final : public TaskKind {
         const double merged_mean = 0.5 * (acc[0] + acc[1]);
         const double base_mean = 0.5 * (acc[4] + acc[5]);
         Row row = {merged.sums.mean_interference(), merged.sums.mean_dispersion(),
-                   merged.sums.rho(),
+                   merged.sums.rho(), merged.sums.sign_conflict(),
                    merging::screening_score(merged.sums.mean_interference(), 2, coef)};
         for (double v : acc) row.emplace_back(v);
         row.emplace_back(retention);

@@ -102,6 +102,11 @@ assert list(p["destructive"]) == list((p["acc_a"] + p["acc_b"] < p["base_acc_a"]
 par = f["merging/analysis/paradigms"]
 assert sorted(x.decode() for x in par["paradigm"][:]) == ["clip", "masked", "supervised", "untrained"]
 assert "screen_score" in [x.decode() for x in f["merging/analysis/correlations/predictor"][:]]
+scr = f["merging/analysis/screening"]
+assert [x.decode() for x in scr["score"][:]] == ["screen_score", "sign_conflict", "rho"]
+assert all(0 <= a <= 1 for a in scr["auroc"][:]) and list(scr["destructive"][:]) == [p["destructive"].sum()] * 3
+pre = f["merging/analysis/screening_preregistered"]
+assert all(a + b == 6 for a, b in zip(pre["fit_n"][:], pre["test_n"][:]))
 print("merging on the smoke zoo: interference agrees with numpy")
 PYEOF
 pass "smoke zoo: 1/2/3 ranks identical, artifacts identical and readable; alignment and merging checked"

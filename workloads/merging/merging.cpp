@@ -25,6 +25,11 @@ void InterferenceSums::add(const InterferenceSums& o) {
     dispersion += o.dispersion;
     cancellation += o.cancellation;
     count += o.count;
+    sign_conflicts += o.sign_conflicts;
+}
+
+double InterferenceSums::sign_conflict() const {
+    return count ? static_cast<double>(sign_conflicts) / static_cast<double>(count) : kNaN;
 }
 
 double InterferenceSums::mean_interference() const {
@@ -48,12 +53,16 @@ InterferenceSums interference(std::span<const std::span<const float>> taus) {
     const double k = static_cast<double>(taus.size());
     for (std::size_t j = 0; j < n; ++j) {
         double sum = 0.0, sum_abs = 0.0, sum_sq = 0.0;
+        bool positive = false, negative = false;
         for (const auto& t : taus) {
             const double v = t[j];
             sum += v;
             sum_abs += std::abs(v);
             sum_sq += v * v;
+            positive = positive || v > 0.0;
+            negative = negative || v < 0.0;
         }
+        s.sign_conflicts += positive && negative;
         const double mean = sum / k, mean_abs = sum_abs / k, mean_sq = sum_sq / k;
         // D = E[τ²] - E|τ|², C = E|τ|² - (Eτ)²: both >= 0 up to rounding; clamp it away.
         const double d = std::max(0.0, mean_sq - mean_abs * mean_abs);

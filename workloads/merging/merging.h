@@ -16,12 +16,15 @@ struct InterferenceSums {
     double dispersion = 0.0;
     double cancellation = 0.0;
     std::uint64_t count = 0;
+    std::uint64_t sign_conflicts = 0;  // coordinates where the τ_i have both signs (TIES;
+                                       // counted by interference(), not by the stream)
 
     void add(const InterferenceSums& other);
     double mean_interference() const;  // Ī (NaN for no coordinates)
     double mean_dispersion() const;
     double mean_cancellation() const;
-    double rho() const;  // ΣC / ΣI (NaN when ΣI = 0)
+    double rho() const;            // ΣC / ΣI (NaN when ΣI = 0)
+    double sign_conflict() const;  // fraction of coordinates with a sign conflict
 };
 
 // One tensor: `taus[i]` is task vector i (all the same length).

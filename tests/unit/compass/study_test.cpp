@@ -5,6 +5,7 @@
 #include <set>
 
 #include "compass/compass.h"
+#include "compass/screening.h"
 
 using namespace compatbench::compass;
 
@@ -120,4 +121,24 @@ TEST(Ridge, RecoversAnAdditiveModelAndShrinks) {
     EXPECT_EQ(held[0].rows.size(), 6u);
     // a0 unseen: its own effect is unknown, the b effect is still learnt (10 apart).
     EXPECT_NEAR(held[0].predicted[1] - held[0].predicted[0], 10.0, 1e-4);
+}
+
+
+TEST(Screening, AurocThresholdAndConfusion) {
+    const std::vector<double> score = {0.1, 0.4, 0.35, 0.8, 0.4};
+    const std::vector<std::uint8_t> destructive = {0, 0, 1, 1, 1};
+    // Pairs (pos, neg): 0.35>0.1, 0.35<0.4, 0.8>both, 0.4>0.1, 0.4=0.4 -> (1+0+2+1+0.5)/6.
+    EXPECT_DOUBLE_EQ(auroc(score, destructive), 4.5 / 6);
+    const auto best = best_threshold(score, destructive);
+    // Cut at 0.225 (between 0.1 and 0.35): TPR 1, FPR 0.5 -> J 0.5; at 0.6: TPR 1/3, FPR 0.
+    EXPECT_DOUBLE_EQ(best.threshold, 0.225);
+    EXPECT_DOUBLE_EQ(best.youden, 0.5);
+    EXPECT_EQ(best.counts.tp, 3);
+    EXPECT_EQ(best.counts.fp, 1);
+    EXPECT_EQ(best.counts.tn, 1);
+    EXPECT_EQ(best.counts.fn, 0);
+    const auto c = confusion(score, destructive, 0.5);
+    EXPECT_EQ(c.tp + c.fn, 3);
+    EXPECT_EQ(c.tp, 1);
+    EXPECT_TRUE(std::isnan(auroc(score, std::vector<std::uint8_t>(5, 1))));
 }

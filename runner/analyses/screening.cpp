@@ -1,0 +1,108 @@
+// Analysis `screening`: destructive vs harmless merges (methods.md §3.3) against screening
+// scores computed before merging (§3.1): per score, AUROC, the best threshold (Youden J) and
+// its confusion counts; and a pre-registered check — the threshold is fixed on the merges of
+// half the backbones (every other one in name order) and predicts the other half's, whose
+// hits are reported.
+//
+//   - {name: screening, kind: screening, study: merging, input: merges,
+//      scores: [screen_score, sign_conflict], label: destructive, split_by: backbone}
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "analyses/analysis_kind.h"
+#include "analyses/column_args.h"
+#include "compass/screening.h"
+#include "config/config.h"
+
+namespace compatbench {
+
+namespace {
+
+class ScreeningAnalysis final : public AnalysisKind {
+  public:
+    std::string_view name() const override { return "screening"; }
+    std::vector<KeyRule> keys() const override {
+        return {{"scores", KeyType::scalar_or_list, true, 0, 0, {}},
+                {"label", KeyType::string, true, 0, 0, {}},
+                {"split_by", KeyType::string, true, 0, 0, {}}};
+    }
+    void check(const AnalysisSpec& spec, const std::vector<ColumnSpec>& columns,
+               const GroupColumns&, const YamlChecker& checker) const override {
+        column_args(spec, "scores", columns, true, checker);
+        column_args(spec, "label", columns, true, checker);
+        column_args(spec, "split_by", columns, false, checker);
+    }
+    std::vector<TableData> run(const AnalysisSpec& spec, const AnalysisInput& input,
+                               const AnalysisNote& note) const override {
+        const YamlChecker checker("(analysis)");
+        const auto scores = column_args(spec, "scores", input.columns, true, checker);
+        const auto labels = input.numbers(spec.node["label"].Scalar());
+        const auto split = input.texts(spec.node["split_by"].Scalar());
+        std::vector<std::uint8_t> positive(labels.size());
+        for (std::size_t i = 0; i < labels.size(); ++i) positive[i] = labels[i] != 0.0;
+        // Every other group (in name order) fits the threshold; the rest are predicted.
+        const std::set<std::string> groups(split.begin(), split.end());
+        std::set<std::string> fit_groups;
+        bool take = true;
+        for (const auto& g : groups) {
+            if (take) fit_groups.insert(g);
+            take = !take;
+        }
+        TableData all, pre;
+        all.path = "screening";
+        pre.path = "screening_preregistered";
+        for (const char* c : {"score"})
+            all.add_column({c, ColumnType::str, 0}), pre.add_column({c, ColumnType::str, 0});
+        for (const char* c : {"n", "destructive"}) all.add_column({c, ColumnType::i64, 0});
+        for (const char* c : {"auroc", "best_threshold", "youden"})
+            all.add_column({c, ColumnType::f64, 0});
+        for (const char* c : {"tp", "fp", "tn", "fn"}) all.add_column({c, ColumnType::i64, 0});
+        for (const char* c : {"fit_n", "test_n"}) pre.add_column({c, ColumnType::i64, 0});
+        pre.add_column({"threshold", ColumnType::f64, 0});
+        for (const char* c : {"hits", "tp", "fp", "tn", "fn"})
+            pre.add_column({c, ColumnType::i64, 0});
+        pre.add_column({"accuracy", ColumnType::f64, 0});
+        const auto push = [](TableData& t, std::initializer_list<Value> row) {
+            std::size_t c = 0;
+            for (const auto& v : row) t.values[c++].push_back(v);
+        };
+        for (const auto& name : scores) {
+            const auto s = input.numbers(name);
+            const std::span<const std::uint8_t> pos(positive);
+            const auto best = compass::best_threshold(s, pos);
+            const double auc = compass::auroc(s, pos);
+            if (std::isnan(auc)) note(name + ": AUROC needs destructive and harmless merges");
+            push(all, {name, static_cast<std::int64_t>(s.size()),
+                       static_cast<std::int64_t>(
+                           std::count(positive.begin(), positive.end(), std::uint8_t{1})),
+                       auc, best.threshold, best.youden, best.counts.tp, best.counts.fp,
+                       best.counts.tn, best.counts.fn});
+            std::vector<double> fs, ts;
+            std::vector<std::uint8_t> fp, tp;
+            for (std::size_t i = 0; i < s.size(); ++i) {
+                const bool fit = fit_groups.count(split[i]) > 0;
+                (fit ? fs : ts).push_back(s[i]);
+                (fit ? fp : tp).push_back(positive[i]);
+            }
+            const auto fitted = compass::best_threshold(fs, fp);
+            const auto c = compass::confusion(ts, tp, fitted.threshold);
+            const std::int64_t hits = c.tp + c.tn;
+            push(pre,
+                 {name, static_cast<std::int64_t>(fs.size()), static_cast<std::int64_t>(ts.size()),
+                  fitted.threshold, hits, c.tp, c.fp, c.tn, c.fn,
+                  ts.empty() ? std::numeric_limits<double>::quiet_NaN()
+                             : static_cast<double>(hits) / static_cast<double>(ts.size())});
+        }
+        return {all, pre};
+    }
+};
+}  // namespace
+
+const AnalysisKind& screening_analysis() {
+    static const ScreeningAnalysis kind;
+    return kind;
+}
+
+}  // namespace compatbench

@@ -1,0 +1,53 @@
+#include "compass/screening.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace compatbench::compass {
+
+double auroc(std::span<const double> score, std::span<const std::uint8_t> positive) {
+    std::vector<double> pos, neg;
+    for (std::size_t i = 0; i < score.size(); ++i) (positive[i] ? pos : neg).push_back(score[i]);
+    if (pos.empty() || neg.empty()) return std::numeric_limits<double>::quiet_NaN();
+    double wins = 0.0;
+    for (double p : pos)
+        for (double n : neg) wins += p > n ? 1.0 : (p == n ? 0.5 : 0.0);
+    return wins / (static_cast<double>(pos.size()) * static_cast<double>(neg.size()));
+}
+
+Confusion confusion(std::span<const double> score, std::span<const std::uint8_t> positive,
+                    double threshold) {
+    Confusion c;
+    for (std::size_t i = 0; i < score.size(); ++i) {
+        const bool flagged = score[i] > threshold;
+        if (positive[i])
+            (flagged ? c.tp : c.fn)++;
+        else
+            (flagged ? c.fp : c.tn)++;
+    }
+    return c;
+}
+
+BestThreshold best_threshold(std::span<const double> score,
+                             std::span<const std::uint8_t> positive) {
+    std::vector<double> v(score.begin(), score.end());
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    std::vector<double> cuts;
+    if (!v.empty()) cuts.push_back(v.front() - 1.0);
+    for (std::size_t i = 0; i + 1 < v.size(); ++i) cuts.push_back(0.5 * (v[i] + v[i + 1]));
+    BestThreshold best;
+    best.youden = -std::numeric_limits<double>::infinity();
+    for (double t : cuts) {
+        const Confusion c = confusion(score, positive, t);
+        const double p = static_cast<double>(c.tp + c.fn), n = static_cast<double>(c.fp + c.tn);
+        const double j = (p > 0 ? static_cast<double>(c.tp) / p : 0.0) -
+                         (n > 0 ? static_cast<double>(c.fp) / n : 0.0);
+        if (j > best.youden) best = {t, j, c};
+    }
+    return best;
+}
+
+}  // namespace compatbench::compass

@@ -1,0 +1,29 @@
+// Screening merges before evaluating them (methods.md §3.1, PRISM): how well a score
+// separates destructive from harmless merges — AUROC (Mann–Whitney, ties count half), the
+// threshold with the best Youden J (TPR − FPR) and its confusion counts.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+namespace compatbench::compass {
+
+// P(score of a destructive merge > score of a harmless one) + ½ P(equal); NaN without both.
+double auroc(std::span<const double> score, std::span<const std::uint8_t> positive);
+
+struct Confusion {
+    std::int64_t tp = 0, fp = 0, tn = 0, fn = 0;
+};
+// Flags score > threshold as destructive.
+Confusion confusion(std::span<const double> score, std::span<const std::uint8_t> positive,
+                    double threshold);
+
+struct BestThreshold {
+    double threshold = 0.0;  // midway between two adjacent distinct scores (or below all)
+    double youden = 0.0;
+    Confusion counts;
+};
+// Over every cut between distinct scores (and below the lowest); ties: the lowest threshold.
+BestThreshold best_threshold(std::span<const double> score, std::span<const std::uint8_t> positive);
+
+}  // namespace compatbench::compass
