@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "merging/stream.h"
+
 namespace compatbench {
 
 void check_like_base(const formats::Checkpoint& base,
@@ -22,6 +24,15 @@ void check_like_base(const formats::Checkpoint& base,
                                        formats::dtype_name(mt.dtype) + ", the base's is " +
                                        formats::dtype_name(t.dtype));
     }
+}
+
+merging::InterferenceSums tensor_interference(const formats::Checkpoint& base,
+                                              const std::vector<formats::Checkpoint>& models,
+                                              const std::string& name) {
+    const merging::TensorRef b{&base.file_of(name), &base.info(name)};
+    std::vector<merging::TensorRef> refs;
+    for (const auto& m : models) refs.push_back({&m.file_of(name), &m.info(name)});
+    return merging::stream_interference(b, refs);
 }
 
 std::vector<int> assign_ranks(const std::vector<std::uint64_t>& sizes, int ranks) {

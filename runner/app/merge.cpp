@@ -29,7 +29,6 @@
 #include "exec/signals.h"
 #include "formats/layout.h"
 #include "merging/operators.h"
-#include "merging/stream.h"
 
 namespace compatbench {
 
@@ -200,11 +199,7 @@ int verb_merge(const std::string& config_path, const std::string& out) {
             double local[2] = {0, 0}, total[2] = {0, 0};
             for (std::size_t i = 0; i < names.size(); ++i) {
                 if (owner[i] != rank || !merged[i] || !scoped[i]) continue;
-                const merging::TensorRef b{&base.file_of(names[i]), &base.info(names[i])};
-                std::vector<merging::TensorRef> refs;
-                for (const auto& m : models)
-                    refs.push_back({&m.file_of(names[i]), &m.info(names[i])});
-                const auto s = merging::stream_interference(b, refs);
+                const auto s = tensor_interference(base, models, names[i]);
                 local[0] += s.interference;
                 local[1] += s.cancellation;
             }

@@ -16,7 +16,6 @@
 #include "exec/signals.h"
 #include "formats/safetensors.h"
 #include "merging/operators.h"
-#include "merging/stream.h"
 
 namespace compatbench {
 
@@ -67,10 +66,7 @@ int verb_screen(const ScreenOptions& o) {
         for (std::size_t i = 0; i < plan.names.size(); ++i) {
             if (plan.owner[i] != rank) continue;
             const auto& name = plan.names[i];
-            const merging::TensorRef b{&base.file_of(name), &base.info(name)};
-            std::vector<merging::TensorRef> refs;
-            for (const auto& m : models) refs.push_back({&m.file_of(name), &m.info(name)});
-            const auto s = merging::stream_interference(b, refs);
+            const auto s = tensor_interference(base, models, name);
             local[3 * i] = s.interference;
             local[3 * i + 1] = s.dispersion;
             local[3 * i + 2] = s.cancellation;

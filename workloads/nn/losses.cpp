@@ -20,19 +20,25 @@ Mat<T> normalise_rows_backward(const Mat<T>& xhat, const Vec<T>& norms, const Ma
     return dx.array().colwise() / norms.array();
 }
 
+// Row-wise softmax of `logits` into `probs`; returns the sum over rows of log-sum-exp.
+// Whole-matrix passes: exp vectorises down the contiguous columns (a loop over the strided
+// rows would call the scalar exp).
+template <class T>
+T softmax_rows(const Mat<T>& logits, Mat<T>& probs) {
+    const Vec<T> m = logits.rowwise().maxCoeff();
+    probs.resize(logits.rows(), logits.cols());
+    for (Eigen::Index c = 0; c < logits.cols(); ++c)
+        probs.col(c) = (logits.col(c) - m).array().exp().matrix();
+    const Vec<T> z = probs.rowwise().sum();
+    probs = probs.array().colwise() / z.array();
+    return (z.array().log() + m.array()).sum();
+}
+
 // log-softmax rows of `logits` and the CE gradient against the diagonal (row i -> class i).
 template <class T>
 T diagonal_ce(const Mat<T>& logits, Mat<T>& dlogits) {
-    // Whole-matrix passes: exp vectorises down the contiguous columns (a loop over the
-    // strided rows would call the scalar exp).
     const Eigen::Index n = logits.rows();
-    const Vec<T> m = logits.rowwise().maxCoeff();
-    dlogits.resize(n, logits.cols());
-    for (Eigen::Index c = 0; c < logits.cols(); ++c)
-        dlogits.col(c) = (logits.col(c) - m).array().exp().matrix();
-    const Vec<T> z = dlogits.rowwise().sum();
-    dlogits = dlogits.array().colwise() / z.array();
-    const T loss = (z.array().log() + m.array()).sum() - logits.diagonal().sum();
+    const T loss = softmax_rows(logits, dlogits) - logits.diagonal().sum();
     dlogits.diagonal().array() -= 1;
     dlogits /= static_cast<T>(n);
     return loss / static_cast<T>(n);
@@ -45,14 +51,7 @@ T softmax_cross_entropy(const Mat<T>& logits, const std::vector<int>& labels, Ma
     if (static_cast<Eigen::Index>(labels.size()) != n) {
         throw std::invalid_argument("softmax_cross_entropy: labels do not match rows");
     }
-    // Whole-matrix (column-major friendly) passes rather than a loop over strided rows.
-    const Vec<T> m = logits.rowwise().maxCoeff();
-    dlogits.resize(n, logits.cols());
-    for (Eigen::Index c = 0; c < logits.cols(); ++c)
-        dlogits.col(c) = (logits.col(c) - m).array().exp().matrix();
-    const Vec<T> z = dlogits.rowwise().sum();
-    dlogits = dlogits.array().colwise() / z.array();
-    T loss = (z.array().log() + m.array()).sum();
+    T loss = softmax_rows(logits, dlogits);
     for (Eigen::Index i = 0; i < n; ++i) {
         const int y = labels[static_cast<std::size_t>(i)];
         if (y < 0 || y >= logits.cols()) {
