@@ -76,24 +76,6 @@ Merged merge(const formats::Checkpoint& base, const formats::Checkpoint& a,
     return m;
 }
 
-nn::Linear<float> read_head(const fs::path& path) {
-    const auto f = formats::SafetensorsFile::open(path.string());
-    const auto& w = f.at("head.weight");
-    if (w.shape.size() != 2)
-        throw formats::FormatError(path.string() + ": head.weight must be 2-D");
-    nn::Random rng(0);
-    nn::Linear<float> head(static_cast<int>(w.shape[1]), static_cast<int>(w.shape[0]), rng);
-    const auto wv = f.read_f32(w);
-    head.weight() =
-        Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
-            wv.data(), static_cast<Eigen::Index>(w.shape[0]),
-            static_cast<Eigen::Index>(w.shape[1]));
-    const auto bv = f.read_f32(f.at("head.bias"));
-    head.bias() =
-        Eigen::Map<const Eigen::VectorXf>(bv.data(), static_cast<Eigen::Index>(bv.size()));
-    return head;
-}
-
 // The six accuracies on the model library: merged, fine-tuned and base encoder, each with
 // the fine-tune's own head of the task.
 std::vector<double> evaluate_native(const TaskContext& ctx, const Merged& merged) {
@@ -108,8 +90,8 @@ std::vector<double> evaluate_native(const TaskContext& ctx, const Merged& merged
     for (auto& p : merged_enc.params()) {
         const auto it = std::find(merged.names.begin(), merged.names.end(), p.name);
         if (it == merged.names.end()) continue;
-        const auto& v = merged.values[static_cast<std::size_t>(it - merged.names.begin())];
-        std::copy(v.begin(), v.end(), p.value);
+        // File order (row-major), not Eigen's column-major memory.
+        set_param_values(p, merged.values[static_cast<std::size_t>(it - merged.names.begin())]);
     }
     std::vector<double> acc(6);
     for (int side = 0; side < 2; ++side) {

@@ -200,6 +200,34 @@ void write_model(const ZooPaths& paths, zoo::Encoder& encoder, const nlohmann::j
     write_text(paths.sidecar(name), sidecar.dump(2) + "\n");
 }
 
+using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+std::vector<float> param_values(const nn::Param<float>& param) {
+    std::vector<float> v(static_cast<std::size_t>(param.size));
+    if (param.shape.size() == 2) {
+        const auto r = static_cast<Eigen::Index>(param.shape[0]),
+                   c = static_cast<Eigen::Index>(param.shape[1]);
+        Eigen::Map<RowMajor>(v.data(), r, c) = Eigen::Map<const zoo::Mat>(param.value, r, c);
+    } else {
+        std::copy(param.value, param.value + param.size, v.begin());
+    }
+    return v;
+}
+
+void set_param_values(nn::Param<float>& param, std::span<const float> values) {
+    if (values.size() != static_cast<std::size_t>(param.size))
+        throw std::invalid_argument("parameter " + param.name + ": " +
+                                    std::to_string(values.size()) + " values for " +
+                                    std::to_string(param.size));
+    if (param.shape.size() == 2) {
+        const auto r = static_cast<Eigen::Index>(param.shape[0]),
+                   c = static_cast<Eigen::Index>(param.shape[1]);
+        Eigen::Map<zoo::Mat>(param.value, r, c) = Eigen::Map<const RowMajor>(values.data(), r, c);
+    } else {
+        std::copy(values.begin(), values.end(), param.value);
+    }
+}
+
 zoo::Encoder read_model(const ZooPaths& paths, const std::string& name,
                         nlohmann::json* sidecar_out) {
     const nlohmann::json sidecar = read_json(paths.sidecar(name));

@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,12 @@ void write_model(const ZooPaths& paths, zoo::Encoder& encoder, const nlohmann::j
 // Loads weights into a fresh encoder built from the sidecar's spec.
 zoo::Encoder read_model(const ZooPaths& paths, const std::string& name,
                         nlohmann::json* sidecar = nullptr);
+
+// A parameter's values in the order its safetensors file holds them (row-major, like
+// torch), and back: Eigen keeps matrices column-major in memory, so code that treats the
+// values of a model and of its file alike (merges, checkpoints) goes through these.
+std::vector<float> param_values(const nn::Param<float>& param);
+void set_param_values(nn::Param<float>& param, std::span<const float> values);
 
 nlohmann::json encoder_spec_to_json(const zoo::EncoderSpec& spec);
 zoo::EncoderSpec encoder_spec_from_json(const nlohmann::json& j);
