@@ -10,15 +10,13 @@ const AnalysisKind& compass_analysis();
 const AnalysisKind& correlation_analysis();
 const AnalysisKind& kruskal_analysis();
 const AnalysisKind& paradigm_table_analysis();
+const AnalysisKind& prism_analysis();
 const AnalysisKind& screening_analysis();
 
 std::span<const AnalysisKind* const> analysis_kinds() {
     static const AnalysisKind* const kinds[] = {
-        &compass_analysis(),
-        &correlation_analysis(),
-        &kruskal_analysis(),
-        &paradigm_table_analysis(),
-        &screening_analysis(),
+        &compass_analysis(),        &correlation_analysis(), &kruskal_analysis(),
+        &paradigm_table_analysis(), &prism_analysis(),       &screening_analysis(),
     };
     return kinds;
 }

@@ -6,6 +6,8 @@
 //
 //   - {name: screening, kind: screening, study: merging, input: merges,
 //      scores: [screen_score, sign_conflict], label: destructive, split_by: backbone}
+//   `where: {method: task_arithmetic, coef: 1.0}` keeps the rows whose columns equal those
+//   values (a K-way grid holds many operators; the screen predicts task arithmetic).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -26,20 +28,53 @@ class ScreeningAnalysis final : public AnalysisKind {
     std::vector<KeyRule> keys() const override {
         return {{"scores", KeyType::scalar_or_list, true, 0, 0, {}},
                 {"label", KeyType::string, true, 0, 0, {}},
-                {"split_by", KeyType::string, true, 0, 0, {}}};
+                {"split_by", KeyType::string, true, 0, 0, {}},
+                {"where", KeyType::map, false, 0, 0, {}}};
     }
     void check(const AnalysisSpec& spec, const std::vector<ColumnSpec>& columns,
                const GroupColumns&, const YamlChecker& checker) const override {
         column_args(spec, "scores", columns, true, checker);
         column_args(spec, "label", columns, true, checker);
         column_args(spec, "split_by", columns, false, checker);
+        if (const YAML::Node w = spec.node["where"])
+            for (const auto& e : w) {
+                const std::string c = e.first.Scalar();
+                if (std::none_of(columns.begin(), columns.end(),
+                                 [&](const ColumnSpec& s) { return s.name == c; }))
+                    checker.fail(e.first, "analyses." + spec.name + ".where." + c,
+                                 "the input group has no column '" + c + "'");
+                const auto col = std::find_if(columns.begin(), columns.end(),
+                                              [&](const ColumnSpec& s) { return s.name == c; });
+                if (col->type != ColumnType::str)
+                    checker.as_real(e.second, "analyses." + spec.name + ".where." + c);
+            }
     }
     std::vector<TableData> run(const AnalysisSpec& spec, const AnalysisInput& input,
                                const AnalysisNote& note) const override {
         const YamlChecker checker("(analysis)");
         const auto scores = column_args(spec, "scores", input.columns, true, checker);
-        const auto labels = input.numbers(spec.node["label"].Scalar());
-        const auto split = input.texts(spec.node["split_by"].Scalar());
+        // The rows the `where` filter keeps (all without one).
+        std::vector<std::size_t> kept;
+        for (std::size_t i = 0; i < input.rows.size(); ++i) kept.push_back(i);
+        if (const YAML::Node w = spec.node["where"])
+            for (const auto& e : w) {
+                const std::string c = e.first.Scalar(), want = e.second.Scalar();
+                const bool text =
+                    input.columns[static_cast<std::size_t>(input.find(c))].type == ColumnType::str;
+                const auto texts = text ? input.texts(c) : std::vector<std::string>{};
+                const auto numbers = text ? std::vector<double>{} : input.numbers(c);
+                std::vector<std::size_t> next;
+                for (std::size_t i : kept)
+                    if (text ? texts[i] == want : numbers[i] == std::stod(want)) next.push_back(i);
+                kept = std::move(next);
+            }
+        const auto pick = [&](auto all) {
+            decltype(all) out;
+            for (std::size_t i : kept) out.push_back(all[i]);
+            return out;
+        };
+        const auto labels = pick(input.numbers(spec.node["label"].Scalar()));
+        const auto split = pick(input.texts(spec.node["split_by"].Scalar()));
         std::vector<std::uint8_t> positive(labels.size());
         for (std::size_t i = 0; i < labels.size(); ++i) positive[i] = labels[i] != 0.0;
         // Every other group (in name order) fits the threshold; the rest are predicted.
@@ -69,7 +104,7 @@ class ScreeningAnalysis final : public AnalysisKind {
             for (const auto& v : row) t.values[c++].push_back(v);
         };
         for (const auto& name : scores) {
-            const auto s = input.numbers(name);
+            const auto s = pick(input.numbers(name));
             const std::span<const std::uint8_t> pos(positive);
             const auto best = compass::best_threshold(s, pos);
             const double auc = compass::auroc(s, pos);

@@ -1,5 +1,7 @@
 #include "tasks/zoo_common.h"
 
+#include "formats/safetensors.h"
+
 namespace compatbench {
 
 zoo::Split ZooWorld::split(const std::string& name) const {
@@ -52,6 +54,24 @@ Row zoo_model_row(zoo::Encoder& encoder, const std::string& modality_label,
             static_cast<std::int64_t>(encoder.parameter_count()),
             summary.final_loss,
             acc};
+}
+
+nn::Linear<float> read_head(const fs::path& path) {
+    const auto f = formats::SafetensorsFile::open(path.string());
+    const auto& w = f.at("head.weight");
+    if (w.shape.size() != 2)
+        throw formats::FormatError(path.string() + ": head.weight must be 2-D");
+    nn::Random rng(0);
+    nn::Linear<float> head(static_cast<int>(w.shape[1]), static_cast<int>(w.shape[0]), rng);
+    const auto wv = f.read_f32(w);
+    head.weight() =
+        Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
+            wv.data(), static_cast<Eigen::Index>(w.shape[0]),
+            static_cast<Eigen::Index>(w.shape[1]));
+    const auto bv = f.read_f32(f.at("head.bias"));
+    head.bias() =
+        Eigen::Map<const Eigen::VectorXf>(bv.data(), static_cast<Eigen::Index>(bv.size()));
+    return head;
 }
 
 }  // namespace compatbench

@@ -33,6 +33,9 @@ Row zoo_model_row(zoo::Encoder& encoder, const std::string& modality_label,
                   const zoo::TrainSummary& summary, const zoo::Split& train,
                   const zoo::Split& probe, int captions_per_image);
 
+// The task head ("head.weight", "head.bias") stored with a fine-tune's weights.
+nn::Linear<float> read_head(const fs::path& path);
+
 // Runs `body`, turning a cancellation seen inside the trainer into TaskCancelled.
 template <class F>
 auto cancellable(const TaskContext& ctx, F&& body) {

@@ -11,6 +11,11 @@
 //     steps: 200
 //     lr: 0.0005
 //     drift: {style_a: 4}             # multiplies the steps of a task's specialists
+//     variant: long                   # names "<backbone>+<task>-long" (a second set of
+//                                     # fine-tunes beside the first)
+//     checkpoints: [50, 100, 200]     # also writes "<name>.step<N>" along the way (the
+//                                     # PRISM drift study reads these)
+#include "tasks/compass_common.h"
 #include "tasks/zoo_common.h"
 
 namespace compatbench {
@@ -26,7 +31,9 @@ class ZooFinetuneTask final : public TaskKind {
                 {"steps", KeyType::integer, false, 1, 1e8, {}},
                 {"lr", KeyType::real, false, 0, 10, {}},
                 {"batch", KeyType::integer, false, 2, 1e6, {}},
-                {"drift", KeyType::map, false, 0, 0, {}}};
+                {"drift", KeyType::map, false, 0, 0, {}},
+                {"variant", KeyType::string, false, 0, 0, {}},
+                {"checkpoints", KeyType::list, false, 0, 0, {}}};
     }
     std::vector<ColumnSpec> outputs(const GroupSpec&, const YamlChecker&) const override {
         return zoo_model_columns();
@@ -73,13 +80,19 @@ class ZooFinetuneTask final : public TaskKind {
                 if (drift[t] <= 0) yc.fail(e.second, base + ".drift." + t, "must be positive");
             }
         }
+        const std::vector<int> checkpoints =
+            int_list_key(group, "checkpoints", yc, {}, 1, 100000000);
+        const std::string variant =
+            group.params.count("variant") ? "-" + group.params.at("variant").text : "";
         std::vector<ListedTask> out;
         for (const auto& model : source->listed) {
             if (model.params.at("modality_label").text != "backbone") continue;
             const std::string name = model.keys.front().second.text;
             for (const auto& t : tasks) {
                 ListedTask lt;
-                lt.suffix = name + "+" + t;
+                lt.suffix = name + "+" + t + variant;
+                if (!checkpoints.empty())
+                    lt.params["checkpoint_steps"] = Scalar::parse(join_ints(checkpoints));
                 lt.keys = {{"name", Scalar::parse(lt.suffix)}};
                 lt.params["base"] = Scalar::parse(name);
                 lt.params["task"] = Scalar::parse(t);
@@ -113,29 +126,50 @@ class ZooFinetuneTask final : public TaskKind {
         spec.batch = static_cast<int>(ctx.integer("batch", spec.batch));
         spec.drift = ctx.real("drift", 1.0);
         spec.seed = base.spec().seed;
-        zoo::FineTuned ft = cancellable(
-            ctx, [&] { return zoo::finetune(base, task, spec, world, train, &ctx.cancel); });
         const std::string name = ctx.params.at("name").text;
+        if (const Scalar* c = ctx.find("checkpoint_steps"))
+            spec.checkpoints = parse_int_list(c->text);
+        const int total = std::max(1, static_cast<int>(std::lround(spec.steps * spec.drift)));
+        for (int step : spec.checkpoints)
+            if (step > total)
+                throw std::invalid_argument("checkpoint at step " + std::to_string(step) +
+                                            " is past the fine-tune's " + std::to_string(total) +
+                                            " steps");
+        const auto sidecar_of = [&](const std::string& model_name, int steps) {
+            nlohmann::json model_spec = base_sidecar.at("spec");
+            model_spec["name"] = model_name;
+            return nlohmann::json{
+                {"name", model_name},
+                {"modality", "finetune"},
+                {"family", base.spec().family},
+                {"paradigm", zoo::paradigm_name(base.spec().paradigm)},
+                {"spec", model_spec},
+                {"seed", base.spec().seed},
+                {"input_dim", base.input_dim()},
+                {"base", ctx.params.at("base").text},
+                {"task", task.name},
+                {"classes", task.classes},
+                {"finetune", {{"steps", steps}, {"lr", spec.lr}, {"drift", spec.drift}}}};
+        };
+        // Checkpoints along the way: the model in training at that step, with its head.
+        const zoo::CheckpointFn checkpoint = [&](int step, zoo::FineTuned& at) {
+            std::string cname = name + ".step";
+            cname += std::to_string(step);
+            nlohmann::json side = sidecar_of(cname, step);
+            side["checkpoint_of"] = name;
+            side["task_accuracy_flickr"] =
+                zoo::task_accuracy(at.encoder, at.head, task, flickr, world.spec());
+            write_model(paths, at.encoder, side, &at.head);
+        };
+        zoo::FineTuned ft = cancellable(ctx, [&] {
+            return zoo::finetune(base, task, spec, world, train, &ctx.cancel, checkpoint);
+        });
         const double task_acc = zoo::task_accuracy(ft.encoder, ft.head, task, flickr, world.spec());
-        nlohmann::json model_spec = base_sidecar.at("spec");
-        model_spec["name"] = name;
-        nlohmann::json sidecar = {
-            {"name", name},
-            {"modality", "finetune"},
-            {"family", base.spec().family},
-            {"paradigm", zoo::paradigm_name(base.spec().paradigm)},
-            {"spec", model_spec},
-            {"seed", base.spec().seed},
-            {"input_dim", base.input_dim()},
-            {"base", ctx.params.at("base").text},
-            {"task", task.name},
-            {"classes", task.classes},
-            {"finetune", {{"steps", ft.summary.steps}, {"lr", spec.lr}, {"drift", spec.drift}}},
-            {"task_accuracy_flickr", task_acc},
-            {"training",
-             {{"first_loss", ft.summary.first_loss},
-              {"final_loss", ft.summary.final_loss},
-              {"steps", ft.summary.steps}}}};
+        nlohmann::json sidecar = sidecar_of(name, ft.summary.steps);
+        sidecar["task_accuracy_flickr"] = task_acc;
+        sidecar["training"] = {{"first_loss", ft.summary.first_loss},
+                               {"final_loss", ft.summary.final_loss},
+                               {"steps", ft.summary.steps}};
         write_model(paths, ft.encoder, sidecar, &ft.head);
         return zoo_model_row(ft.encoder, "finetune", ft.summary, train, probe,
                              world.spec().captions_per_image);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "stats/correlation.h"
+#include "stats/fit.h"
 #include "stats/kruskal.h"
 #include "stats/ranks.h"
 
@@ -150,4 +151,41 @@ TEST(Kruskal, EmptyGroupsAreLeftOut) {
     ASSERT_TRUE(with_empty.ok());
     EXPECT_EQ(with_empty.groups, 2u);
     EXPECT_EQ(with_empty.h, without.h);
+}
+
+// Power-law fit on logs and the sign test (stats/fit.h).
+
+TEST(Fit, PowerLawRecoversAnExactLaw) {
+    const std::vector<double> x = {10, 20, 40, 80, 160, -1, 5};
+    std::vector<double> y;
+    for (double v : x) y.push_back(v > 0 ? 2.0 * std::pow(v, 0.5) : 3.0);
+    y.back() = 0.0;  // skipped: y <= 0
+    const auto f = compatbench::stats::power_law_fit(x, y);
+    ASSERT_TRUE(f.ok()) << f.reason;
+    EXPECT_EQ(f.n, 5u);
+    EXPECT_NEAR(f.exponent, 0.5, 1e-12);
+    EXPECT_NEAR(f.prefactor, 2.0, 1e-12);
+    EXPECT_NEAR(f.r2, 1.0, 1e-12);
+    // numpy.polyfit(log x, log y, 1) for x = 1..4, y = [1, 3, 2, 5]: slope 0.9701626656519935.
+    const auto g = compatbench::stats::power_law_fit(std::vector<double>{1, 2, 3, 4},
+                                                     std::vector<double>{1, 3, 2, 5});
+    EXPECT_NEAR(g.exponent, 0.9701626656519935, 1e-12);
+    EXPECT_FALSE(
+        compatbench::stats::power_law_fit(std::vector<double>{2, 2}, std::vector<double>{1, 3})
+            .ok());
+    EXPECT_FALSE(
+        compatbench::stats::power_law_fit(std::vector<double>{1}, std::vector<double>{1}).ok());
+}
+
+TEST(Fit, SignTestIsTheExactBinomial) {
+    const auto all = compatbench::stats::sign_test(std::vector<double>(8, 0.1));
+    EXPECT_EQ(all.wins, 8);
+    EXPECT_DOUBLE_EQ(all.p, 2.0 / 256.0);
+    // 7 wins, 2 losses, 1 tie: p = 2 * P(X <= 2), X ~ Bin(9, 1/2) = 2 * 46 / 512.
+    const auto mixed =
+        compatbench::stats::sign_test(std::vector<double>{1, 2, 3, 4, 5, 6, 7, -1, -2, 0});
+    EXPECT_EQ(mixed.losses, 2);
+    EXPECT_EQ(mixed.ties, 1);
+    EXPECT_NEAR(mixed.p, 2.0 * 46.0 / 512.0, 1e-15);
+    EXPECT_TRUE(std::isnan(compatbench::stats::sign_test(std::vector<double>{0, 0}).p));
 }

@@ -68,7 +68,8 @@ std::vector<int> task_labels(const LatentTask& task, const Scenes& s, const Worl
 }
 
 FineTuned finetune(const Encoder& base, const LatentTask& task, const FinetuneSpec& spec,
-                   const World& world, const Split& train, const std::atomic<bool>* cancel) {
+                   const World& world, const Split& train, const std::atomic<bool>* cancel,
+                   const CheckpointFn& checkpoint) {
     if (base.spec().modality != Modality::vision)
         throw std::invalid_argument("fine-tuning needs a vision backbone");
     nn::Random rng(
@@ -100,6 +101,9 @@ FineTuned finetune(const Encoder& base, const LatentTask& task, const FinetuneSp
         if (s < window) first += l;
         if (s >= steps - window) last += l;
         opt.step(nn::scheduled_lr(spec.lr, s, steps, std::max(1, steps / 20), 0.1));
+        if (checkpoint && std::find(spec.checkpoints.begin(), spec.checkpoints.end(), s + 1) !=
+                              spec.checkpoints.end())
+            checkpoint(s + 1, ft);
     }
     ft.summary = {first / window, last / window, steps};
     return ft;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,9 @@ struct FinetuneSpec {
     double lr = 5e-4;
     int batch = 256;
     std::uint64_t seed = 1;
+    // Steps (counted after the drift factor) at which `finetune` hands the model in training
+    // to its `checkpoint` callback: the fine-tuning trajectory of one run, not separate runs.
+    std::vector<int> checkpoints;
 };
 
 struct FineTuned {
@@ -40,9 +44,11 @@ struct FineTuned {
 };
 
 // Fine-tunes a copy of `base` (vision backbone) with a new head on `task`.
+struct FineTuned;
+using CheckpointFn = std::function<void(int step, FineTuned& model)>;
 FineTuned finetune(const Encoder& base, const LatentTask& task, const FinetuneSpec& spec,
                    const World& world, const Split& train,
-                   const std::atomic<bool>* cancel = nullptr);
+                   const std::atomic<bool>* cancel = nullptr, const CheckpointFn& checkpoint = {});
 
 // Accuracy of encoder + head on the images of `split` for `task`.
 double task_accuracy(Encoder& encoder, nn::Linear<float>& head, const LatentTask& task,

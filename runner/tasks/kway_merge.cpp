@@ -1,0 +1,355 @@
+// Task kind `kway_merge`: the PRISM study on the model library (methods.md §3). One task is
+// one merge of K fine-tunes of a backbone with one operator of §3.2 at one coefficient c (and
+// κ for the PRISM family), with the interference statistics of the K task vectors (§3.1), the
+// operator's update norm and kept coordinates, and its evaluation: each member's task through
+// the merged encoder with the member's own head, against the fine-tune and the base (§3.3).
+//
+// Each backbone's tasks are put in a fixed order drawn from the backbone's name; a K-way
+// merge takes the first K of them, so a backbone's K = 2..8 merges are nested.
+//
+//   - name: prism_merges
+//     kind: kway_merge
+//     table: prism/merges
+//     finetunes: finetunes          # a zoo_finetune group
+//     k: [2, 3, 4, 5, 6, 7, 8]
+//     methods: [task_arithmetic, ties, dare, slerp, model_stock, prism, prism_hard,
+//               norm_matched]       # SLERP only for K = 2; SLERP and Model Stock at c = 1
+//     coefs: [0.3, 0.5, 0.7, 1.0]
+//     kappas: [0.25, 0.5, 1, 2, 3]  # the κ sweep of prism, prism_hard and norm_matched,
+//     kappa_coef: 1.0               #   at this coefficient
+//     scope: ["*"]                  # tensor-name patterns merged (default: every tensor)
+//     density: 0.2                  # TIES; drop: 0.5 (DARE); rho_gate, keep_floor (PRISM)
+//     checkpoints: true             # merge the fine-tunes' checkpoints (drift study)
+//     eval_split: flickr
+#include <cmath>
+#include <numeric>
+#include <sstream>
+
+#include "common/hash.h"
+#include "merging/operators.h"
+#include "tasks/compass_common.h"
+#include "tasks/zoo_common.h"
+
+namespace compatbench {
+
+namespace {
+
+const std::vector<std::string> kAllMethods = {"task_arithmetic", "ties",        "dare",
+                                              "slerp",           "model_stock", "prism",
+                                              "prism_hard",      "norm_matched"};
+
+bool prism_family(const std::string& m) {
+    return m == "prism" || m == "prism_hard" || m == "norm_matched";
+}
+
+std::string real_label(double v) {
+    std::ostringstream s;
+    s << v;
+    return s.str();
+}
+
+// A real list key (`coefs: [0.3, 1.0]` or `coefs: 1.0`), each within [lo, hi].
+std::vector<double> real_list_key(const GroupSpec& group, const std::string& key,
+                                  const YamlChecker& yc, std::vector<double> fallback, double lo,
+                                  double hi) {
+    const YAML::Node node = group.node[key];
+    if (!node) return fallback;
+    const std::string path = "tasks." + group.name + "." + key;
+    std::vector<double> out;
+    const auto take = [&](const YAML::Node& n, const std::string& p) {
+        const double v = yc.as_real(n, p);
+        if (!(v >= lo && v <= hi))
+            yc.fail(n, p, "must be within [" + real_label(lo) + ", " + real_label(hi) + "]");
+        out.push_back(v);
+    };
+    if (node.IsSequence()) {
+        for (std::size_t i = 0; i < node.size(); ++i) take(node[i], index_path(path, i));
+    } else {
+        take(node, path);
+    }
+    if (out.empty()) yc.fail(node, path, "must not be empty");
+    return out;
+}
+
+// A fine-tune group's models of one backbone: names and tasks, in the group's order.
+struct Members {
+    std::string backbone;
+    std::vector<std::string> models, tasks, task_ids;
+};
+
+class KwayMergeTask final : public TaskKind {
+  public:
+    std::string_view name() const override { return "kway_merge"; }
+    std::vector<KeyRule> keys() const override {
+        return {{"finetunes", KeyType::string, true, 0, 0, {}},
+                {"k", KeyType::list, false, 0, 0, {}},
+                {"methods", KeyType::list, false, 0, 0, {}},
+                {"coefs", KeyType::list, false, 0, 0, {}},
+                {"kappas", KeyType::list, false, 0, 0, {}},
+                {"kappa_coef", KeyType::real, false, 0, 100, {}},
+                {"scope", KeyType::list, false, 0, 0, {}},
+                {"density", KeyType::real, false, 0, 1, {}},
+                {"drop", KeyType::real, false, 0, 0.999, {}},
+                {"rho_gate", KeyType::real, false, 0, 1, {}},
+                {"keep_floor", KeyType::real, false, 0, 1, {}},
+                {"checkpoints", KeyType::boolean, false, 0, 0, {}},
+                {"eval_split", KeyType::string, false, 0, 0, {}}};
+    }
+    std::vector<ColumnSpec> outputs(const GroupSpec&, const YamlChecker&) const override {
+        std::vector<ColumnSpec> out;
+        for (const char* c :
+             {"interference", "dispersion", "rho", "sign_conflict", "screen_score", "merged_mean",
+              "ft_mean", "base_mean", "retention", "update_pct", "keep_fraction", "lambda_mean"})
+            out.push_back({c, ColumnType::f64, 0});
+        out.push_back({"destructive", ColumnType::i64, 0});
+        return out;
+    }
+    bool lists_tasks() const override { return true; }
+
+    std::vector<ListedTask> list_tasks(const GroupSpec& group,
+                                       const std::vector<GroupSpec>& earlier,
+                                       const YamlChecker& yc) const override {
+        const std::string base = "tasks." + group.name;
+        const GroupSpec& fts = earlier_group(group, "finetunes", earlier, "zoo_finetune", yc);
+        const std::vector<int> ks = int_list_key(group, "k", yc, {2, 3, 4, 5, 6, 7, 8}, 2, 64);
+        const std::vector<std::string> methods = string_list_key(group, "methods", yc, kAllMethods);
+        for (std::size_t i = 0; i < methods.size(); ++i)
+            if (std::find(kAllMethods.begin(), kAllMethods.end(), methods[i]) == kAllMethods.end())
+                yc.fail(group.node["methods"][i], index_path(base + ".methods", i),
+                        "unknown merge method '" + methods[i] + "'");
+        const auto coefs = real_list_key(group, "coefs", yc, {0.3, 0.5, 0.7, 1.0}, 0, 100);
+        const auto kappas = real_list_key(group, "kappas", yc, {0.25, 0.5, 1, 2, 3}, 0, 100);
+        const double kappa_coef =
+            group.params.count("kappa_coef") ? group.params.at("kappa_coef").as_double() : 1.0;
+        const bool checkpoints =
+            group.params.count("checkpoints") && group.params.at("checkpoints").text == "true";
+        string_list_key(group, "scope", yc, {});  // checked here, read by each task
+
+        // The fine-tunes per backbone, in the group's order.
+        std::vector<Members> backbones;
+        for (const auto& t : fts.listed) {
+            const std::string bb = t.params.at("base").text;
+            if (backbones.empty() || backbones.back().backbone != bb)
+                backbones.push_back({bb, {}, {}, {}});
+            backbones.back().models.push_back(t.keys.front().second.text);
+            backbones.back().tasks.push_back(t.params.at("task").text);
+            backbones.back().task_ids.push_back(fts.name + "/" + t.suffix);
+        }
+        std::vector<int> steps = {0};
+        if (checkpoints) {
+            const auto& p = fts.listed.front().params;
+            if (!p.count("checkpoint_steps"))
+                yc.fail(group.node["checkpoints"], base + ".checkpoints",
+                        "group '" + fts.name + "' writes no checkpoints (its 'checkpoints' key)");
+            steps = parse_int_list(p.at("checkpoint_steps").text);
+        }
+        const std::int64_t final_steps =
+            fts.params.count("steps") ? fts.params.at("steps").integer : 200;
+
+        std::vector<ListedTask> out;
+        for (auto& bb : backbones) {
+            // A fixed order of the backbone's tasks, drawn from its name.
+            std::vector<std::size_t> order(bb.models.size());
+            std::iota(order.begin(), order.end(), 0);
+            std::uint64_t state = fnv1a64("kway/" + bb.backbone);
+            for (std::size_t i = order.size(); i > 1; --i)
+                std::swap(order[i - 1], order[splitmix64(state++) % i]);
+            for (int step : steps) {
+                for (int k : ks) {
+                    if (static_cast<std::size_t>(k) > order.size()) {
+                        if (&bb != &backbones.front()) continue;
+                        yc.fail(group.node["k"], base + ".k",
+                                "K = " + std::to_string(k) + " but backbone '" + bb.backbone +
+                                    "' has " + std::to_string(order.size()) + " fine-tunes");
+                    }
+                    std::string members, models;
+                    std::vector<std::string> after;
+                    for (int i = 0; i < k; ++i) {
+                        const std::size_t m = order[static_cast<std::size_t>(i)];
+                        append_csv(members, bb.tasks[m]);
+                        append_csv(models, step > 0 ? bb.models[m] + ".step" + std::to_string(step)
+                                                    : bb.models[m]);
+                        after.push_back(bb.task_ids[m]);
+                    }
+                    const auto add = [&](const std::string& method, double coef, double kappa) {
+                        ListedTask t;
+                        t.suffix = bb.backbone;
+                        if (step > 0) t.suffix += "/step" + std::to_string(step);
+                        t.suffix +=
+                            "/k" + std::to_string(k) + "/" + method + "/c" + real_label(coef);
+                        if (prism_family(method)) t.suffix += "/kappa" + real_label(kappa);
+                        t.keys = {
+                            {"backbone", Scalar::parse(bb.backbone)},
+                            {"step", Scalar::parse(std::to_string(step > 0 ? step : final_steps))},
+                            {"k", Scalar::parse(std::to_string(k))},
+                            {"members", Scalar::parse(members)},
+                            {"method", Scalar::parse(method)},
+                            {"coef", Scalar::parse(real_label(coef))},
+                            {"kappa",
+                             Scalar::parse(real_label(prism_family(method) ? kappa : 0.0))}};
+                        t.params["member_models"] = Scalar::parse(models);
+                        t.params["world_group"] = fts.listed.front().params.at("world_group");
+                        t.after = after;  // the fine-tunes (after their backbone)
+                        out.push_back(std::move(t));
+                    };
+                    for (const auto& method : methods) {
+                        if (method == "slerp" && k != 2) continue;
+                        if (method == "slerp" || method == "model_stock") {
+                            add(method, 1.0, 1.0);
+                            continue;
+                        }
+                        for (double c : coefs) add(method, c, 1.0);
+                        if (!prism_family(method)) continue;
+                        for (double kappa : kappas)
+                            if (kappa != 1.0) add(method, kappa_coef, kappa);
+                    }
+                }
+            }
+        }
+        if (out.empty()) yc.fail(group.node, base, "lists no merge");
+        return out;
+    }
+
+  protected:
+    Row run_(const TaskContext& ctx) const override {
+        const ZooPaths paths{ctx.out_dir};
+        const ZooWorld zw = load_zoo_world(ctx);
+        const std::string split_name =
+            ctx.params.count("eval_split") ? ctx.params.at("eval_split").text : "flickr";
+        const zoo::Split split = zw.split(split_name);
+        const auto& spec = zw.world.spec();
+        const auto all_tasks = zoo::latent_tasks(spec);
+        const std::vector<std::string> members = split_csv(ctx.params.at("members").text);
+        const std::vector<std::string> models = split_csv(ctx.params.at("member_models").text);
+        const int k = static_cast<int>(models.size());
+
+        merging::MergeParams mp;
+        mp.method = merging::method_from_name(ctx.params.at("method").text);
+        mp.coef = ctx.real("coef", 1.0);
+        mp.kappa = ctx.real("kappa", 1.0);
+        mp.density = ctx.real("density", mp.density);
+        mp.drop = ctx.real("drop", mp.drop);
+        mp.rho_gate = ctx.real("rho_gate", mp.rho_gate);
+        mp.keep_floor = ctx.real("keep_floor", mp.keep_floor);
+        mp.seed = ctx.seed;
+        std::vector<std::string> scope;
+        if (const YAML::Node s = ctx.group.node["scope"])
+            for (const auto& e : s) scope.push_back(e.Scalar());
+
+        zoo::Encoder base = read_model(paths, ctx.params.at("backbone").text);
+        zoo::Encoder merged = read_model(paths, ctx.params.at("backbone").text);
+        std::vector<zoo::Encoder> fts;
+        std::vector<nlohmann::json> sidecars(models.size());
+        for (std::size_t i = 0; i < models.size(); ++i)
+            fts.push_back(read_model(paths, models[i], &sidecars[i]));
+        // Every parameter in file order (row-major), as `compatbench merge` sees the same
+        // tensors: order matters to DARE's masks and to TIES's ties.
+        auto p0 = base.params();
+        auto pm = merged.params();
+        std::vector<std::vector<float>> v0(p0.size());
+        std::vector<std::vector<std::vector<float>>> vf(fts.size());
+        for (std::size_t t = 0; t < p0.size(); ++t) v0[t] = param_values(p0[t]);
+        for (std::size_t i = 0; i < fts.size(); ++i) {
+            const auto pf = fts[i].params();
+            if (pf.size() != p0.size())
+                throw std::invalid_argument(models[i] + " has " + std::to_string(pf.size()) +
+                                            " parameters, its backbone " +
+                                            std::to_string(p0.size()));
+            for (std::size_t t = 0; t < p0.size(); ++t) {
+                if (pf[t].size != p0[t].size || pf[t].name != p0[t].name)
+                    throw std::invalid_argument(models[i] + ": parameter " + pf[t].name +
+                                                " differs from its backbone's " + p0[t].name);
+                vf[i].push_back(param_values(pf[t]));
+            }
+        }
+        const auto views = [&](std::size_t t) {
+            std::vector<std::span<const float>> v;
+            for (const auto& f : vf) v.emplace_back(f[t]);
+            return v;
+        };
+
+        // Pass 1: interference over the in-scope tensors (§3.1), the ρ PRISM's gate reads.
+        merging::InterferenceSums sums;
+        std::vector<std::vector<float>> taus(models.size());
+        for (std::size_t t = 0; t < p0.size(); ++t) {
+            if (!merging::in_scope(p0[t].name, scope)) continue;
+            const auto v = views(t);
+            const std::span<const float> b(v0[t]);
+            for (std::size_t i = 0; i < v.size(); ++i) taus[i] = merging::task_vector(v[i], b);
+            const std::vector<std::span<const float>> tv(taus.begin(), taus.end());
+            sums.add(merging::interference(tv));
+        }
+        if (sums.count == 0)
+            throw std::invalid_argument("the scope matches no tensor of " +
+                                        ctx.params.at("backbone").text);
+        // Pass 2: the merge, tensor by tensor.
+        double update_sq = 0, mean_tau_sq = 0, kept = 0, numel = 0, lambda_sum = 0;
+        int lambda_n = 0;
+        for (std::size_t t = 0; t < p0.size(); ++t) {
+            merging::TensorScope ts;
+            ts.name = p0[t].name;
+            ts.matrix = p0[t].shape.size() == 2;
+            ts.in_scope = merging::in_scope(p0[t].name, scope);
+            ts.merge_rho = sums.rho();
+            std::vector<float> result(v0[t].size());
+            const auto st = merging::merge_tensor(mp, ts, v0[t], views(t), result);
+            set_param_values(pm[t], result);
+            if (!ts.in_scope) continue;
+            update_sq += st.update_sq;
+            mean_tau_sq += st.mean_tau_sq;
+            kept += static_cast<double>(st.kept);
+            numel += static_cast<double>(st.numel);
+            lambda_sum += st.lambda;
+            ++lambda_n;
+        }
+
+        // Evaluation (§3.3): each member's task through the merged encoder and the base, with
+        // the member's own head; the fine-tune's accuracy from its sidecar when it holds one
+        // for this split, else computed.
+        const zoo::Mat z_merged = merged.encode(split.images);
+        const zoo::Mat z_base = base.encode(split.images);
+        double acc = 0, ft = 0, base_acc = 0, retention = 0;
+        for (std::size_t i = 0; i < models.size(); ++i) {
+            if (ctx.cancel.load()) throw TaskCancelled{};
+            const auto& task = zoo::find_latent_task(all_tasks, members.at(i));
+            const auto labels = zoo::task_labels(task, split.scenes, spec);
+            nn::Linear<float> head = read_head(paths.model(models[i]));
+            const double a = nn::accuracy<float>(head.forward(z_merged), labels);
+            const double b = nn::accuracy<float>(head.forward(z_base), labels);
+            const std::string cached = "task_accuracy_" + split_name;
+            const double f = sidecars[i].contains(cached)
+                                 ? sidecars[i].at(cached).get<double>()
+                                 : zoo::task_accuracy(fts[i], head, task, split, spec);
+            acc += a;
+            base_acc += b;
+            ft += f;
+            retention += a / f;
+        }
+        const double kk = static_cast<double>(k);
+        acc /= kk;
+        ft /= kk;
+        base_acc /= kk;
+        retention /= kk;
+        return {sums.mean_interference(),
+                sums.mean_dispersion(),
+                sums.rho(),
+                sums.sign_conflict(),
+                merging::screening_score(sums.mean_interference(), k, mp.coef),
+                acc,
+                ft,
+                base_acc,
+                retention,
+                mean_tau_sq > 0 ? 100.0 * std::sqrt(update_sq / mean_tau_sq) : NAN,
+                numel > 0 ? kept / numel : NAN,
+                lambda_n ? lambda_sum / lambda_n : 0.0,
+                static_cast<std::int64_t>(acc < base_acc)};
+    }
+};
+}  // namespace
+
+const TaskKind& kway_merge_task() {
+    static const KwayMergeTask kind;
+    return kind;
+}
+
+}  // namespace compatbench
