@@ -6,6 +6,9 @@
 //
 //   - {name: screening, kind: screening, study: merging, input: merges,
 //      scores: [screen_score, sign_conflict], label: destructive, split_by: backbone}
+//   `table: name` writes `name` and `name_preregistered` (default `screening`).
+//   `below: 0.5` makes the positives the rows whose label column is under 0.5 (a numeric
+//   label such as retention) instead of the rows where it is non-zero.
 //   `where: {method: task_arithmetic, coef: 1.0}` keeps the rows whose columns equal those
 //   values (a K-way grid holds many operators; the screen predicts task arithmetic).
 #include <algorithm>
@@ -29,7 +32,9 @@ class ScreeningAnalysis final : public AnalysisKind {
         return {{"scores", KeyType::scalar_or_list, true, 0, 0, {}},
                 {"label", KeyType::string, true, 0, 0, {}},
                 {"split_by", KeyType::string, true, 0, 0, {}},
-                {"where", KeyType::map, false, 0, 0, {}}};
+                {"where", KeyType::map, false, 0, 0, {}},
+                {"below", KeyType::real, false, -1e300, 1e300, {}},
+                {"table", KeyType::string, false, 0, 0, {}}};
     }
     void check(const AnalysisSpec& spec, const std::vector<ColumnSpec>& columns,
                const GroupColumns&, const YamlChecker& checker) const override {
@@ -76,7 +81,11 @@ class ScreeningAnalysis final : public AnalysisKind {
         const auto labels = pick(input.numbers(spec.node["label"].Scalar()));
         const auto split = pick(input.texts(spec.node["split_by"].Scalar()));
         std::vector<std::uint8_t> positive(labels.size());
-        for (std::size_t i = 0; i < labels.size(); ++i) positive[i] = labels[i] != 0.0;
+        // Positive: a non-zero label, or with `below: v` a label under v (e.g. retention).
+        const bool below = static_cast<bool>(spec.node["below"]);
+        const double cut = below ? spec.node["below"].as<double>() : 0.0;
+        for (std::size_t i = 0; i < labels.size(); ++i)
+            positive[i] = below ? labels[i] < cut : labels[i] != 0.0;
         // Every other group (in name order) fits the threshold; the rest are predicted.
         const std::set<std::string> groups(split.begin(), split.end());
         std::set<std::string> fit_groups;
@@ -86,11 +95,11 @@ class ScreeningAnalysis final : public AnalysisKind {
             take = !take;
         }
         TableData all, pre;
-        all.path = "screening";
-        pre.path = "screening_preregistered";
+        all.path = spec.node["table"] ? spec.node["table"].Scalar() : "screening";
+        pre.path = all.path + "_preregistered";
         for (const char* c : {"score"})
             all.add_column({c, ColumnType::str, 0}), pre.add_column({c, ColumnType::str, 0});
-        for (const char* c : {"n", "destructive"}) all.add_column({c, ColumnType::i64, 0});
+        for (const char* c : {"n", "positives"}) all.add_column({c, ColumnType::i64, 0});
         for (const char* c : {"auroc", "best_threshold", "youden"})
             all.add_column({c, ColumnType::f64, 0});
         for (const char* c : {"tp", "fp", "tn", "fn"}) all.add_column({c, ColumnType::i64, 0});

@@ -108,7 +108,7 @@ scr = f["merging/analysis/screening"]
 assert [x.decode() for x in scr["score"][:]] == ["screen_score", "sign_conflict", "rho"]
 mixed = 0 < p["destructive"].sum() < 6
 assert all((0 <= a <= 1) if mixed else np.isnan(a) for a in scr["auroc"][:])
-assert list(scr["destructive"][:]) == [p["destructive"].sum()] * 3
+assert list(scr["positives"][:]) == [p["destructive"].sum()] * 3
 pre = f["merging/analysis/screening_preregistered"]
 assert all(a + b == 6 for a, b in zip(pre["fit_n"][:], pre["test_n"][:]))
 print("merging on the smoke zoo: interference agrees with numpy")
