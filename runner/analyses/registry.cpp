@@ -8,6 +8,7 @@ namespace compatbench {
 // One file per analysis kind defines its accessor.
 const AnalysisKind& compass_analysis();
 const AnalysisKind& correlation_analysis();
+const AnalysisKind& encoder_roles_analysis();
 const AnalysisKind& kruskal_analysis();
 const AnalysisKind& paradigm_table_analysis();
 const AnalysisKind& prism_analysis();
@@ -15,7 +16,7 @@ const AnalysisKind& screening_analysis();
 
 std::span<const AnalysisKind* const> analysis_kinds() {
     static const AnalysisKind* const kinds[] = {
-        &compass_analysis(),        &correlation_analysis(), &kruskal_analysis(),
+        &compass_analysis(), &correlation_analysis(), &encoder_roles_analysis(), &kruskal_analysis(),
         &paradigm_table_analysis(), &prism_analysis(),       &screening_analysis(),
     };
     return kinds;

@@ -59,6 +59,8 @@ void write_text(const fs::path& path, const std::string& text) {
     fs::rename(tmp, path);
 }
 
+}  // namespace
+
 nlohmann::json read_json(const fs::path& path) {
     std::ifstream in(path);
     if (!in)
@@ -70,7 +72,6 @@ nlohmann::json read_json(const fs::path& path) {
         throw std::runtime_error(path.string() + ": not valid JSON: " + e.what());
     }
 }
-}  // namespace
 
 nlohmann::json world_spec_to_json(const zoo::WorldSpec& s) {
     return {{"seed", s.seed},

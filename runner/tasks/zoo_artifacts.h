@@ -42,6 +42,9 @@ inline const std::vector<std::string> kZooSplits = {"train", "probe", "flickr", 
 nlohmann::json world_spec_to_json(const zoo::WorldSpec& spec);
 zoo::WorldSpec world_spec_from_json(const nlohmann::json& j);
 
+// A JSON file; std::runtime_error naming the file when it is missing or malformed.
+nlohmann::json read_json(const fs::path& path);
+
 void write_split(const fs::path& path, const zoo::Split& split);
 // Throws formats::FormatError (file and tensor named) for a missing or malformed file.
 zoo::Split read_split(const fs::path& path, const std::string& name);

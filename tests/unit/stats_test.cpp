@@ -189,3 +189,20 @@ TEST(Fit, SignTestIsTheExactBinomial) {
     EXPECT_NEAR(mixed.p, 2.0 * 46.0 / 512.0, 1e-15);
     EXPECT_TRUE(std::isnan(compatbench::stats::sign_test(std::vector<double>{0, 0}).p));
 }
+
+// Kendall's tau-b against scipy.stats.kendalltau 1.10.1.
+TEST(Kendall, MatchesScipy) {
+    using compatbench::stats::kendall;
+    const auto a = kendall(std::vector<double>{1, 2, 3, 4, 5}, std::vector<double>{2, 1, 4, 3, 5});
+    EXPECT_NEAR(a.r, 0.6, 1e-12);
+    EXPECT_NEAR(a.p, 0.23333333333333334, 1e-12);
+    const auto b = kendall(std::vector<double>{1, 2, 3, 4, 5, 6, 7},
+                           std::vector<double>{3, 1, 2, 7, 5, 4, 6});
+    EXPECT_NEAR(b.r, 0.4285714285714286, 1e-12);
+    EXPECT_NEAR(b.p, 0.2388888888888889, 1e-12);
+    const auto c = kendall(std::vector<double>{1, 2, 2, 3, 4, 5, 5, 5, 6, 7},
+                           std::vector<double>{2, 1, 3, 3, 5, 4, 6, 6, 8, 7});
+    EXPECT_NEAR(c.r, 0.8097533639902196, 1e-12);
+    EXPECT_NEAR(c.p, 0.0017889794722248033, 1e-10);
+    EXPECT_FALSE(kendall(std::vector<double>{1, 1, 1}, std::vector<double>{1, 2, 3}).ok());
+}

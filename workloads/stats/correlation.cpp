@@ -111,4 +111,75 @@ CorrelationResult spearman(std::span<const double> x, std::span<const double> y)
     return out;
 }
 
+// Kendall's tau-b with scipy's p-value (method "auto"): exact when neither vector has ties
+// and n <= 33 (the distribution of the number of discordant pairs, Mahonian numbers),
+// otherwise the normal approximation with the tie-corrected variance.
+CorrelationResult kendall(std::span<const double> x, std::span<const double> y) {
+    CorrelationResult out;
+    out.n = x.size();
+    out.reason = check_pair(x, y);
+    if (!out.ok()) return out;
+    const std::size_t n = x.size();
+    double concordant = 0, discordant = 0;
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = i + 1; j < n; ++j) {
+            const double s = (x[i] - x[j]) * (y[i] - y[j]);
+            if (s > 0) concordant += 1;
+            if (s < 0) discordant += 1;
+        }
+    // Tied pairs within x and within y: Σ t(t-1)/2 over groups of equal values, and the
+    // sums the variance needs.
+    const auto ties = [](std::span<const double> v, double& pairs, double& v1, double& v2,
+                         double& vt) {
+        std::vector<double> s(v.begin(), v.end());
+        std::sort(s.begin(), s.end());
+        pairs = v1 = v2 = vt = 0;
+        for (std::size_t i = 0; i < s.size();) {
+            std::size_t j = i;
+            while (j < s.size() && s[j] == s[i]) ++j;
+            const double t = static_cast<double>(j - i);
+            pairs += t * (t - 1) / 2;
+            v1 += t * (t - 1);
+            v2 += t * (t - 1) * (t - 2);
+            vt += t * (t - 1) * (2 * t + 5);
+            i = j;
+        }
+    };
+    double xp, x1, x2, xt, yp, y1, y2, yt;
+    ties(x, xp, x1, x2, xt);
+    ties(y, yp, y1, y2, yt);
+    const double nd = static_cast<double>(n), total = nd * (nd - 1) / 2;
+    const double denom = std::sqrt((total - xp) * (total - yp));
+    if (!(denom > 0)) {
+        out.reason = "a constant vector";
+        return out;
+    }
+    out.r = (concordant - discordant) / denom;
+    if (xp == 0 && yp == 0 && n <= 33) {
+        // P(D <= c) over the n! orderings, c = min(D, total - D); p = 2 P, at most 1.
+        std::vector<double> counts = {1.0};  // permutations of m items by inversions
+        for (std::size_t m = 2; m <= n; ++m) {
+            std::vector<double> next(counts.size() + m - 1, 0.0);
+            for (std::size_t k = 0; k < counts.size(); ++k)
+                for (std::size_t add = 0; add < m; ++add) next[k + add] += counts[k];
+            counts = std::move(next);
+        }
+        const auto c = static_cast<std::size_t>(std::min(discordant, total - discordant));
+        double all = 0, below = 0;
+        for (std::size_t k = 0; k < counts.size(); ++k) {
+            all += counts[k];
+            if (k <= c) below += counts[k];
+        }
+        out.p = std::min(1.0, 2.0 * below / all);
+    } else {
+        const double v0 = nd * (nd - 1) * (2 * nd + 5);
+        const double var = (v0 - xt - yt) / 18.0 + x1 * y1 / (2.0 * nd * (nd - 1)) +
+                           x2 * y2 / (9.0 * nd * (nd - 1) * (nd - 2));
+        const double z = (concordant - discordant) / std::sqrt(var);
+        out.p = std::min(1.0, 2.0 * boost::math::cdf(boost::math::complement(
+                                        boost::math::normal_distribution<double>(), std::abs(z))));
+    }
+    return out;
+}
+
 }  // namespace compatbench::stats

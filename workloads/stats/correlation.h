@@ -16,4 +16,8 @@ CorrelationResult pearson(std::span<const double> x, std::span<const double> y);
 // The CI fields stay NaN (scipy reports none for Spearman).
 CorrelationResult spearman(std::span<const double> x, std::span<const double> y);
 
+// Kendall's tau-b; p exact without ties for n <= 33, else normal with tie correction (as
+// scipy.stats.kendalltau's default). The CI fields stay NaN.
+CorrelationResult kendall(std::span<const double> x, std::span<const double> y);
+
 }  // namespace compatbench::stats

@@ -88,6 +88,15 @@ std::size_t SubsetModel::parameter_count() {
     return n;
 }
 
+std::vector<nn::Param<float>> SubsetModel::params() {
+    std::vector<nn::Param<float>> p;
+    for (std::size_t e = 0; e < encoders_.size(); ++e)
+        encoders_[e].mlp().params("encoders." + std::to_string(slots_[e]) + ".", p);
+    projector_.params("projector.", p);
+    heads_.params("", p);
+    return p;
+}
+
 void SubsetModel::train(const Split& train, const WorldSpec& spec, const SubsetSpec& s,
                         TrainSummary& summary, const std::atomic<bool>* cancel) {
     std::vector<nn::Param<float>> enc_params, top_params;

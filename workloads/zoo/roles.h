@@ -42,6 +42,8 @@ class SubsetModel {
     void train(const Split& train, const WorldSpec& spec, const SubsetSpec& s,
                TrainSummary& summary, const std::atomic<bool>* cancel = nullptr);
 
+    // Every parameter: "encoders.<slot>.*", "projector.*", "heads.<b>.*".
+    std::vector<nn::Param<float>> params();
     const std::vector<int>& slots() const { return slots_; }
     std::vector<Encoder>& encoders() { return encoders_; }
     std::size_t parameter_count();

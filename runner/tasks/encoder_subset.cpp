@@ -1,0 +1,366 @@
+// Task kind `encoder_subset`: the encoder-roles study (methods.md §4). One task per non-empty
+// subset U of the pool's encoders and per seed: a model built from scratch on U (training-
+// time removal, TR), scored on every benchmark; the same seed's full-pool model evaluated
+// with the encoders outside U zeroed (inference-time masking, IM); and the effective rank
+// (§1.5) of each encoder's pre-projector features on the probe split.
+//
+// Zoo (`evaluate: native`): the pool is a zoo_encoder group; the model is zoo::SubsetModel
+// on the 16 benchmarks. The full-pool task of each seed runs first and stores its weights
+// under artifacts/encoders/<group>/replicate<r>.safetensors for the IM evaluations.
+//
+//   - name: subsets
+//     kind: encoder_subset
+//     table: encoders/subsets
+//     pool: pool                  # a zoo_encoder group (5 encoders: 31 subsets)
+//     seeds: 3                    # replicates per subset (key column `replicate`)
+//     steps: 300                  # batch, lr, encoder_lr_scale, proj_dim as well
+//     eval_split: coco            # probe_split: probe, probe: 1024 rows
+//
+// Real models (`evaluate: command`): the user's script trains and scores one subset:
+//     encoders: [convnext, eva02, clip, pix2struct, sam]
+//     benchmarks: {General: [gqa, ...], Knowledge: [...], OCR&Chart: [...], Vision-Centric: [...]}
+//     command: "python3 train_subset.py --encoders {encoders} --mask {mask} --seed {seed} --replicate {replicate}
+//               --out {workdir} --result {result}"
+// It writes {result}: {"<benchmark>": score, ...}; optionally {workdir}/im.json (the same
+// keys: the full-pool model scored with the encoders outside the subset zeroed) and
+// {workdir}/features.safetensors (one tensor per encoder name: its pre-projector features on
+// a probe set, rows = samples) for the effective ranks. Missing optional files give NaN.
+#include <cmath>
+
+#include "formats/safetensors.h"
+#include "similarity/similarity.h"
+#include "tasks/command_template.h"
+#include "tasks/compass_common.h"
+#include "tasks/zoo_common.h"
+#include "zoo/roles.h"
+
+namespace compatbench {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// "OCR&Chart" -> "ocr_chart"
+std::string column_name(const std::string& label) {
+    std::string out;
+    for (char c : label) {
+        if (std::isalnum(static_cast<unsigned char>(c))) {
+            out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        } else if (!out.empty() && out.back() != '_') {
+            out += '_';
+        }
+    }
+    while (!out.empty() && out.back() == '_') out.pop_back();
+    return out;
+}
+
+struct Bench {
+    std::string name, category;
+};
+
+// The benchmarks in output order (category by category) and the encoder names, from the
+// entry: the zoo's 16 and the pool group's models, or the `benchmarks` and `encoders` keys.
+struct Layout {
+    std::vector<Bench> benches;
+    std::vector<std::string> categories;
+    std::vector<std::string> encoders;
+};
+
+bool is_command(const GroupSpec& g) {
+    return g.params.count("evaluate") && g.params.at("evaluate").text == "command";
+}
+
+Layout layout_of(const GroupSpec& group, const std::vector<GroupSpec>* earlier,
+                 const YamlChecker& yc) {
+    Layout l;
+    const std::string base = "tasks." + group.name;
+    if (is_command(group)) {
+        const YAML::Node b = group.node["benchmarks"];
+        if (!b || !b.IsMap())
+            yc.fail(group.node, base + ".benchmarks",
+                    "evaluate: command needs 'benchmarks': {category: [names]}");
+        for (const auto& c : b) {
+            const std::string cat = c.first.Scalar();
+            l.categories.push_back(cat);
+            for (std::size_t i = 0; i < c.second.size(); ++i)
+                l.benches.push_back(
+                    {yc.as_string(c.second[i], index_path(base + ".benchmarks." + cat, i)), cat});
+        }
+        l.encoders = string_list_key(group, "encoders", yc, {});
+        if (l.encoders.empty())
+            yc.fail(group.node, base + ".encoders", "evaluate: command needs 'encoders'");
+        if (!group.node["command"])
+            yc.fail(group.node, base + ".command", "evaluate: command needs a 'command'");
+    } else {
+        for (const auto& b : zoo::pool_benchmarks(zoo::WorldSpec{})) {
+            l.benches.push_back({b.name, b.category});
+            if (std::find(l.categories.begin(), l.categories.end(), b.category) ==
+                l.categories.end())
+                l.categories.push_back(b.category);
+        }
+        if (!group.node["pool"])
+            yc.fail(group.node, base + ".pool", "evaluate: native needs 'pool' (a zoo_encoder group)");
+        if (earlier) {
+            const GroupSpec& pool = earlier_group(group, "pool", *earlier, "zoo_encoder", yc);
+            for (const auto& m : pool.listed)
+                if (m.params.at("modality_label").text == "pool")
+                    l.encoders.push_back(m.keys.front().second.text);
+            if (l.encoders.empty())
+                yc.fail(group.node["pool"], base + ".pool",
+                        "group '" + pool.name + "' has no model of modality pool");
+        } else {
+            l.encoders = {};  // outputs() only needs the count: filled from the pool's listing
+        }
+    }
+    if (l.encoders.size() > 16)
+        yc.fail(group.node, base, "at most 16 encoders (subsets are bitmasks)");
+    return l;
+}
+
+class EncoderSubsetTask final : public TaskKind {
+  public:
+    std::string_view name() const override { return "encoder_subset"; }
+    std::vector<KeyRule> keys() const override {
+        return {{"pool", KeyType::string, false, 0, 0, {}},
+                {"seeds", KeyType::integer, false, 1, 1000, {}},
+                {"steps", KeyType::integer, false, 1, 1e7, {}},
+                {"batch", KeyType::integer, false, 2, 1e6, {}},
+                {"lr", KeyType::real, false, 0, 10, {}},
+                {"encoder_lr_scale", KeyType::real, false, 0, 10, {}},
+                {"proj_dim", KeyType::integer, false, 1, 1e5, {}},
+                {"eval_split", KeyType::string, false, 0, 0, {}},
+                {"probe_split", KeyType::string, false, 0, 0, {}},
+                {"probe", KeyType::integer, false, 2, 1e7, {}},
+                {"evaluate", KeyType::string, false, 0, 0, {"native", "command"}},
+                {"command", KeyType::string, false, 0, 0, {}},
+                {"encoders", KeyType::list, false, 0, 0, {}},
+                {"benchmarks", KeyType::map, false, 0, 0, {}}};
+    }
+    std::vector<ColumnSpec> outputs(const GroupSpec& group, const YamlChecker& yc) const override {
+        Layout l = layout_of(group, nullptr, yc);
+        if (l.encoders.empty())  // native: the pool's models, as listed
+            for (const auto& t : group.listed)
+                if (t.params.count("pool_names")) {
+                    l.encoders = split_csv(t.params.at("pool_names").text);
+                    break;
+                }
+        std::vector<ColumnSpec> out;
+        for (const auto& b : l.benches) out.push_back({b.name, ColumnType::f64, 0});
+        for (const auto& c : l.categories) out.push_back({column_name(c), ColumnType::f64, 0});
+        out.push_back({"average", ColumnType::f64, 0});
+        for (const auto& c : l.categories)
+            out.push_back({"im_" + column_name(c), ColumnType::f64, 0});
+        out.push_back({"im_average", ColumnType::f64, 0});
+        for (const auto& e : l.encoders) out.push_back({"erank_" + e, ColumnType::f64, 0});
+        out.push_back({"params", ColumnType::i64, 0});
+        out.push_back({"train_loss", ColumnType::f64, 0});
+        return out;
+    }
+    bool lists_tasks() const override { return true; }
+
+    std::vector<ListedTask> list_tasks(const GroupSpec& group,
+                                       const std::vector<GroupSpec>& earlier,
+                                       const YamlChecker& yc) const override {
+        const Layout l = layout_of(group, &earlier, yc);
+        const int pool_size = static_cast<int>(l.encoders.size());
+        if (pool_size < 1) yc.fail(group.node, "tasks." + group.name, "an empty encoder pool");
+        const unsigned full = (1u << pool_size) - 1;
+        const std::int64_t seeds =
+            group.params.count("seeds") ? group.params.at("seeds").integer : 3;
+        std::string names;
+        for (const auto& e : l.encoders) append_csv(names, e);
+        const GroupSpec* pool =
+            is_command(group) ? nullptr
+                              : &earlier_group(group, "pool", earlier, "zoo_encoder", yc);
+        const auto id_of = [&](std::int64_t seed, unsigned mask) {
+            return group.name + "/r" + std::to_string(seed) + "/mask" + std::to_string(mask);
+        };
+        std::vector<ListedTask> out;
+        for (std::int64_t seed = 1; seed <= seeds; ++seed) {
+            // The full pool first: the other subsets of the seed read it for IM.
+            for (unsigned step = 0; step < full; ++step) {
+                const unsigned mask = full - step;
+                ListedTask t;
+                t.suffix = id_of(seed, mask).substr(group.name.size() + 1);
+                std::string members;
+                int size = 0;
+                for (int i = 0; i < pool_size; ++i)
+                    if (mask & (1u << i)) {
+                        members += (members.empty() ? "" : "+") + l.encoders[static_cast<std::size_t>(i)];
+                        ++size;
+                    }
+                t.keys = {{"mask", Scalar::parse(std::to_string(mask))},
+                          {"encoders", Scalar::parse(members)},
+                          {"size", Scalar::parse(std::to_string(size))},
+                          {"replicate", Scalar::parse(std::to_string(seed))}};
+                t.params["pool_names"] = Scalar::parse(names);
+                t.params["full_mask"] = Scalar::parse(std::to_string(full));
+                if (pool) {
+                    t.params["world_group"] = pool->listed.front().params.at("world_group");
+                    for (const auto& m : pool->listed)
+                        if (m.params.at("modality_label").text == "pool")
+                            t.after.push_back(pool->name + "/" + m.suffix);
+                    if (mask != full) t.after.push_back(id_of(seed, full));
+                }
+                out.push_back(std::move(t));
+            }
+        }
+        return out;
+    }
+
+  protected:
+    Row run_(const TaskContext& ctx) const override {
+        const std::vector<std::string> pool = split_csv(ctx.params.at("pool_names").text);
+        const auto mask = static_cast<unsigned>(ctx.params.at("mask").integer);
+        const auto full = static_cast<unsigned>(ctx.params.at("full_mask").integer);
+        std::vector<double> scores, im, erank(pool.size(), kNaN);
+        std::vector<Bench> benches;
+        std::vector<std::string> categories;
+        std::int64_t params = 0;
+        double train_loss = kNaN;
+        if (is_command(ctx.group)) {
+            const Layout l = layout_of(ctx.group, nullptr, YamlChecker("(task)"));
+            benches = l.benches;
+            categories = l.categories;
+            run_command(ctx, benches, pool, scores, im, erank);
+        } else {
+            for (const auto& b : zoo::pool_benchmarks(zoo::WorldSpec{})) {
+                benches.push_back({b.name, b.category});
+                if (std::find(categories.begin(), categories.end(), b.category) == categories.end())
+                    categories.push_back(b.category);
+            }
+            run_native(ctx, pool, mask, full, scores, im, erank, params, train_loss);
+        }
+        // Category means and the average, for TR and IM.
+        Row row;
+        for (double s : scores) row.emplace_back(s);
+        const auto summarise = [&](const std::vector<double>& v) {
+            std::vector<double> cats;
+            for (const auto& c : categories) {
+                double sum = 0;
+                int n = 0;
+                for (std::size_t b = 0; b < benches.size(); ++b)
+                    if (benches[b].category == c) sum += v.empty() ? kNaN : v[b], ++n;
+                cats.push_back(n ? sum / n : kNaN);
+            }
+            double all = 0;
+            for (double x : v) all += x;
+            cats.push_back(v.empty() ? kNaN : all / static_cast<double>(v.size()));
+            return cats;
+        };
+        for (double c : summarise(scores)) row.emplace_back(c);
+        for (double c : summarise(im)) row.emplace_back(c);
+        for (double e : erank) row.emplace_back(e);
+        row.emplace_back(params);
+        row.emplace_back(train_loss);
+        return row;
+    }
+
+  private:
+    static fs::path full_model(const TaskContext& ctx) {
+        return ctx.out_dir / "artifacts" / "encoders" / ctx.group.name /
+               ("replicate" + ctx.params.at("replicate").text + ".safetensors");
+    }
+
+    static void run_native(const TaskContext& ctx, const std::vector<std::string>& pool,
+                           unsigned mask, unsigned full, std::vector<double>& scores,
+                           std::vector<double>& im, std::vector<double>& erank,
+                           std::int64_t& params, double& train_loss) {
+        const ZooPaths paths{ctx.out_dir};
+        const ZooWorld zw = load_zoo_world(ctx);
+        const auto& spec = zw.world.spec();
+        const zoo::Split train = zw.split("train");
+        const zoo::Split eval =
+            zw.split(ctx.params.count("eval_split") ? ctx.params.at("eval_split").text : "coco");
+        const zoo::Split probe = zw.split(
+            ctx.params.count("probe_split") ? ctx.params.at("probe_split").text : "probe");
+        const auto rows = std::min<Eigen::Index>(ctx.integer("probe", 1024), probe.images.rows());
+        const auto benchmarks = zoo::pool_benchmarks(spec);
+        zoo::SubsetSpec s;
+        s.steps = static_cast<int>(ctx.integer("steps", s.steps));
+        s.batch = static_cast<int>(ctx.integer("batch", s.batch));
+        s.lr = ctx.real("lr", s.lr);
+        s.encoder_lr_scale = ctx.real("encoder_lr_scale", s.encoder_lr_scale);
+        s.proj_dim = static_cast<int>(ctx.integer("proj_dim", s.proj_dim));
+        s.seed = ctx.seed;
+        const auto build = [&](unsigned m, std::uint64_t seed) {
+            std::vector<zoo::Encoder> encs;
+            const auto slots = zoo::mask_members(m, static_cast<int>(pool.size()));
+            for (int i : slots) encs.push_back(read_model(paths, pool[static_cast<std::size_t>(i)]));
+            return zoo::SubsetModel(std::move(encs), slots, s.proj_dim, benchmarks, seed);
+        };
+        zoo::SubsetModel model = build(mask, s.seed);
+        zoo::TrainSummary summary;
+        cancellable(ctx, [&] {
+            model.train(train, spec, s, summary, &ctx.cancel);
+            return 0;
+        });
+        train_loss = summary.final_loss;
+        params = static_cast<std::int64_t>(model.parameter_count());
+        scores = model.evaluate(eval, spec);
+        const auto ranks = model.block_erank(probe.images.topRows(rows));
+        for (std::size_t e = 0; e < ranks.size(); ++e)
+            erank[static_cast<std::size_t>(model.slots()[e])] = ranks[e];
+        const fs::path file = full_model(ctx);
+        if (mask == full) {
+            formats::SafetensorsWriter w;
+            for (const auto& p : model.params()) w.add_f32(p.name, p.shape, param_values(p));
+            w.set_metadata("format", "compatbench");
+            w.set_metadata("mask", std::to_string(mask));
+            fs::create_directories(file.parent_path());
+            w.write(file.string());
+            im = scores;
+        } else {
+            zoo::SubsetModel whole = build(full, 0);
+            const auto f = formats::SafetensorsFile::open(file.string());
+            for (auto& p : whole.params()) set_param_values(p, f.read_f32(f.at(p.name)));
+            im = whole.evaluate(eval, spec, full & ~mask);
+        }
+    }
+
+    static void run_command(const TaskContext& ctx, const std::vector<Bench>& benches,
+                            const std::vector<std::string>& pool, std::vector<double>& scores,
+                            std::vector<double>& im, std::vector<double>& erank) {
+        std::vector<ColumnSpec> cols;
+        for (const auto& b : benches) cols.push_back({b.name, ColumnType::f64, 0});
+        const fs::path workdir = ctx.out_dir / "work" / task_file_stem(ctx.id);
+        fs::remove(workdir / "im.json");
+        fs::remove(workdir / "features.safetensors");
+        const Row r = run_shell_task(ctx, ctx.params.at("command").text, {}, cols);
+        for (const auto& v : r) scores.push_back(std::get<double>(v));
+        if (fs::exists(workdir / "im.json")) {
+            const nlohmann::json j = read_json(workdir / "im.json");
+            for (const auto& b : benches) {
+                if (!j.contains(b.name) || !j.at(b.name).is_number())
+                    throw std::runtime_error((workdir / "im.json").string() + ": no number '" +
+                                             b.name + "'");
+                im.push_back(j.at(b.name).get<double>());
+            }
+        }
+        const fs::path feats = workdir / "features.safetensors";
+        if (fs::exists(feats)) {
+            const auto f = formats::SafetensorsFile::open(feats.string());
+            for (std::size_t e = 0; e < pool.size(); ++e) {
+                const auto* t = f.find(pool[e]);
+                if (!t) continue;
+                if (t->shape.size() != 2)
+                    throw formats::FormatError(feats.string() + ": tensor '" + pool[e] +
+                                               "' must be 2-D (samples x features)");
+                const auto v = f.read_f32(*t);
+                const Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic,
+                                                     Eigen::RowMajor>>
+                    m(v.data(), static_cast<Eigen::Index>(t->shape[0]),
+                      static_cast<Eigen::Index>(t->shape[1]));
+                erank[e] = similarity::effective_rank(m.cast<double>(), true);
+            }
+        }
+    }
+};
+}  // namespace
+
+const TaskKind& encoder_subset_task() {
+    static const EncoderSubsetTask kind;
+    return kind;
+}
+
+}  // namespace compatbench
