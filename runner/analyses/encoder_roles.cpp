@@ -26,10 +26,10 @@
 //
 //   - {name: encoders, kind: encoder_roles, study: encoders, input: subsets}
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <map>
-#include <bit>
 #include <numeric>
 
 #include "analyses/analysis_kind.h"
@@ -135,8 +135,7 @@ Study read_study(const AnalysisInput& in) {
             s.cat[c][mask] = mean(cat_cols[c], r);
             s.im_cat[c][mask] = mean(im_cols[c], r);
         }
-        for (std::size_t e = 0; e < s.encoders.size(); ++e)
-            s.erank[mask].push_back(mean(er[e], r));
+        for (std::size_t e = 0; e < s.encoders.size(); ++e) s.erank[mask].push_back(mean(er[e], r));
     }
     return s;
 }
@@ -147,14 +146,14 @@ class EncoderRolesAnalysis final : public AnalysisKind {
     std::vector<KeyRule> keys() const override {
         return {{"tolerance", KeyType::real, false, 0, 1e9, {}}};
     }
-    void check(const AnalysisSpec& spec, const std::vector<ColumnSpec>& cols,
-               const GroupColumns&, const YamlChecker& yc) const override {
+    void check(const AnalysisSpec& spec, const std::vector<ColumnSpec>& cols, const GroupColumns&,
+               const YamlChecker& yc) const override {
         for (const char* c : {"mask", "size", "replicate", "average", "im_average", "params"})
             if (std::none_of(cols.begin(), cols.end(),
                              [&](const ColumnSpec& s) { return s.name == c; }))
-                yc.fail(spec.node["input"], "analyses." + spec.name + ".input",
-                        "group '" + spec.input + "' has no column '" + c +
-                            "' (kind encoder_subset)");
+                yc.fail(
+                    spec.node["input"], "analyses." + spec.name + ".input",
+                    "group '" + spec.input + "' has no column '" + c + "' (kind encoder_subset)");
     }
 
     std::vector<TableData> run(const AnalysisSpec& spec, const AnalysisInput& input,
@@ -186,12 +185,11 @@ class EncoderRolesAnalysis final : public AnalysisKind {
         out.push_back(cn);
 
         // Rankings under TR and IM, and the contribution's variance across contexts.
-        TableData rk = table("rankings", {str("encoder"), f64("tr_singleton"),
-                                          i64("tr_singleton_rank"), f64("tr_loo_drop"),
-                                          i64("tr_loo_rank"), f64("im_singleton"),
-                                          i64("im_singleton_rank"), f64("im_loo_drop"),
-                                          i64("im_loo_rank"), f64("tr_context_var"),
-                                          f64("im_context_var"), i64("contexts")});
+        TableData rk =
+            table("rankings", {str("encoder"), f64("tr_singleton"), i64("tr_singleton_rank"),
+                               f64("tr_loo_drop"), i64("tr_loo_rank"), f64("im_singleton"),
+                               i64("im_singleton_rank"), f64("im_loo_drop"), i64("im_loo_rank"),
+                               f64("tr_context_var"), f64("im_context_var"), i64("contexts")});
         std::vector<double> tr1(n), trl(n), im1(n), iml(n);
         for (std::size_t e = 0; e < n; ++e) {
             tr1[e] = s.at(s.tr, s.bit(e));
@@ -210,14 +208,14 @@ class EncoderRolesAnalysis final : public AnalysisKind {
             }
             const auto var = [](const std::vector<double>& v) {
                 if (v.size() < 2) return kNaN;
-                const double m = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+                const double m =
+                    std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
                 double t = 0;
                 for (double x : v) t += (x - m) * (x - m);
                 return t / static_cast<double>(v.size() - 1);
             };
-            push(rk, {s.encoders[e], tr1[e], r_tr1[e], trl[e], r_trl[e], im1[e], r_im1[e],
-                      iml[e], r_iml[e], var(ctr), var(cim),
-                      static_cast<std::int64_t>(ctr.size())});
+            push(rk, {s.encoders[e], tr1[e], r_tr1[e], trl[e], r_trl[e], im1[e], r_im1[e], iml[e],
+                      r_iml[e], var(ctr), var(cim), static_cast<std::int64_t>(ctr.size())});
         }
         out.push_back(rk);
 
@@ -244,14 +242,12 @@ class EncoderRolesAnalysis final : public AnalysisKind {
 
         // Best subset per size.
         TableData bs = table("by_size", {i64("size"), i64("subsets"), str("best"),
-                                         f64("best_score"), f64("best_sd"),
-                                         f64("fraction_of_full"), f64("mean_score"),
-                                         str("im_best"), f64("im_best_score")});
+                                         f64("best_score"), f64("best_sd"), f64("fraction_of_full"),
+                                         f64("mean_score"), str("im_best"), f64("im_best_score")});
         const auto best_of = [&](const std::map<unsigned, double>& m, int size) {
             unsigned best = 0;
             for (unsigned u = 1; u <= s.full; ++u)
-                if (std::popcount(u) == size && m.count(u) &&
-                    (best == 0 || m.at(u) > m.at(best)))
+                if (std::popcount(u) == size && m.count(u) && (best == 0 || m.at(u) > m.at(best)))
                     best = u;
             return best;
         };
@@ -261,24 +257,24 @@ class EncoderRolesAnalysis final : public AnalysisKind {
             std::int64_t count = 0;
             for (unsigned u = 1; u <= s.full; ++u)
                 if (std::popcount(u) == size && s.tr.count(u)) total += s.tr.at(u), ++count;
-            push(bs, {static_cast<std::int64_t>(size), count, s.names(b), s.at(s.tr, b),
-                      s.at(s.sd, b), s.at(s.tr, b) / s.at(s.tr, s.full),
-                      count ? total / static_cast<double>(count) : kNaN, s.names(bi),
-                      s.at(s.im, bi)});
+            push(bs,
+                 {static_cast<std::int64_t>(size), count, s.names(b), s.at(s.tr, b), s.at(s.sd, b),
+                  s.at(s.tr, b) / s.at(s.tr, s.full),
+                  count ? total / static_cast<double>(count) : kNaN, s.names(bi), s.at(s.im, bi)});
         }
         out.push_back(bs);
 
         // The best pair against the two highest-Capacity encoders.
         if (n >= 2) {
-            TableData bp = table("best_pair", {str("pair"), str("chosen_by"), f64("score"),
-                                               str("better_singleton"), f64("singleton_score"),
-                                               f64("gap_closed")});
+            TableData bp = table(
+                "best_pair", {str("pair"), str("chosen_by"), f64("score"), str("better_singleton"),
+                              f64("singleton_score"), f64("gap_closed")});
             const auto cap_rank = ranks_desc(capacity);
             unsigned cap_pair = 0;
             for (std::size_t e = 0; e < n; ++e)
                 if (cap_rank[e] <= 2) cap_pair |= s.bit(e);
-            for (const auto& [pair, label] :
-                 {std::pair{best_of(s.tr, 2), "best pair"}, std::pair{cap_pair, "top-2 capacity"}}) {
+            for (const auto& [pair, label] : {std::pair{best_of(s.tr, 2), "best pair"},
+                                              std::pair{cap_pair, "top-2 capacity"}}) {
                 std::size_t one = n;
                 for (std::size_t e = 0; e < n; ++e)
                     if ((pair & s.bit(e)) && (one == n || tr1[e] > tr1[one])) one = e;
@@ -316,7 +312,8 @@ class EncoderRolesAnalysis final : public AnalysisKind {
         // Effective rank.
         std::vector<ColumnSpec> ec = {str("encoder"), f64("singleton_erank"),
                                       f64("singleton_score")};
-        for (std::size_t z = 1; z <= n; ++z) ec.push_back(f64("mean_erank_size" + std::to_string(z)));
+        for (std::size_t z = 1; z <= n; ++z)
+            ec.push_back(f64("mean_erank_size" + std::to_string(z)));
         TableData er = table("erank", ec);
         std::vector<double> single_erank(n);
         for (std::size_t e = 0; e < n; ++e) {
@@ -326,7 +323,8 @@ class EncoderRolesAnalysis final : public AnalysisKind {
                 double t = 0;
                 int c = 0;
                 for (const auto& [u, v] : s.erank)
-                    if (std::popcount(u) == z && (u & s.bit(e)) && !std::isnan(v[e])) t += v[e], ++c;
+                    if (std::popcount(u) == z && (u & s.bit(e)) && !std::isnan(v[e]))
+                        t += v[e], ++c;
                 row.emplace_back(c ? t / c : kNaN);
             }
             push(er, row);
@@ -363,14 +361,17 @@ class EncoderRolesAnalysis final : public AnalysisKind {
                 y.push_back(v);
                 me.push_back(c ? t / c : kNaN);
             }
-            const double mp = std::accumulate(p.begin(), p.end(), 0.0) / static_cast<double>(p.size());
-            const double my = std::accumulate(y.begin(), y.end(), 0.0) / static_cast<double>(y.size());
+            const double mp =
+                std::accumulate(p.begin(), p.end(), 0.0) / static_cast<double>(p.size());
+            const double my =
+                std::accumulate(y.begin(), y.end(), 0.0) / static_cast<double>(y.size());
             double sxy = 0, sxx = 0;
             for (std::size_t i = 0; i < p.size(); ++i)
                 sxy += (p[i] - mp) * (y[i] - my), sxx += (p[i] - mp) * (p[i] - mp);
             const double slope = sxx > 0 ? sxy / sxx : 0.0;
             std::vector<double> resid;
-            for (std::size_t i = 0; i < p.size(); ++i) resid.push_back(y[i] - my - slope * (p[i] - mp));
+            for (std::size_t i = 0; i < p.size(); ++i)
+                resid.push_back(y[i] - my - slope * (p[i] - mp));
             const auto pr = stats::pearson(resid, me);
             if (!pr.ok()) note("residual vs erank: " + pr.reason);
             push(es, {std::string("pearson(score residual after params, mean erank)"),
@@ -379,10 +380,10 @@ class EncoderRolesAnalysis final : public AnalysisKind {
         out.push_back(es);
 
         // Taxonomy (methods.md §4).
-        TableData tx = table("taxonomy", {str("encoder"), f64("capacity"), f64("necessity"),
-                                          f64("capacity_median"), f64("necessity_median"),
-                                          str("top_category"), f64("top_category_share"),
-                                          f64("delta_rank_with_core"), str("role")});
+        TableData tx = table(
+            "taxonomy", {str("encoder"), f64("capacity"), f64("necessity"), f64("capacity_median"),
+                         f64("necessity_median"), str("top_category"), f64("top_category_share"),
+                         f64("delta_rank_with_core"), str("role")});
         const double cmed = median_of(capacity), nmed = median_of(necessity);
         std::vector<bool> core(n);
         for (std::size_t e = 0; e < n; ++e) core[e] = capacity[e] >= cmed && necessity[e] >= nmed;

@@ -16,8 +16,9 @@ const AnalysisKind& screening_analysis();
 
 std::span<const AnalysisKind* const> analysis_kinds() {
     static const AnalysisKind* const kinds[] = {
-        &compass_analysis(), &correlation_analysis(), &encoder_roles_analysis(), &kruskal_analysis(),
-        &paradigm_table_analysis(), &prism_analysis(),       &screening_analysis(),
+        &compass_analysis(),   &correlation_analysis(),    &encoder_roles_analysis(),
+        &kruskal_analysis(),   &paradigm_table_analysis(), &prism_analysis(),
+        &screening_analysis(),
     };
     return kinds;
 }

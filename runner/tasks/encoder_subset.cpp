@@ -19,7 +19,8 @@
 // Real models (`evaluate: command`): the user's script trains and scores one subset:
 //     encoders: [convnext, eva02, clip, pix2struct, sam]
 //     benchmarks: {General: [gqa, ...], Knowledge: [...], OCR&Chart: [...], Vision-Centric: [...]}
-//     command: "python3 train_subset.py --encoders {encoders} --mask {mask} --seed {seed} --replicate {replicate}
+//     command: "python3 train_subset.py --encoders {encoders} --mask {mask} --seed {seed}
+//     --replicate {replicate}
 //               --out {workdir} --result {result}"
 // It writes {result}: {"<benchmark>": score, ...}; optionally {workdir}/im.json (the same
 // keys: the full-pool model scored with the encoders outside the subset zeroed) and
@@ -99,7 +100,8 @@ Layout layout_of(const GroupSpec& group, const std::vector<GroupSpec>* earlier,
                 l.categories.push_back(b.category);
         }
         if (!group.node["pool"])
-            yc.fail(group.node, base + ".pool", "evaluate: native needs 'pool' (a zoo_encoder group)");
+            yc.fail(group.node, base + ".pool",
+                    "evaluate: native needs 'pool' (a zoo_encoder group)");
         if (earlier) {
             const GroupSpec& pool = earlier_group(group, "pool", *earlier, "zoo_encoder", yc);
             for (const auto& m : pool.listed)
@@ -170,8 +172,7 @@ class EncoderSubsetTask final : public TaskKind {
         std::string names;
         for (const auto& e : l.encoders) append_csv(names, e);
         const GroupSpec* pool =
-            is_command(group) ? nullptr
-                              : &earlier_group(group, "pool", earlier, "zoo_encoder", yc);
+            is_command(group) ? nullptr : &earlier_group(group, "pool", earlier, "zoo_encoder", yc);
         const auto id_of = [&](std::int64_t seed, unsigned mask) {
             return group.name + "/r" + std::to_string(seed) + "/mask" + std::to_string(mask);
         };
@@ -186,7 +187,8 @@ class EncoderSubsetTask final : public TaskKind {
                 int size = 0;
                 for (int i = 0; i < pool_size; ++i)
                     if (mask & (1u << i)) {
-                        members += (members.empty() ? "" : "+") + l.encoders[static_cast<std::size_t>(i)];
+                        members +=
+                            (members.empty() ? "" : "+") + l.encoders[static_cast<std::size_t>(i)];
                         ++size;
                     }
                 t.keys = {{"mask", Scalar::parse(std::to_string(mask))},
@@ -272,8 +274,8 @@ class EncoderSubsetTask final : public TaskKind {
         const zoo::Split train = zw.split("train");
         const zoo::Split eval =
             zw.split(ctx.params.count("eval_split") ? ctx.params.at("eval_split").text : "coco");
-        const zoo::Split probe = zw.split(
-            ctx.params.count("probe_split") ? ctx.params.at("probe_split").text : "probe");
+        const zoo::Split probe =
+            zw.split(ctx.params.count("probe_split") ? ctx.params.at("probe_split").text : "probe");
         const auto rows = std::min<Eigen::Index>(ctx.integer("probe", 1024), probe.images.rows());
         const auto benchmarks = zoo::pool_benchmarks(spec);
         zoo::SubsetSpec s;
@@ -286,7 +288,8 @@ class EncoderSubsetTask final : public TaskKind {
         const auto build = [&](unsigned m, std::uint64_t seed) {
             std::vector<zoo::Encoder> encs;
             const auto slots = zoo::mask_members(m, static_cast<int>(pool.size()));
-            for (int i : slots) encs.push_back(read_model(paths, pool[static_cast<std::size_t>(i)]));
+            for (int i : slots)
+                encs.push_back(read_model(paths, pool[static_cast<std::size_t>(i)]));
             return zoo::SubsetModel(std::move(encs), slots, s.proj_dim, benchmarks, seed);
         };
         zoo::SubsetModel model = build(mask, s.seed);
@@ -347,8 +350,8 @@ class EncoderSubsetTask final : public TaskKind {
                     throw formats::FormatError(feats.string() + ": tensor '" + pool[e] +
                                                "' must be 2-D (samples x features)");
                 const auto v = f.read_f32(*t);
-                const Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic,
-                                                     Eigen::RowMajor>>
+                const Eigen::Map<
+                    const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>
                     m(v.data(), static_cast<Eigen::Index>(t->shape[0]),
                       static_cast<Eigen::Index>(t->shape[1]));
                 erank[e] = similarity::effective_rank(m.cast<double>(), true);

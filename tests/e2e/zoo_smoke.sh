@@ -3,7 +3,7 @@
 source "$(dirname "$0")/lib.sh"
 CONFIG=$SRC/configs/smoke.yaml
 expect_code 0 mpi 0 run "$CONFIG" --out "$WORK/n1" --log-level warn > "$WORK/n1.txt"
-grep -q "/zoo/models (13 rows)" "$WORK/n1.txt" || { cat "$WORK/n1.txt"; fail "the zoo table was not printed"; }
+grep -q "/zoo/models (16 rows)" "$WORK/n1.txt" || { cat "$WORK/n1.txt"; fail "the zoo table was not printed"; }
 for n in 2 3; do
   expect_code 0 mpi "$n" run "$CONFIG" --out "$WORK/n$n" --log-level warn > /dev/null
   "$BIN" compare "$WORK/n1/results.h5" "$WORK/n$n/results.h5" || fail "results on $n ranks differ"
@@ -17,8 +17,8 @@ out = sys.argv[1]
 f = h5py.File(out + "/results.h5", "r")
 m = {k: f["zoo/models"][k][:] for k in f["zoo/models"]}
 names = [n.decode() for n in m["name"]]
-assert len(names) == 17 and names[0] == "sup_v_1" and names[-1] == "mae_bb_1+detail-long", names
-assert set(x.decode() for x in m["modality"]) == {"vision", "text", "backbone", "finetune"}
+assert len(names) == 20 and names[0] == "sup_v_1" and names[-1] == "mae_bb_1+detail-long", names
+assert set(x.decode() for x in m["modality"]) == {"vision", "text", "backbone", "finetune", "pool"}
 assert all(0 <= a <= 1 for a in m["probe_acc"])
 world = json.load(open(out + "/artifacts/world/world.json"))
 for name in names:
@@ -35,7 +35,7 @@ for name in names:
         assert "head.weight" in w and side["task"] in name
 split = read(out + "/artifacts/world/train.safetensors")["tensors"]
 assert split["images"]["shape"] == [2048, 64] and split["captions"]["shape"] == [10240, 48]
-print("zoo artifacts: 17 models, weights and features readable with numpy")
+print("zoo artifacts: 20 models, weights and features readable with numpy")
 PYEOF
 # The alignment study on the smoke zoo: tables present, and ease and CKA of every grid pair
 # recomputed with numpy from the probe features the k-NN tasks stored.
@@ -225,4 +225,31 @@ for t in ("operators", "by_k", "kappa", "ablation", "drift", "screening", "scree
     assert t in f["prism/analysis"], t
 print(f"PRISM on the smoke zoo: {checked} merges' update norms and kept fractions agree with numpy; drift refitted")
 PYEOF
-pass "smoke zoo: 1/2/3 ranks identical, artifacts identical and readable; alignment, merging and PRISM checked"
+# The encoder-roles study on a pool of 3: 7 subsets x 2 replicates trained; the full model's
+# IM score is its TR score, eranks exactly where the subset has the encoder, and capacity and
+# necessity recomputed from the subsets table.
+"$PY" - "$WORK/n2" <<'PYEOF'
+import sys, h5py, numpy as np
+f = h5py.File(sys.argv[1] + "/results.h5", "r")
+s = {k: f["encoders/subsets"][k][:] for k in f["encoders/subsets"]}
+assert len(s["mask"]) == 14 and sorted(set(s["mask"])) == list(range(1, 8))
+full = s["mask"] == 7
+assert np.array_equal(s["average"][full], s["im_average"][full])
+assert all(0 < a < 1 for a in s["average"]) and all(s["train_loss"] > 0)
+for i, m in enumerate(s["mask"]):
+    for e, name in enumerate(["pool_sup", "pool_detail", "pool_geo"]):
+        assert np.isnan(s["erank_" + name][i]) != bool(m & (1 << e))
+# Params grow with the subset (more encoders, a wider projector input).
+assert s["params"][s["mask"] == 7][0] > s["params"][s["mask"] == 3][0] > s["params"][s["mask"] == 1][0]
+S = {m: s["average"][s["mask"] == m].mean() for m in range(1, 8)}
+cn = {k: f["encoders/analysis/capacity_necessity"][k][:] for k in f["encoders/analysis/capacity_necessity"]}
+o = cn["category"] == b"overall"
+assert np.allclose(cn["capacity"][o], [S[1] / S[7], S[2] / S[7], S[4] / S[7]])
+assert np.allclose(cn["necessity"][o], [S[7] - S[6], S[7] - S[5], S[7] - S[3]])
+for t in ("rankings", "ranking_agreement", "by_size", "best_pair", "saturation", "erank",
+          "erank_pairs", "erank_summary", "taxonomy"):
+    assert t in f["encoders/analysis"], t
+assert "replicate1.safetensors" in str(list(__import__("os").listdir(sys.argv[1] + "/artifacts/encoders/subsets")))
+print("encoder roles on the smoke zoo: 14 subset models; IM, erank pattern and capacity/necessity checked")
+PYEOF
+pass "smoke zoo: 1/2/3 ranks identical, artifacts identical and readable; alignment, merging, PRISM and encoder roles checked"

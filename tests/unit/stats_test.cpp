@@ -196,8 +196,8 @@ TEST(Kendall, MatchesScipy) {
     const auto a = kendall(std::vector<double>{1, 2, 3, 4, 5}, std::vector<double>{2, 1, 4, 3, 5});
     EXPECT_NEAR(a.r, 0.6, 1e-12);
     EXPECT_NEAR(a.p, 0.23333333333333334, 1e-12);
-    const auto b = kendall(std::vector<double>{1, 2, 3, 4, 5, 6, 7},
-                           std::vector<double>{3, 1, 2, 7, 5, 4, 6});
+    const auto b =
+        kendall(std::vector<double>{1, 2, 3, 4, 5, 6, 7}, std::vector<double>{3, 1, 2, 7, 5, 4, 6});
     EXPECT_NEAR(b.r, 0.4285714285714286, 1e-12);
     EXPECT_NEAR(b.p, 0.2388888888888889, 1e-12);
     const auto c = kendall(std::vector<double>{1, 2, 2, 3, 4, 5, 5, 5, 6, 7},

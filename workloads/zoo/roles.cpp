@@ -64,8 +64,8 @@ std::vector<double> SubsetModel::evaluate(const Split& split, const WorldSpec& s
     const auto logits = heads_.forward(act_.forward(projector_.forward(f)));
     std::vector<double> acc;
     for (std::size_t b = 0; b < benchmarks_.size(); ++b)
-        acc.push_back(nn::accuracy<float>(logits[b],
-                                          benchmark_labels(benchmarks_[b], split.scenes, spec)));
+        acc.push_back(
+            nn::accuracy<float>(logits[b], benchmark_labels(benchmarks_[b], split.scenes, spec)));
     return acc;
 }
 

@@ -19,9 +19,9 @@ struct SubsetSpec {
     int proj_dim = 128;
     int steps = 300;
     int batch = 256;
-    double lr = 2e-3;                // projector and heads
-    double encoder_lr_scale = 0.1;   // the encoders' learning rate, relative to lr
-    std::uint64_t seed = 1;          // projector and head initialisation, minibatch order
+    double lr = 2e-3;               // projector and heads
+    double encoder_lr_scale = 0.1;  // the encoders' learning rate, relative to lr
+    std::uint64_t seed = 1;         // projector and head initialisation, minibatch order
 };
 
 class SubsetModel {
