@@ -66,6 +66,17 @@ int main(int argc, char** argv) {
     auto* plan =
         app.add_subcommand("plan", "Task counts per stage and kind, and the critical path");
     plan->add_option("config", config_path, "Experiment config (YAML)")->required();
+    PlanOptions plan_options;
+    plan->add_option("--ranks", plan_options.ranks,
+                     "Simulate the dispatch on these rank counts (e.g. 1,2,64,1024)")
+        ->delimiter(',')
+        ->check(CLI::Range(1, 1 << 20));
+    plan->add_option("--costs", plan_options.costs,
+                     "results.h5 of an earlier run: task durations from its /tasks")
+        ->check(CLI::ExistingFile);
+    plan->add_option("--overhead", plan_options.overhead,
+                     "Seconds added to every task in the simulation (round trip; default 0)")
+        ->check(CLI::Range(0.0, 60.0));
 
     ComparePaths paths;
     auto* compare = app.add_subcommand(
@@ -144,7 +155,7 @@ int main(int argc, char** argv) {
     }
     if (run->parsed()) return verb_run(config_path, out, resume, level);
     if (validate->parsed()) return verb_validate(config_path);
-    if (plan->parsed()) return verb_plan(config_path);
+    if (plan->parsed()) return verb_plan(config_path, plan_options);
     if (compare->parsed()) return verb_compare(paths);
     if (screen_cmd->parsed()) return verb_screen(screen);
     if (merge_cmd->parsed()) return verb_merge(merge_config, merge_out);

@@ -1,4 +1,5 @@
 // `compatbench validate` and `compatbench plan`: read-only looks at a config.
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -7,7 +8,9 @@
 #include "app/verbs.h"
 #include "config/config.h"
 #include "exec/signals.h"
+#include "exec/simulate.h"
 #include "graph/task_graph.h"
+#include "store/h5_read.h"
 #include "tasks/task_kind.h"
 
 namespace compatbench {
@@ -24,6 +27,124 @@ bool load(const std::string& path, Config& config, TaskGraph& graph) {
         return false;
     }
 }
+// Task durations: measured ones from `costs` (done tasks of /tasks, matched by id), else
+// the mean of the task's group there, else the mean of all measured tasks times the
+// group's cost hint; without `costs`, the cost hints. Also the fixed part of the measured
+// run's wall time (start-up, analyses, file close) to add to predictions.
+struct Durations {
+    std::vector<double> seconds;
+    std::size_t measured = 0, estimated = 0;
+    double fixed = 0.0;
+    int cost_ranks = 0;
+    double cost_wall = 0.0;
+};
+
+Durations durations(const Config& config, const TaskGraph& graph, const PlanOptions& o) {
+    Durations d;
+    const auto& tasks = graph.tasks();
+    d.seconds.assign(tasks.size(), 0.0);
+    if (o.costs.empty()) {
+        for (std::size_t i = 0; i < tasks.size(); ++i)
+            d.seconds[i] = config.groups[tasks[i].group].cost;
+        d.estimated = tasks.size();
+        return d;
+    }
+    const h5::ResultsReader r(o.costs);
+    for (const char* need : {"/tasks/id", "/tasks/duration", "/tasks/status"})
+        if (!r.exists(need))
+            throw std::runtime_error(o.costs + ": no " + need + " (a results file?)");
+    const auto ids = r.strings("/tasks/id");
+    const auto secs = r.numbers("/tasks/duration");
+    const auto status = r.strings("/tasks/status");
+    std::map<std::string, double> by_id;
+    for (std::size_t i = 0; i < ids.size(); ++i)
+        if (status[i] == "done" && std::isfinite(secs[i])) by_id[ids[i]] = secs[i];
+    std::vector<double> group_sum(config.groups.size(), 0.0);
+    std::vector<std::size_t> group_n(config.groups.size(), 0);
+    double all = 0.0;
+    std::vector<bool> known(tasks.size(), false);
+    for (std::size_t i = 0; i < tasks.size(); ++i) {
+        const auto it = by_id.find(tasks[i].id);
+        if (it == by_id.end()) continue;
+        d.seconds[i] = it->second;
+        known[i] = true;
+        group_sum[tasks[i].group] += it->second;
+        ++group_n[tasks[i].group];
+        all += it->second;
+        ++d.measured;
+    }
+    const double mean_all = d.measured ? all / static_cast<double>(d.measured) : 0.0;
+    for (std::size_t i = 0; i < tasks.size(); ++i) {
+        if (known[i]) continue;
+        const std::size_t g = tasks[i].group;
+        d.seconds[i] = group_n[g] ? group_sum[g] / static_cast<double>(group_n[g])
+                                  : mean_all * config.groups[g].cost;
+        ++d.estimated;
+    }
+    if (r.exists("/meta/start_time") && r.exists("/meta/end_time") && r.exists("/meta/ranks")) {
+        d.cost_wall = r.numbers("/meta/end_time").at(0) - r.numbers("/meta/start_time").at(0);
+        d.cost_ranks = static_cast<int>(r.numbers("/meta/ranks").at(0));
+    }
+    return d;
+}
+
+void print_scaling(const Config& config, const TaskGraph& graph, const PlanOptions& o) {
+    const Durations d = durations(config, graph, o);
+    const char* unit = o.costs.empty() ? "cost units" : "s";
+    if (o.costs.empty()) {
+        std::printf("\nscaling (no --costs: each task takes its group's cost hint)\n");
+    } else {
+        std::printf(
+            "\nscaling, durations from %s: %zu tasks measured, %zu estimated from "
+            "their group's (or all tasks') mean\n",
+            o.costs.c_str(), d.measured, d.estimated);
+    }
+    double fixed = 0.0;
+    if (d.cost_ranks > 0 && d.measured > 0) {
+        const Simulation ref =
+            simulate_dispatch(graph, config, d.seconds, d.cost_ranks, o.overhead);
+        fixed = std::max(0.0, d.cost_wall - ref.makespan);
+        std::printf(
+            "the measured run: %.2f s wall on %d rank(s), its dispatch simulated: %.2f s; "
+            "%.2f s of start-up, analyses and closing added to each prediction\n",
+            d.cost_wall, d.cost_ranks, ref.makespan, fixed);
+    }
+    const Simulation one = simulate_dispatch(graph, config, d.seconds, 1, o.overhead);
+    std::printf("\n%8s  %12s  %12s  %9s  %10s  %s\n", "ranks", "makespan", "predicted", "speedup",
+                "efficiency", "bound");
+    for (int n : o.ranks) {
+        const Simulation s =
+            n == 1 ? one : simulate_dispatch(graph, config, d.seconds, n, o.overhead);
+        const double speedup = (one.makespan + fixed) / (s.makespan + fixed);
+        const char* bound = s.critical_path >= s.work / n ? "critical path" : "total work / ranks";
+        std::printf("%8d  %10.2f %s  %10.2f %s  %9.2f  %9.1f%%  %s\n", n, s.makespan, unit,
+                    s.makespan + fixed, unit, speedup, 100.0 * speedup / n, bound);
+    }
+    // The critical path by duration, summed per group: what limits scaling at many ranks.
+    const auto path = duration_critical_path(graph, d.seconds);
+    std::map<std::size_t, std::pair<std::size_t, double>> per_group;
+    double total = 0.0;
+    for (std::size_t i : path) {
+        auto& e = per_group[graph.tasks()[i].group];
+        ++e.first;
+        e.second += d.seconds[i];
+        total += d.seconds[i];
+    }
+    std::printf(
+        "\ncritical path by duration: %zu tasks, %.2f %s (total work %.2f %s: no rank "
+        "count finishes in less than the path)\n",
+        path.size(), total, unit, one.work, unit);
+    std::size_t worst = path.empty() ? 0 : graph.tasks()[path.front()].group;
+    for (const auto& [g, e] : per_group) {
+        std::printf("  stage %d  %-24s %5zu tasks  %10.2f %s\n", graph.group_stage()[g],
+                    config.groups[g].name.c_str(), e.first, e.second, unit);
+        if (e.second > per_group[worst].second) worst = g;
+    }
+    if (!path.empty())
+        std::printf("limits scaling: stage %d, group '%s' (%.0f%% of the critical path)\n",
+                    graph.group_stage()[worst], config.groups[worst].name.c_str(),
+                    100.0 * per_group[worst].second / std::max(total, 1e-300));
+}
 }  // namespace
 
 int verb_validate(const std::string& config_path) {
@@ -36,7 +157,7 @@ int verb_validate(const std::string& config_path) {
     return kExitOk;
 }
 
-int verb_plan(const std::string& config_path) {
+int verb_plan(const std::string& config_path, const PlanOptions& options) {
     Config config;
     TaskGraph graph;
     if (!load(config_path, config, graph)) return kExitBadInput;
@@ -82,6 +203,13 @@ int verb_plan(const std::string& config_path) {
     for (const auto& a : config.analyses) {
         std::printf("  %-20s %-16s on %-20s -> /%s/analysis/\n", a.name.c_str(),
                     std::string(a.kind->name()).c_str(), a.input.c_str(), a.study.c_str());
+    }
+    if (options.ranks.empty()) return kExitOk;
+    try {
+        print_scaling(config, graph, options);
+    } catch (const std::exception& e) {
+        std::cerr << "compatbench plan: " << e.what() << "\n";
+        return kExitBadInput;
     }
     return kExitOk;
 }

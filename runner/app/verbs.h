@@ -12,7 +12,14 @@ struct ComparePaths {
 };
 
 int verb_validate(const std::string& config_path);
-int verb_plan(const std::string& config_path);
+// `plan --ranks N1,N2,...`: the dispatch simulated with durations from `costs` (a
+// results.h5 of an earlier run; cost hints as seconds without one).
+struct PlanOptions {
+    std::vector<int> ranks;
+    std::string costs;
+    double overhead = 0.0;  // seconds added to every task in the simulation
+};
+int verb_plan(const std::string& config_path, const PlanOptions& options);
 int verb_compare(const ComparePaths& paths);
 // Under MPI (every rank): dispatch `tasks` noop tasks and compare with GNU parallel.
 int verb_bench_dispatch(std::size_t tasks, std::size_t command_tasks, std::size_t parallel_jobs,

@@ -1,5 +1,7 @@
 #include "exec/coordinator.h"
 
+#include "exec/dispatch_policy.h"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -117,21 +119,12 @@ void Coordinator::make_ready(std::size_t index) {
 }
 
 std::size_t Coordinator::batch_size(std::size_t group) const {
-    // Batches of cheap tasks amortise the round trip; about 5 ms of work each.
-    if (group_samples_[group] < 4) return 1;
-    const double mean = group_seconds_[group] / static_cast<double>(group_samples_[group]);
-    std::size_t b =
-        mean <= 0.0 ? 512 : static_cast<std::size_t>(std::clamp(0.005 / mean, 1.0, 512.0));
-    // Keep work for every rank near the end.
-    const std::size_t fair = ready_.size() / (2 * static_cast<std::size_t>(size_)) + 1;
-    return std::max<std::size_t>(1, std::min(b, fair));
+    return policy_batch_size({group_seconds_[group], group_samples_[group]}, ready_.size(), size_);
 }
 
 std::size_t Coordinator::target_outstanding(std::size_t group) const {
-    // Prefetch only short tasks: a queued long task would idle another rank at the end.
-    if (group_samples_[group] < 4) return 1;
-    const double mean = group_seconds_[group] / static_cast<double>(group_samples_[group]);
-    return mean < 0.05 ? 2 * batch_size(group) : 1;
+    return policy_target_outstanding({group_seconds_[group], group_samples_[group]}, ready_.size(),
+                                     size_);
 }
 
 void Coordinator::dispatch() {

@@ -1,0 +1,30 @@
+// `compatbench plan --ranks`: the coordinator's dispatch (exec/dispatch_policy.h) simulated
+// over the task graph with given task durations, for any number of ranks.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "graph/task_graph.h"
+
+namespace compatbench {
+
+struct Simulation {
+    int ranks = 0;
+    double makespan = 0.0;       // first dispatch to last task's end, seconds
+    double work = 0.0;           // summed task durations
+    double critical_path = 0.0;  // longest chain of durations through the dependencies
+};
+
+// Runs the policy: ready tasks by cost hint then index; batches and prefetch as the
+// coordinator sizes them from the durations it has seen; each rank runs its queue in order;
+// `overhead` seconds are added to every task (the round trip).
+Simulation simulate_dispatch(const TaskGraph& graph, const Config& config,
+                             const std::vector<double>& duration, int ranks, double overhead);
+
+// The longest duration-weighted dependency chain: its task indices in execution order.
+std::vector<std::size_t> duration_critical_path(const TaskGraph& graph,
+                                                const std::vector<double>& duration);
+
+}  // namespace compatbench
