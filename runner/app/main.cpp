@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <optional>
 
 #include "app/verbs.h"
 #include "config/config.h"
@@ -19,15 +20,15 @@ namespace {
 using namespace compatbench;
 
 // `run` under MPI: every rank validates the same config, so all agree on errors.
-int verb_run(const std::string& config_path, std::string out, bool resume,
-             const std::string& level) {
+int verb_run(const std::string& config_path, std::string out, bool resume, const std::string& level,
+             std::optional<std::uint64_t> seed) {
     int provided = 0;
     MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     int code = kExitOk;
     try {
-        const Config config = load_config(config_path);
+        const Config config = load_config(config_path, seed);
         const TaskGraph graph = TaskGraph::build(config);
         if (out.empty()) out = "results/" + config.name;
         RunOptions options{out, resume, level, true};
@@ -57,6 +58,9 @@ int main(int argc, char** argv) {
     run->add_option("config", config_path, "Experiment config (YAML)")->required();
     run->add_option("--out", out, "Output folder (default: results/<experiment name>)");
     run->add_flag("--resume", resume, "Continue the run in --out from its ledger");
+    std::optional<std::uint64_t> seed;
+    run->add_option("--seed", seed,
+                    "Replace the config's experiment seed (one run per seed of a job array)");
     run->add_option("--log-level", level, "trace, debug, info, warn, error")
         ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
 
@@ -77,6 +81,15 @@ int main(int argc, char** argv) {
     plan->add_option("--overhead", plan_options.overhead,
                      "Seconds added to every task in the simulation (round trip; default 0)")
         ->check(CLI::Range(0.0, 60.0));
+
+    std::vector<std::string> combine_dirs;
+    std::string combine_out;
+    auto* combine = app.add_subcommand(
+        "combine", "Mean, sd and range across runs (e.g. seeds) of every analysis statistic");
+    combine->add_option("dirs", combine_dirs, "Run folders (or results.h5 files)")
+        ->required()
+        ->check(CLI::ExistingPath);
+    combine->add_option("--out", combine_out, "Folder for combined.h5")->required();
 
     ComparePaths paths;
     auto* compare = app.add_subcommand(
@@ -153,9 +166,10 @@ int main(int argc, char** argv) {
         const int code = app.exit(e);
         return code == 0 ? 0 : kExitBadInput;
     }
-    if (run->parsed()) return verb_run(config_path, out, resume, level);
+    if (run->parsed()) return verb_run(config_path, out, resume, level, seed);
     if (validate->parsed()) return verb_validate(config_path);
     if (plan->parsed()) return verb_plan(config_path, plan_options);
+    if (combine->parsed()) return verb_combine(combine_dirs, combine_out);
     if (compare->parsed()) return verb_compare(paths);
     if (screen_cmd->parsed()) return verb_screen(screen);
     if (merge_cmd->parsed()) return verb_merge(merge_config, merge_out);

@@ -20,6 +20,8 @@ struct PlanOptions {
     double overhead = 0.0;  // seconds added to every task in the simulation
 };
 int verb_plan(const std::string& config_path, const PlanOptions& options);
+// `combine DIR... --out DIR`: the spread across runs of every analysis statistic.
+int verb_combine(const std::vector<std::string>& dirs, const std::string& out);
 int verb_compare(const ComparePaths& paths);
 // Under MPI (every rank): dispatch `tasks` noop tasks and compare with GNU parallel.
 int verb_bench_dispatch(std::size_t tasks, std::size_t command_tasks, std::size_t parallel_jobs,

@@ -258,7 +258,8 @@ nlohmann::json yaml_to_json(const YAML::Node& node) {
     }
 }
 
-Config parse_config(const std::string& text, const std::string& path) {
+Config parse_config(const std::string& text, const std::string& path,
+                    std::optional<std::uint64_t> seed) {
     YamlChecker yc(path);
     YAML::Node root;
     try {
@@ -268,6 +269,8 @@ Config parse_config(const std::string& text, const std::string& path) {
     }
     if (!root || root.IsNull()) throw ConfigError(path, "(top level)", "the config is empty");
     yc.check_map(root, "", kTopRules);
+    if (seed && root["experiment"] && root["experiment"].IsMap())
+        root["experiment"]["seed"] = std::to_string(*seed);
 
     Config c;
     c.path = path;
@@ -330,12 +333,12 @@ Config parse_config(const std::string& text, const std::string& path) {
     return c;
 }
 
-Config load_config(const std::string& path) {
+Config load_config(const std::string& path, std::optional<std::uint64_t> seed) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw ConfigError(path, "(file)", "cannot open the config file for reading");
     std::ostringstream text;
     text << in.rdbuf();
-    return parse_config(text.str(), path);
+    return parse_config(text.str(), path, seed);
 }
 
 }  // namespace compatbench

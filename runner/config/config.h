@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -78,9 +79,12 @@ struct Config {
 };
 
 // Reads and validates `path`. Throws ConfigError (one line: file:line:col: key: reason).
-Config load_config(const std::string& path);
+// `seed` replaces experiment.seed (a seed-replicate job array runs one config under several
+// seeds); the config hash then covers the seed given.
+Config load_config(const std::string& path, std::optional<std::uint64_t> seed = {});
 // Same, from text already in memory (`path` names it in errors).
-Config parse_config(const std::string& text, const std::string& path);
+Config parse_config(const std::string& text, const std::string& path,
+                    std::optional<std::uint64_t> seed = {});
 
 // YAML -> JSON with scalars as their text (used for the config hash and the ledger).
 nlohmann::json yaml_to_json(const YAML::Node& node);

@@ -47,7 +47,7 @@ std::vector<std::string> ResultsReader::tables(const std::string& group) const {
     std::set<std::string> out;
     for (const auto& n : names) {
         const std::size_t slash = n.rfind('/');
-        std::string table = group;
+        std::string table = group == "/" ? "" : group;
         if (slash != std::string::npos) {
             table += '/';
             table.append(n, 0, slash);

@@ -39,6 +39,7 @@ struct TaskContext {
     int rank;
     std::filesystem::path out_dir;
     const std::atomic<bool>& cancel;  // set when the run abandons tasks in flight
+    std::uint64_t experiment_seed;    // the config's (or --seed's): what a replicate varies
 
     const Scalar* find(const std::string& key) const;
     double real(const std::string& key, double fallback) const;

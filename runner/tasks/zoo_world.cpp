@@ -1,7 +1,8 @@
 // Task kind `zoo_world`: generates the model library's seeded world and writes its splits
 // (train, probe, flickr, coco) as safetensors under <out>/artifacts/<group>/.
 //
-//   - {name: world, kind: zoo_world, seed: 7, concepts: 64, train: 8192, probe: 2048, eval: 1000}
+//   - {name: world, kind: zoo_world, seed: 7 (default: the experiment seed), concepts: 64, train:
+//   8192, probe: 2048, eval: 1000}
 #include <fstream>
 
 #include "config/config.h"
@@ -36,7 +37,7 @@ class ZooWorldTask final : public TaskKind {
     }
     std::vector<ColumnSpec> outputs(const GroupSpec& group,
                                     const YamlChecker& checker) const override {
-        const auto spec = world_spec(group.params);
+        const auto spec = world_spec(group.params, 0);  // the seed does not matter here
         if (spec.caption_detail_dims > spec.detail_dim) {
             checker.fail(group.node, "tasks." + group.name + ".caption_detail_dims",
                          "must not exceed detail_dim (" + std::to_string(spec.detail_dim) + ")");
@@ -46,7 +47,7 @@ class ZooWorldTask final : public TaskKind {
 
   protected:
     Row run_(const TaskContext& ctx) const override {
-        const zoo::WorldSpec spec = world_spec(ctx.params);
+        const zoo::WorldSpec spec = world_spec(ctx.params, ctx.experiment_seed);
         const zoo::World world(spec);
         const ZooPaths paths{ctx.out_dir};
         const fs::path dir = paths.world_dir(ctx.group.name);
@@ -71,7 +72,8 @@ class ZooWorldTask final : public TaskKind {
     }
 
   private:
-    static zoo::WorldSpec world_spec(const std::map<std::string, Scalar>& p) {
+    static zoo::WorldSpec world_spec(const std::map<std::string, Scalar>& p,
+                                     std::uint64_t experiment_seed) {
         zoo::WorldSpec s;
         auto integer = [&](const char* key, int fallback) {
             auto it = p.find(key);
@@ -82,7 +84,10 @@ class ZooWorldTask final : public TaskKind {
             return it == p.end() ? fallback : it->second.as_double();
         };
         auto seed = p.find("seed");
-        s.seed = seed == p.end() ? 1 : static_cast<std::uint64_t>(seed->second.integer);
+        // Without a `seed` key the world follows the experiment seed, so a seed-replicate
+        // array (run --seed N) draws a new world, and with it a new model library.
+        s.seed =
+            seed == p.end() ? experiment_seed : static_cast<std::uint64_t>(seed->second.integer);
         s.concepts = integer("concepts", s.concepts);
         s.semantic_dim = integer("semantic_dim", s.semantic_dim);
         s.style_dim = integer("style_dim", s.style_dim);

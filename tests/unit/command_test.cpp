@@ -26,8 +26,8 @@ struct Fixture {
     }
     TaskOutcome run(std::size_t index, int attempt = 1) {
         const Task& t = graph.tasks()[index];
-        const TaskContext ctx{t.id,  config.groups[t.group], t.params, t.seed, attempt, 0, out,
-                              cancel};
+        const TaskContext ctx{
+            t.id, config.groups[t.group], t.params, t.seed, attempt, 0, out, cancel, config.seed};
         return config.groups[t.group].kind->run(ctx);
     }
 };
