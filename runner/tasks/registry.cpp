@@ -22,8 +22,8 @@ const TaskKind& zoo_world_task();
 
 std::span<const TaskKind* const> task_kinds() {
     static const TaskKind* const kinds[] = {
-        &align_pair_task(),  &checkpoint_set_task(),  &command_task(),      &fail_task(),
-        &feature_set_task(), &merge_pair_task(),      &kway_merge_task(),   &encoder_subset_task(),
+        &align_pair_task(),  &checkpoint_set_task(),  &command_task(),      &encoder_subset_task(),
+        &fail_task(),        &feature_set_task(),     &kway_merge_task(),   &merge_pair_task(),
         &noop_task(),        &pair_similarity_task(), &probe_knn_task(),    &sleep_task(),
         &zoo_encoder_task(), &zoo_features_task(),    &zoo_finetune_task(), &zoo_world_task(),
     };
