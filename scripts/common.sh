@@ -9,10 +9,11 @@ PACKAGES=(g++ make cmake pkg-config git procps
           openmpi-bin libopenmpi-dev libhdf5-openmpi-dev
           libeigen3-dev libyaml-cpp-dev libspdlog-dev libgtest-dev nlohmann-json3-dev
           libcli11-dev libboost-math-dev
-          parallel python3-numpy python3-scipy python3-h5py libopenblas0-pthread
+          parallel python3-numpy python3-scipy python3-h5py python3-matplotlib libopenblas0-pthread
           clang libclang-rt-14-dev)
-# The SLURM tests run a local single-node SLURM (slurm/local-cluster.sh): test.sh only.
-SLURM_PACKAGES=(slurm-wlm slurm-client munge)
+# Only the tests need these: a local single-node SLURM (slurm/local-cluster.sh) and a
+# headless browser that opens the report.
+TEST_PACKAGES=(slurm-wlm slurm-client munge chromium)
 
 install_packages() {
   local missing=() p

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job: install what is missing, build, and run the default experiment on 2 ranks
-# (the paper-shaped model library: about 70 s on 2 cores once built).
+# (the paper-shaped model library and the four studies: about 5.5 minutes on 2 cores once
+# built), then the HTML report of its results.
 #   bash scripts/main.sh [CONFIG]      (default: configs/default.yaml)
 # Running it again continues (or re-checks) the same output folder with --resume.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -13,4 +14,5 @@ OUT=results/$NAME
 resume=()
 [[ -s $OUT/ledger.jsonl ]] && resume=(--resume)
 mpirun -n 2 "$BIN" run "$CONFIG" --out "$OUT" "${resume[@]}"
-echo "results: $OUT/results.h5 (layout in README.md)"
+"$BIN" report "$OUT"
+echo "results: $OUT/results.h5 (layout in README.md); report: $OUT/report/index.html"

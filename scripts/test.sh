@@ -3,7 +3,7 @@
 # (unit, golden, mpirun -n 1/2/3, end-to-end, and the SLURM scripts on a local single-node
 # SLURM). MPI tests take a lock, so they never overlap; unit tests run beside them.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-PACKAGES+=("${SLURM_PACKAGES[@]}")
+PACKAGES+=("${TEST_PACKAGES[@]}")
 install_packages
 build
 mpi_environment

@@ -91,6 +91,14 @@ int main(int argc, char** argv) {
         ->check(CLI::ExistingPath);
     combine->add_option("--out", combine_out, "Folder for combined.h5")->required();
 
+    std::string report_dir, report_script = COMPATBENCH_SOURCE_DIR "/report/make_report.py",
+                            report_python;
+    auto* report = app.add_subcommand(
+        "report", "Figures and tables of a run as OUT_DIR/report/index.html (Python, matplotlib)");
+    report->add_option("out", report_dir, "The run's output folder")->required();
+    report->add_option("--script", report_script, "The report script (default: the source tree's)");
+    report->add_option("--python", report_python, "Python with h5py, numpy, matplotlib");
+
     ComparePaths paths;
     auto* compare = app.add_subcommand(
         "compare",
@@ -170,6 +178,7 @@ int main(int argc, char** argv) {
     if (validate->parsed()) return verb_validate(config_path);
     if (plan->parsed()) return verb_plan(config_path, plan_options);
     if (combine->parsed()) return verb_combine(combine_dirs, combine_out);
+    if (report->parsed()) return verb_report(report_dir, report_script, report_python);
     if (compare->parsed()) return verb_compare(paths);
     if (screen_cmd->parsed()) return verb_screen(screen);
     if (merge_cmd->parsed()) return verb_merge(merge_config, merge_out);
