@@ -344,13 +344,17 @@ def encoders_section(rep, f):
     rk = table(f, a + "rankings")
     if rk is not None:
         idx = np.arange(len(rk["encoder"]))
-        axes[2].bar(idx - 0.2, rk["tr_loo_rank"], 0.4, label="TR (leave-one-out)")
-        axes[2].bar(idx + 0.2, rk["im_loo_rank"], 0.4, label="IM (leave-one-out)")
+        for off, col, rank, label in ((-0.2, "tr_loo_drop", "tr_loo_rank", "TR: retrained without it"),
+                                      (0.2, "im_loo_drop", "im_loo_rank", "IM: masked at inference")):
+            bars = axes[2].bar(idx + off, rk[col], 0.4, label=label)
+            for b, r in zip(bars, rk[rank]):
+                axes[2].annotate(f"#{r}", (b.get_x() + b.get_width() / 2, b.get_height()),
+                                 ha="center", va="bottom", fontsize=7)
         axes[2].set_xticks(idx, rk["encoder"], fontsize=7, rotation=20)
-        axes[2].set_ylabel("rank (1 = most needed)")
-        axes[2].invert_yaxis()
+        axes[2].set_ylabel("score drop when left out")
+        axes[2].axhline(0, color="k", lw=0.8)
         axes[2].legend(fontsize=7)
-        axes[2].set_title("TR vs IM ranking")
+        axes[2].set_title("TR vs IM: leave-one-out drop (#rank)")
     rep.figure(fig, "Encoder roles: subsets by size, Capacity–Necessity, TR vs IM")
     er = table(f, a + "erank")
     if er is not None:
