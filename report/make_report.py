@@ -264,16 +264,29 @@ def prism_section(rep, f):
     axes[0].legend(fontsize=6)
     axes[0].set_title("accuracy vs coefficient per operator")
     merges = table(f, "/prism/merges")
-    scr = table(f, "/prism/analysis/screening_retention") or table(f, "/prism/analysis/screening")
+    # The screening split that has both kinds of merges: destructive, else low retention.
+    scr = None
+    for name in ("screening", "screening_retention"):
+        t = table(f, "/prism/analysis/" + name)
+        if t is not None and "screen_score" in list(t["score"]):
+            i = list(t["score"]).index("screen_score")
+            if 0 < t["positives"][i] < t["n"][i]:
+                scr, scr_name = t, name
+                break
     if merges is not None:
         ta = merges["method"] == "task_arithmetic"
         axes[1].scatter(merges["screen_score"][ta], merges["merged_mean"][ta], s=8,
                         c=merges["k"][ta], cmap="viridis")
+        x = merges["screen_score"][ta]
         if scr is not None:
-            i = list(scr["score"]).index("screen_score") if "screen_score" in list(scr["score"]) else 0
-            axes[1].axvline(scr["best_threshold"][i], color="r", lw=1,
-                            label=f"best threshold {scr['best_threshold'][i]:.3g}")
-            axes[1].legend(fontsize=7)
+            i = list(scr["score"]).index("screen_score")
+            thr = scr["best_threshold"][i]
+            label = f"best threshold {thr:.3g} ({scr_name}, AUROC {scr['auroc'][i]:.2f})"
+            if x.min() <= thr <= x.max():
+                axes[1].axvline(thr, color="r", lw=1, label=label)
+            else:
+                axes[1].plot([], [], " ", label=label + ": outside the scores")
+            axes[1].legend(fontsize=6)
         axes[1].set_xlabel("screening score c·√(Ī/K)")
         axes[1].set_ylabel("merged mean accuracy")
         axes[1].set_title("screening score vs merged accuracy (TA; colour K)", fontsize=9)
