@@ -157,7 +157,6 @@ class KwayMergeTask final : public TaskKind {
             for (int step : steps) {
                 for (int k : ks) {
                     if (static_cast<std::size_t>(k) > order.size()) {
-                        if (&bb != &backbones.front()) continue;
                         yc.fail(group.node["k"], base + ".k",
                                 "K = " + std::to_string(k) + " but backbone '" + bb.backbone +
                                     "' has " + std::to_string(order.size()) + " fine-tunes");
