@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +33,20 @@ struct TableData {
         values.emplace_back();
     }
     std::size_t rows() const { return values.empty() ? 0 : values.front().size(); }
+    // A table with these columns and no rows yet.
+    static TableData make(std::string path, const std::vector<ColumnSpec>& columns) {
+        TableData t;
+        t.path = std::move(path);
+        for (const auto& c : columns) t.add_column(c);
+        return t;
+    }
+    // One value per column, in column order.
+    void add_row(std::vector<Value> row) {
+        if (row.size() != columns.size())
+            throw std::logic_error("table " + path + ": a row of " + std::to_string(row.size()) +
+                                   " values for " + std::to_string(columns.size()) + " columns");
+        for (std::size_t c = 0; c < row.size(); ++c) values[c].push_back(std::move(row[c]));
+    }
 };
 
 // Where a table of `study` is written: /<study>/analysis/<path>, or `path` when absolute.

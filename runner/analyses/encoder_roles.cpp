@@ -61,17 +61,6 @@ std::vector<std::int64_t> ranks_desc(const std::vector<double>& v) {
     return r;
 }
 
-TableData table(const std::string& path, std::vector<ColumnSpec> cols) {
-    TableData t;
-    t.path = path;
-    for (auto& c : cols) t.add_column(std::move(c));
-    return t;
-}
-
-void push(TableData& t, std::vector<Value> row) {
-    for (std::size_t c = 0; c < row.size(); ++c) t.values[c].push_back(std::move(row[c]));
-}
-
 ColumnSpec f64(const std::string& n) { return {n, ColumnType::f64, 0}; }
 ColumnSpec i64(const std::string& n) { return {n, ColumnType::i64, 0}; }
 ColumnSpec str(const std::string& n) { return {n, ColumnType::str, 0}; }
@@ -167,16 +156,17 @@ class EncoderRolesAnalysis final : public AnalysisKind {
             if (!s.tr.count(m)) note("subset " + std::to_string(m) + " has no finished task");
 
         // Capacity and Necessity, overall and per category.
-        TableData cn = table("capacity_necessity",
-                             {str("encoder"), str("category"), f64("capacity"), f64("necessity"),
-                              f64("singleton"), f64("leave_one_out"), f64("full")});
+        TableData cn =
+            TableData::make("capacity_necessity",
+                            {str("encoder"), str("category"), f64("capacity"), f64("necessity"),
+                             f64("singleton"), f64("leave_one_out"), f64("full")});
         std::vector<double> capacity(n), necessity(n);
         std::vector<std::map<std::string, double>> cat_necessity(n);
         for (std::size_t e = 0; e < n; ++e) {
             const auto add = [&](const std::string& cat, const std::map<unsigned, double>& m) {
                 const double one = s.at(m, s.bit(e)), loo = s.at(m, s.full & ~s.bit(e)),
                              full = s.at(m, s.full);
-                push(cn, {s.encoders[e], cat, one / full, full - loo, one, loo, full});
+                cn.add_row({s.encoders[e], cat, one / full, full - loo, one, loo, full});
                 return std::pair{one / full, full - loo};
             };
             std::tie(capacity[e], necessity[e]) = add("overall", s.tr);
@@ -185,11 +175,11 @@ class EncoderRolesAnalysis final : public AnalysisKind {
         out.push_back(cn);
 
         // Rankings under TR and IM, and the contribution's variance across contexts.
-        TableData rk =
-            table("rankings", {str("encoder"), f64("tr_singleton"), i64("tr_singleton_rank"),
-                               f64("tr_loo_drop"), i64("tr_loo_rank"), f64("im_singleton"),
-                               i64("im_singleton_rank"), f64("im_loo_drop"), i64("im_loo_rank"),
-                               f64("tr_context_var"), f64("im_context_var"), i64("contexts")});
+        TableData rk = TableData::make(
+            "rankings",
+            {str("encoder"), f64("tr_singleton"), i64("tr_singleton_rank"), f64("tr_loo_drop"),
+             i64("tr_loo_rank"), f64("im_singleton"), i64("im_singleton_rank"), f64("im_loo_drop"),
+             i64("im_loo_rank"), f64("tr_context_var"), f64("im_context_var"), i64("contexts")});
         std::vector<double> tr1(n), trl(n), im1(n), iml(n);
         for (std::size_t e = 0; e < n; ++e) {
             tr1[e] = s.at(s.tr, s.bit(e));
@@ -214,14 +204,15 @@ class EncoderRolesAnalysis final : public AnalysisKind {
                 for (double x : v) t += (x - m) * (x - m);
                 return t / static_cast<double>(v.size() - 1);
             };
-            push(rk, {s.encoders[e], tr1[e], r_tr1[e], trl[e], r_trl[e], im1[e], r_im1[e], iml[e],
-                      r_iml[e], var(ctr), var(cim), static_cast<std::int64_t>(ctr.size())});
+            rk.add_row({s.encoders[e], tr1[e], r_tr1[e], trl[e], r_trl[e], im1[e], r_im1[e], iml[e],
+                        r_iml[e], var(ctr), var(cim), static_cast<std::int64_t>(ctr.size())});
         }
         out.push_back(rk);
 
-        TableData ag = table("ranking_agreement",
-                             {str("ranking"), i64("n"), f64("spearman"), f64("spearman_p"),
-                              f64("kendall"), f64("kendall_p"), str("tr_first"), str("im_first")});
+        TableData ag =
+            TableData::make("ranking_agreement",
+                            {str("ranking"), i64("n"), f64("spearman"), f64("spearman_p"),
+                             f64("kendall"), f64("kendall_p"), str("tr_first"), str("im_first")});
         const auto agree = [&](const char* label, const std::vector<double>& a,
                                const std::vector<double>& b, const std::vector<std::int64_t>& ra,
                                const std::vector<std::int64_t>& rb) {
@@ -233,17 +224,18 @@ class EncoderRolesAnalysis final : public AnalysisKind {
                     if (r[e] == 1) return s.encoders[e];
                 return std::string();
             };
-            push(ag, {std::string(label), static_cast<std::int64_t>(n), sp.r, sp.p, kd.r, kd.p,
-                      first(ra), first(rb)});
+            ag.add_row({std::string(label), static_cast<std::int64_t>(n), sp.r, sp.p, kd.r, kd.p,
+                        first(ra), first(rb)});
         };
         agree("singleton", tr1, im1, r_tr1, r_im1);
         agree("leave_one_out", trl, iml, r_trl, r_iml);
         out.push_back(ag);
 
         // Best subset per size.
-        TableData bs = table("by_size", {i64("size"), i64("subsets"), str("best"),
-                                         f64("best_score"), f64("best_sd"), f64("fraction_of_full"),
-                                         f64("mean_score"), str("im_best"), f64("im_best_score")});
+        TableData bs =
+            TableData::make("by_size", {i64("size"), i64("subsets"), str("best"), f64("best_score"),
+                                        f64("best_sd"), f64("fraction_of_full"), f64("mean_score"),
+                                        str("im_best"), f64("im_best_score")});
         const auto best_of = [&](const std::map<unsigned, double>& m, int size) {
             unsigned best = 0;
             for (unsigned u = 1; u <= s.full; ++u)
@@ -257,16 +249,16 @@ class EncoderRolesAnalysis final : public AnalysisKind {
             std::int64_t count = 0;
             for (unsigned u = 1; u <= s.full; ++u)
                 if (std::popcount(u) == size && s.tr.count(u)) total += s.tr.at(u), ++count;
-            push(bs,
-                 {static_cast<std::int64_t>(size), count, s.names(b), s.at(s.tr, b), s.at(s.sd, b),
-                  s.at(s.tr, b) / s.at(s.tr, s.full),
-                  count ? total / static_cast<double>(count) : kNaN, s.names(bi), s.at(s.im, bi)});
+            bs.add_row({static_cast<std::int64_t>(size), count, s.names(b), s.at(s.tr, b),
+                        s.at(s.sd, b), s.at(s.tr, b) / s.at(s.tr, s.full),
+                        count ? total / static_cast<double>(count) : kNaN, s.names(bi),
+                        s.at(s.im, bi)});
         }
         out.push_back(bs);
 
         // The best pair against the two highest-Capacity encoders.
         if (n >= 2) {
-            TableData bp = table(
+            TableData bp = TableData::make(
                 "best_pair", {str("pair"), str("chosen_by"), f64("score"), str("better_singleton"),
                               f64("singleton_score"), f64("gap_closed")});
             const auto cap_rank = ranks_desc(capacity);
@@ -279,9 +271,9 @@ class EncoderRolesAnalysis final : public AnalysisKind {
                 for (std::size_t e = 0; e < n; ++e)
                     if ((pair & s.bit(e)) && (one == n || tr1[e] > tr1[one])) one = e;
                 const double sp = s.at(s.tr, pair), s1 = one < n ? tr1[one] : kNaN;
-                push(bp, {s.names(pair), std::string(label), sp,
-                          one < n ? s.encoders[one] : std::string(), s1,
-                          (sp - s1) / (s.at(s.tr, s.full) - s1)});
+                bp.add_row({s.names(pair), std::string(label), sp,
+                            one < n ? s.encoders[one] : std::string(), s1,
+                            (sp - s1) / (s.at(s.tr, s.full) - s1)});
             }
             out.push_back(bp);
         }
@@ -290,7 +282,7 @@ class EncoderRolesAnalysis final : public AnalysisKind {
         std::vector<ColumnSpec> sc = {str("category")};
         for (std::size_t z = 1; z <= n; ++z) sc.push_back(f64("best_size" + std::to_string(z)));
         sc.push_back(i64("saturation_size"));
-        TableData sat = table("saturation", sc);
+        TableData sat = TableData::make("saturation", sc);
         std::vector<std::pair<std::string, const std::map<unsigned, double>*>> series = {
             {"average", &s.tr}};
         for (const auto& c : s.categories) series.emplace_back(c, &s.cat.at(c));
@@ -305,7 +297,7 @@ class EncoderRolesAnalysis final : public AnalysisKind {
                 if (at == 0 && best[z] >= top - tolerance) at = static_cast<std::int64_t>(z + 1);
             for (double b : best) row.emplace_back(b);
             row.emplace_back(at);
-            push(sat, row);
+            sat.add_row(row);
         }
         out.push_back(sat);
 
@@ -314,7 +306,7 @@ class EncoderRolesAnalysis final : public AnalysisKind {
                                       f64("singleton_score")};
         for (std::size_t z = 1; z <= n; ++z)
             ec.push_back(f64("mean_erank_size" + std::to_string(z)));
-        TableData er = table("erank", ec);
+        TableData er = TableData::make("erank", ec);
         std::vector<double> single_erank(n);
         for (std::size_t e = 0; e < n; ++e) {
             single_erank[e] = s.erank.count(s.bit(e)) ? s.erank.at(s.bit(e))[e] : kNaN;
@@ -327,12 +319,13 @@ class EncoderRolesAnalysis final : public AnalysisKind {
                         t += v[e], ++c;
                 row.emplace_back(c ? t / c : kNaN);
             }
-            push(er, row);
+            er.add_row(row);
         }
         out.push_back(er);
 
-        TableData ep = table("erank_pairs", {str("encoder"), str("partner"), f64("erank_alone"),
-                                             f64("erank_in_pair"), f64("delta_rank")});
+        TableData ep =
+            TableData::make("erank_pairs", {str("encoder"), str("partner"), f64("erank_alone"),
+                                            f64("erank_in_pair"), f64("delta_rank")});
         std::vector<std::vector<double>> delta(n, std::vector<double>(n, kNaN));
         for (std::size_t e = 0; e < n; ++e)
             for (std::size_t q = 0; q < n; ++q) {
@@ -340,16 +333,17 @@ class EncoderRolesAnalysis final : public AnalysisKind {
                 const unsigned pair = s.bit(e) | s.bit(q);
                 const double in_pair = s.erank.count(pair) ? s.erank.at(pair)[e] : kNaN;
                 delta[e][q] = in_pair - single_erank[e];
-                push(ep, {s.encoders[e], s.encoders[q], single_erank[e], in_pair, delta[e][q]});
+                ep.add_row({s.encoders[e], s.encoders[q], single_erank[e], in_pair, delta[e][q]});
             }
         ep.print = false;
         out.push_back(ep);
 
-        TableData es = table("erank_summary", {str("statistic"), i64("n"), f64("r"), f64("p")});
+        TableData es =
+            TableData::make("erank_summary", {str("statistic"), i64("n"), f64("r"), f64("p")});
         {
             const auto sp = stats::spearman(single_erank, tr1);
-            push(es, {std::string("spearman(singleton erank, singleton score)"),
-                      static_cast<std::int64_t>(sp.n), sp.r, sp.p});
+            es.add_row({std::string("spearman(singleton erank, singleton score)"),
+                        static_cast<std::int64_t>(sp.n), sp.r, sp.p});
             // Residual of the score after a least-squares line on parameter count.
             std::vector<double> p, y, me;
             for (const auto& [u, v] : s.tr) {
@@ -374,13 +368,13 @@ class EncoderRolesAnalysis final : public AnalysisKind {
                 resid.push_back(y[i] - my - slope * (p[i] - mp));
             const auto pr = stats::pearson(resid, me);
             if (!pr.ok()) note("residual vs erank: " + pr.reason);
-            push(es, {std::string("pearson(score residual after params, mean erank)"),
-                      static_cast<std::int64_t>(pr.n), pr.r, pr.p});
+            es.add_row({std::string("pearson(score residual after params, mean erank)"),
+                        static_cast<std::int64_t>(pr.n), pr.r, pr.p});
         }
         out.push_back(es);
 
         // Taxonomy (methods.md §4).
-        TableData tx = table(
+        TableData tx = TableData::make(
             "taxonomy", {str("encoder"), f64("capacity"), f64("necessity"), f64("capacity_median"),
                          f64("necessity_median"), str("top_category"), f64("top_category_share"),
                          f64("delta_rank_with_core"), str("role")});
@@ -408,8 +402,8 @@ class EncoderRolesAnalysis final : public AnalysisKind {
                 role = "specialist";
             else if (necessity[e] < nmed && dcore > 0)
                 role = "adaptive complement";
-            push(tx, {s.encoders[e], capacity[e], necessity[e], cmed, nmed, top_cat, share, dcore,
-                      role});
+            tx.add_row({s.encoders[e], capacity[e], necessity[e], cmed, nmed, top_cat, share, dcore,
+                        role});
         }
         out.push_back(tx);
         return out;

@@ -75,18 +75,6 @@ struct Merges {
     std::size_t size() const { return backbone.size(); }
 };
 
-TableData table(const std::string& path, const std::vector<ColumnSpec>& cols) {
-    TableData t;
-    t.path = path;
-    for (const auto& c : cols) t.add_column(c);
-    return t;
-}
-
-void push(TableData& t, std::initializer_list<Value> row) {
-    std::size_t c = 0;
-    for (const auto& v : row) t.values[c++].push_back(v);
-}
-
 class PrismAnalysis final : public AnalysisKind {
   public:
     std::string_view name() const override { return "prism"; }
@@ -138,85 +126,86 @@ class PrismAnalysis final : public AnalysisKind {
         };
         std::vector<TableData> out;
 
-        TableData ops = table("operators", {{"method", ColumnType::str, 0},
-                                            {"coef", ColumnType::f64, 0},
-                                            {"n", ColumnType::i64, 0},
-                                            {"merged_mean", ColumnType::f64, 0},
-                                            {"merged_sd", ColumnType::f64, 0},
-                                            {"base_mean", ColumnType::f64, 0},
-                                            {"retention", ColumnType::f64, 0},
-                                            {"destructive", ColumnType::f64, 0},
-                                            {"update_pct", ColumnType::f64, 0},
-                                            {"keep_fraction", ColumnType::f64, 0}});
+        TableData ops = TableData::make("operators", {{"method", ColumnType::str, 0},
+                                                      {"coef", ColumnType::f64, 0},
+                                                      {"n", ColumnType::i64, 0},
+                                                      {"merged_mean", ColumnType::f64, 0},
+                                                      {"merged_sd", ColumnType::f64, 0},
+                                                      {"base_mean", ColumnType::f64, 0},
+                                                      {"retention", ColumnType::f64, 0},
+                                                      {"destructive", ColumnType::f64, 0},
+                                                      {"update_pct", ColumnType::f64, 0},
+                                                      {"keep_fraction", ColumnType::f64, 0}});
         for (const auto& [key, rows] :
              grouped([&](std::size_t i) { return main_kappa(i); },
                      [&](std::size_t i) {
                          return Key{method_rank(m.method[i]), coef[i], ""};
                      })) {
-            push(ops, {kMethodOrder[std::get<0>(key)], std::get<1>(key),
-                       static_cast<std::int64_t>(rows.size()), mean_of(m["merged_mean"], rows),
-                       sd_of(m["merged_mean"], rows), mean_of(m["base_mean"], rows),
-                       mean_of(m["retention"], rows), mean_of(m["destructive"], rows),
-                       mean_of(m["update_pct"], rows), mean_of(m["keep_fraction"], rows)});
+            ops.add_row({kMethodOrder[std::get<0>(key)], std::get<1>(key),
+                         static_cast<std::int64_t>(rows.size()), mean_of(m["merged_mean"], rows),
+                         sd_of(m["merged_mean"], rows), mean_of(m["base_mean"], rows),
+                         mean_of(m["retention"], rows), mean_of(m["destructive"], rows),
+                         mean_of(m["update_pct"], rows), mean_of(m["keep_fraction"], rows)});
         }
         out.push_back(ops);
 
-        TableData byk = table("by_k", {{"method", ColumnType::str, 0},
-                                       {"k", ColumnType::i64, 0},
-                                       {"n", ColumnType::i64, 0},
-                                       {"merged_mean", ColumnType::f64, 0},
-                                       {"base_mean", ColumnType::f64, 0},
-                                       {"retention", ColumnType::f64, 0},
-                                       {"destructive", ColumnType::f64, 0},
-                                       {"interference", ColumnType::f64, 0},
-                                       {"screen_score", ColumnType::f64, 0}});
+        TableData byk = TableData::make("by_k", {{"method", ColumnType::str, 0},
+                                                 {"k", ColumnType::i64, 0},
+                                                 {"n", ColumnType::i64, 0},
+                                                 {"merged_mean", ColumnType::f64, 0},
+                                                 {"base_mean", ColumnType::f64, 0},
+                                                 {"retention", ColumnType::f64, 0},
+                                                 {"destructive", ColumnType::f64, 0},
+                                                 {"interference", ColumnType::f64, 0},
+                                                 {"screen_score", ColumnType::f64, 0}});
         const auto& kcol = m["k"];
         for (const auto& [key, rows] :
              grouped([&](std::size_t i) { return main_kappa(i) && close(coef[i], coef_at); },
                      [&](std::size_t i) {
                          return Key{method_rank(m.method[i]), kcol[i], ""};
                      })) {
-            push(byk, {kMethodOrder[std::get<0>(key)], static_cast<std::int64_t>(std::get<1>(key)),
-                       static_cast<std::int64_t>(rows.size()), mean_of(m["merged_mean"], rows),
-                       mean_of(m["base_mean"], rows), mean_of(m["retention"], rows),
-                       mean_of(m["destructive"], rows), mean_of(m["interference"], rows),
-                       mean_of(m["screen_score"], rows)});
+            byk.add_row({kMethodOrder[std::get<0>(key)],
+                         static_cast<std::int64_t>(std::get<1>(key)),
+                         static_cast<std::int64_t>(rows.size()), mean_of(m["merged_mean"], rows),
+                         mean_of(m["base_mean"], rows), mean_of(m["retention"], rows),
+                         mean_of(m["destructive"], rows), mean_of(m["interference"], rows),
+                         mean_of(m["screen_score"], rows)});
         }
         if (byk.rows() == 0) note("by_k: no merge at coef " + std::to_string(coef_at));
         out.push_back(byk);
 
-        TableData kap = table("kappa", {{"method", ColumnType::str, 0},
-                                        {"kappa", ColumnType::f64, 0},
-                                        {"n", ColumnType::i64, 0},
-                                        {"merged_mean", ColumnType::f64, 0},
-                                        {"retention", ColumnType::f64, 0},
-                                        {"destructive", ColumnType::f64, 0},
-                                        {"update_pct", ColumnType::f64, 0},
-                                        {"keep_fraction", ColumnType::f64, 0},
-                                        {"lambda_mean", ColumnType::f64, 0}});
+        TableData kap = TableData::make("kappa", {{"method", ColumnType::str, 0},
+                                                  {"kappa", ColumnType::f64, 0},
+                                                  {"n", ColumnType::i64, 0},
+                                                  {"merged_mean", ColumnType::f64, 0},
+                                                  {"retention", ColumnType::f64, 0},
+                                                  {"destructive", ColumnType::f64, 0},
+                                                  {"update_pct", ColumnType::f64, 0},
+                                                  {"keep_fraction", ColumnType::f64, 0},
+                                                  {"lambda_mean", ColumnType::f64, 0}});
         for (const auto& [key, rows] :
              grouped([&](std::size_t i) { return kappa[i] > 0 && close(coef[i], kappa_coef); },
                      [&](std::size_t i) {
                          return Key{method_rank(m.method[i]), kappa[i], ""};
                      })) {
-            push(kap, {kMethodOrder[std::get<0>(key)], std::get<1>(key),
-                       static_cast<std::int64_t>(rows.size()), mean_of(m["merged_mean"], rows),
-                       mean_of(m["retention"], rows), mean_of(m["destructive"], rows),
-                       mean_of(m["update_pct"], rows), mean_of(m["keep_fraction"], rows),
-                       mean_of(m["lambda_mean"], rows)});
+            kap.add_row({kMethodOrder[std::get<0>(key)], std::get<1>(key),
+                         static_cast<std::int64_t>(rows.size()), mean_of(m["merged_mean"], rows),
+                         mean_of(m["retention"], rows), mean_of(m["destructive"], rows),
+                         mean_of(m["update_pct"], rows), mean_of(m["keep_fraction"], rows),
+                         mean_of(m["lambda_mean"], rows)});
         }
         out.push_back(kap);
 
         // Paired ablations: the same backbone, step, K and c (κ = 1 for the PRISM family).
-        TableData abl = table("ablation", {{"a", ColumnType::str, 0},
-                                           {"b", ColumnType::str, 0},
-                                           {"n", ColumnType::i64, 0},
-                                           {"mean_diff", ColumnType::f64, 0},
-                                           {"sd_diff", ColumnType::f64, 0},
-                                           {"wins", ColumnType::i64, 0},
-                                           {"losses", ColumnType::i64, 0},
-                                           {"ties", ColumnType::i64, 0},
-                                           {"sign_p", ColumnType::f64, 0}});
+        TableData abl = TableData::make("ablation", {{"a", ColumnType::str, 0},
+                                                     {"b", ColumnType::str, 0},
+                                                     {"n", ColumnType::i64, 0},
+                                                     {"mean_diff", ColumnType::f64, 0},
+                                                     {"sd_diff", ColumnType::f64, 0},
+                                                     {"wins", ColumnType::i64, 0},
+                                                     {"losses", ColumnType::i64, 0},
+                                                     {"ties", ColumnType::i64, 0},
+                                                     {"sign_p", ColumnType::f64, 0}});
         std::map<std::tuple<std::string, double, double, double, std::string>, std::size_t> at;
         for (std::size_t i = 0; i < m.size(); ++i)
             if (main_kappa(i)) at[{m.backbone[i], m["step"][i], kcol[i], coef[i], m.method[i]}] = i;
@@ -239,8 +228,8 @@ class PrismAnalysis final : public AnalysisKind {
             std::vector<std::size_t> all(d.size());
             for (std::size_t i = 0; i < d.size(); ++i) all[i] = i;
             const auto s = stats::sign_test(d);
-            push(abl, {std::string(a), std::string(b), static_cast<std::int64_t>(d.size()),
-                       mean_of(d, all), sd_of(d, all), s.wins, s.losses, s.ties, s.p});
+            abl.add_row({std::string(a), std::string(b), static_cast<std::int64_t>(d.size()),
+                         mean_of(d, all), sd_of(d, all), s.wins, s.losses, s.ties, s.p});
         }
         out.push_back(abl);
 
@@ -252,18 +241,18 @@ class PrismAnalysis final : public AnalysisKind {
   private:
     static TableData drift_table(const AnalysisInput& in, const AnalysisNote& note) {
         const Merges d(in);
-        TableData t = table("drift", {{"backbone", ColumnType::str, 0},
-                                      {"members", ColumnType::str, 0},
-                                      {"n", ColumnType::i64, 0},
-                                      {"exponent", ColumnType::f64, 0},
-                                      {"prefactor", ColumnType::f64, 0},
-                                      {"r2", ColumnType::f64, 0},
-                                      {"first_step", ColumnType::i64, 0},
-                                      {"last_step", ColumnType::i64, 0},
-                                      {"first_score", ColumnType::f64, 0},
-                                      {"last_score", ColumnType::f64, 0},
-                                      {"last_merged_mean", ColumnType::f64, 0},
-                                      {"last_destructive", ColumnType::i64, 0}});
+        TableData t = TableData::make("drift", {{"backbone", ColumnType::str, 0},
+                                                {"members", ColumnType::str, 0},
+                                                {"n", ColumnType::i64, 0},
+                                                {"exponent", ColumnType::f64, 0},
+                                                {"prefactor", ColumnType::f64, 0},
+                                                {"r2", ColumnType::f64, 0},
+                                                {"first_step", ColumnType::i64, 0},
+                                                {"last_step", ColumnType::i64, 0},
+                                                {"first_score", ColumnType::f64, 0},
+                                                {"last_score", ColumnType::f64, 0},
+                                                {"last_merged_mean", ColumnType::f64, 0},
+                                                {"last_destructive", ColumnType::i64, 0}});
         std::map<std::pair<std::string, std::string>, std::vector<std::size_t>> by;
         std::vector<std::size_t> everything;
         for (std::size_t i = 0; i < d.size(); ++i) {
@@ -289,10 +278,10 @@ class PrismAnalysis final : public AnalysisKind {
             }
             std::int64_t destructive = 0;
             for (std::size_t i : at1) destructive += d["destructive"][i] != 0.0;
-            push(t,
-                 {bb, members, static_cast<std::int64_t>(f.n), f.exponent, f.prefactor, f.r2,
-                  static_cast<std::int64_t>(s0), static_cast<std::int64_t>(s1), mean_of(score, at0),
-                  mean_of(score, at1), mean_of(d["merged_mean"], at1), destructive});
+            t.add_row({bb, members, static_cast<std::int64_t>(f.n), f.exponent, f.prefactor, f.r2,
+                       static_cast<std::int64_t>(s0), static_cast<std::int64_t>(s1),
+                       mean_of(score, at0), mean_of(score, at1), mean_of(d["merged_mean"], at1),
+                       destructive});
         };
         for (const auto& [key, rows] : by) add(key.first, key.second, rows);
         if (by.size() > 1) add("all", "", everything);

@@ -108,21 +108,17 @@ class ScreeningAnalysis final : public AnalysisKind {
         for (const char* c : {"hits", "tp", "fp", "tn", "fn"})
             pre.add_column({c, ColumnType::i64, 0});
         pre.add_column({"accuracy", ColumnType::f64, 0});
-        const auto push = [](TableData& t, std::initializer_list<Value> row) {
-            std::size_t c = 0;
-            for (const auto& v : row) t.values[c++].push_back(v);
-        };
         for (const auto& name : scores) {
             const auto s = pick(input.numbers(name));
             const std::span<const std::uint8_t> pos(positive);
             const auto best = compass::best_threshold(s, pos);
             const double auc = compass::auroc(s, pos);
             if (std::isnan(auc)) note(name + ": AUROC needs destructive and harmless merges");
-            push(all, {name, static_cast<std::int64_t>(s.size()),
-                       static_cast<std::int64_t>(
-                           std::count(positive.begin(), positive.end(), std::uint8_t{1})),
-                       auc, best.threshold, best.youden, best.counts.tp, best.counts.fp,
-                       best.counts.tn, best.counts.fn});
+            all.add_row({name, static_cast<std::int64_t>(s.size()),
+                         static_cast<std::int64_t>(
+                             std::count(positive.begin(), positive.end(), std::uint8_t{1})),
+                         auc, best.threshold, best.youden, best.counts.tp, best.counts.fp,
+                         best.counts.tn, best.counts.fn});
             std::vector<double> fs, ts;
             std::vector<std::uint8_t> fp, tp;
             for (std::size_t i = 0; i < s.size(); ++i) {
@@ -133,11 +129,11 @@ class ScreeningAnalysis final : public AnalysisKind {
             const auto fitted = compass::best_threshold(fs, fp);
             const auto c = compass::confusion(ts, tp, fitted.threshold);
             const std::int64_t hits = c.tp + c.tn;
-            push(pre,
-                 {name, static_cast<std::int64_t>(fs.size()), static_cast<std::int64_t>(ts.size()),
-                  fitted.threshold, hits, c.tp, c.fp, c.tn, c.fn,
-                  ts.empty() ? std::numeric_limits<double>::quiet_NaN()
-                             : static_cast<double>(hits) / static_cast<double>(ts.size())});
+            pre.add_row({name, static_cast<std::int64_t>(fs.size()),
+                         static_cast<std::int64_t>(ts.size()), fitted.threshold, hits, c.tp, c.fp,
+                         c.tn, c.fn,
+                         ts.empty() ? std::numeric_limits<double>::quiet_NaN()
+                                    : static_cast<double>(hits) / static_cast<double>(ts.size())});
         }
         return {all, pre};
     }
