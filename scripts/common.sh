@@ -1,8 +1,21 @@
 # Shared by scripts/main.sh and scripts/test.sh: install the distribution packages that
-# are missing, then configure and build the Release preset.
+# are missing, then configure and build the Release preset. Each phase is a named step; when
+# one fails, the script says which before it exits.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
+
+STEP="start"
+step() {
+  STEP=$1
+  echo "== ${0##*/}: $STEP"
+}
+report_failed_step() {
+  local code=$?
+  ((code == 0)) || echo "${0##*/}: failed at step '$STEP' (exit code $code)" >&2
+  exit "$code"
+}
+trap report_failed_step EXIT
 
 # Everything compatbench builds, runs and tests with, from Debian's packages.
 PACKAGES=(g++ make cmake pkg-config git procps
@@ -16,6 +29,7 @@ PACKAGES=(g++ make cmake pkg-config git procps
 TEST_PACKAGES=(slurm-wlm slurm-client munge chromium)
 
 install_packages() {
+  step "install missing Debian packages"
   local missing=() p
   for p in "${PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -38,8 +52,14 @@ install_packages() {
   return 0
 }
 
+# The Release preset. Warnings are errors only in CI (CI=true): a user's build never fails
+# on a compiler warning.
 build() {
-  cmake --preset release
+  local werror=OFF
+  [[ ${CI:-} == true ]] && werror=ON
+  step "configure (release preset, warnings as errors: $werror)"
+  cmake --preset release -DCOMPATBENCH_WERROR=$werror
+  step "build (release preset)"
   cmake --build --preset release -j "$(nproc)"
 }
 

@@ -9,10 +9,13 @@ CONFIG=${1:-configs/default.yaml}
 install_packages
 build
 mpi_environment
+step "validate $CONFIG"
 NAME=$("$BIN" validate "$CONFIG" | sed -n "s/.*experiment '\([^']*\)'.*/\1/p")
 OUT=results/$NAME
 resume=()
 [[ -s $OUT/ledger.jsonl ]] && resume=(--resume)
+step "run $CONFIG on 2 ranks"
 mpirun -n 2 "$BIN" run "$CONFIG" --out "$OUT" "${resume[@]}"
+step "report"
 "$BIN" report "$OUT"
 echo "results: $OUT/results.h5 (layout in README.md); report: $OUT/report/index.html"

@@ -2,9 +2,20 @@
 # The whole test suite: install what is missing, build, run every test through ctest
 # (unit, golden, mpirun -n 1/2/3, end-to-end, and the SLURM scripts on a local single-node
 # SLURM). MPI tests take a lock, so they never overlap; unit tests run beside them.
+# In CI (CI=true) the build treats warnings as errors, and after the tests the project's
+# code is compile-checked, warnings as errors, for the instruction sets users have
+# (scripts/check-isa.sh).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 PACKAGES+=("${TEST_PACKAGES[@]}")
 install_packages
 build
 mpi_environment
-ctest --test-dir build/release --output-on-failure -j 2
+step "test suite (ctest)"
+tests=0
+ctest --test-dir build/release --output-on-failure -j 2 || tests=$?
+if [[ ${CI:-} == true ]]; then
+  step "compile checks for x86-64, x86-64-v3, x86-64-v4"
+  bash scripts/check-isa.sh
+fi
+step "test suite (ctest) result"
+exit "$tests"

@@ -1,11 +1,11 @@
 // `compatbench bench memory`: this machine's single-core memory read bandwidth (a vectorised
 // sum over a buffer much larger than the caches), the yardstick of `screen`'s throughput.
-#include <Eigen/Core>
 #include <chrono>
 #include <cstdio>
 #include <vector>
 
 #include "app/verbs.h"
+#include "common/eigen.h"
 #include "exec/signals.h"
 
 namespace compatbench {

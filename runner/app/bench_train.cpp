@@ -1,11 +1,11 @@
 // `compatbench bench train`: GFLOP/s of a full MLP training step (forward, backward, AdamW)
 // beside Eigen's plain GEMM GFLOP/s on the same shapes, in the same run, single-threaded.
-#include <Eigen/Dense>
 #include <chrono>
 #include <cstdio>
 #include <sstream>
 
 #include "app/verbs.h"
+#include "common/eigen.h"
 #include "exec/signals.h"
 #include "nn/adam.h"
 #include "nn/losses.h"

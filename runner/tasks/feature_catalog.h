@@ -10,11 +10,11 @@
 //                                                 image row of each caption row
 #pragma once
 
-#include <Eigen/Dense>
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include "common/eigen.h"
 #include "config/config.h"
 #include "tasks/task_kind.h"
 

@@ -1,11 +1,11 @@
 // Helpers shared by the unit tests.
 #pragma once
 
-#include <Eigen/Dense>
 #include <cstdio>
 #include <memory>
 #include <string>
 
+#include "common/eigen.h"
 #include "nn/random.h"
 
 namespace compatbench::test {

@@ -1,6 +1,5 @@
 #include "alignment/alignment.h"
 
-#include <Eigen/Eigenvalues>
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -8,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/eigen.h"
 #include "nn/adam.h"
 #include "nn/layers.h"
 #include "nn/losses.h"

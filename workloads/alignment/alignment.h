@@ -2,10 +2,11 @@
 // trained linear adapter (§2.2) and image->text Recall@k (§2.3).
 #pragma once
 
-#include <Eigen/Dense>
 #include <cstdint>
 #include <span>
 #include <vector>
+
+#include "common/eigen.h"
 
 namespace compatbench::alignment {
 

@@ -1,6 +1,5 @@
 #include "compass/compass.h"
 
-#include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -8,6 +7,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "common/eigen.h"
 #include "common/hash.h"
 
 namespace compatbench::compass {

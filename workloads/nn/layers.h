@@ -6,10 +6,10 @@
 // adds to the parameter gradients (zero them with zero_grad()) and returns dL/dinput.
 #pragma once
 
-#include <Eigen/Dense>
 #include <string>
 #include <vector>
 
+#include "common/eigen.h"
 #include "nn/random.h"
 
 namespace compatbench::nn {

@@ -6,9 +6,10 @@
 // grows with the number of models, not of pairs.
 #pragma once
 
-#include <Eigen/Dense>
 #include <cstdint>
 #include <vector>
+
+#include "common/eigen.h"
 
 namespace compatbench::similarity {
 

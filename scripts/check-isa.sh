@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Compile checks: builds the project's code (library, binary, tests) with warnings as
+# errors for each instruction set users' CPUs have, whatever this machine's CPU is. Nothing
+# is run: a build for AVX-512 only has to compile on a machine without it. GCC's warnings
+# depend on the code paths each instruction set opens in Eigen and the intrinsics, so a
+# build that is clean for one can fail for another.
+#   bash scripts/check-isa.sh [LEVEL...]     (default: x86-64 x86-64-v3 x86-64-v4)
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+LEVELS=("$@")
+((${#LEVELS[@]})) || LEVELS=(x86-64 x86-64-v3 x86-64-v4)
+for level in "${LEVELS[@]}"; do
+  echo "== compile check: -march=$level, warnings as errors"
+  start=$SECONDS
+  cmake --preset "isa-$level" > /dev/null
+  if ! cmake --build --preset "isa-$level" -j "$(nproc)" > "build/isa-$level.log" 2>&1; then
+    grep -E "(warning|error):" -A3 "build/isa-$level.log" | head -n 60 >&2
+    echo "check-isa.sh: the build for -march=$level failed (log: build/isa-$level.log)" >&2
+    exit 1
+  fi
+  echo "   clean in $((SECONDS - start)) s"
+done

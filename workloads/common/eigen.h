@@ -1,0 +1,19 @@
+// Eigen, included through this header everywhere in the project.
+//
+// GCC 12's AVX-512 intrinsic headers define _mm512_undefined_pd() and its kin as a
+// self-initialised local (`__m512d __Y = __Y;`). Once Eigen's AVX-512 packet code is
+// inlined at -O3, -Wmaybe-uninitialized reports that local in every translation unit that
+// uses Eigen (GCC bug 105593, fixed in GCC 13). The warning belongs to the compiler's own
+// headers, so it is silenced for their lines only: they are included first, inside the
+// pragma, and every later #include of them is a no-op. Eigen's code and the project's code
+// keep every warning.
+#pragma once
+
+#if defined(__GNUC__) && !defined(__clang__) && (defined(__x86_64__) || defined(__i386__))
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#pragma GCC diagnostic pop
+#endif
+
+#include <Eigen/Dense>
