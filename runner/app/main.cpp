@@ -82,6 +82,14 @@ int main(int argc, char** argv) {
                      "Seconds added to every task in the simulation (round trip; default 0)")
         ->check(CLI::Range(0.0, 60.0));
 
+    std::string status_dir;
+    bool status_json = false;
+    auto* status = app.add_subcommand(
+        "status",
+        "A run's progress from its output folder: while it runs, after it stopped, or done");
+    status->add_option("out", status_dir, "The run's output folder")->required();
+    status->add_flag("--json", status_json, "The same as one JSON object");
+
     std::vector<std::string> combine_dirs;
     std::string combine_out;
     auto* combine = app.add_subcommand(
@@ -177,6 +185,7 @@ int main(int argc, char** argv) {
     if (run->parsed()) return verb_run(config_path, out, resume, level, seed);
     if (validate->parsed()) return verb_validate(config_path);
     if (plan->parsed()) return verb_plan(config_path, plan_options);
+    if (status->parsed()) return verb_status(status_dir, status_json);
     if (combine->parsed()) return verb_combine(combine_dirs, combine_out);
     if (report->parsed()) return verb_report(report_dir, report_script, report_python);
     if (compare->parsed()) return verb_compare(paths);

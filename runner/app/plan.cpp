@@ -7,6 +7,7 @@
 #include "analyses/analysis_kind.h"
 #include "app/verbs.h"
 #include "config/config.h"
+#include "exec/cost_model.h"
 #include "exec/signals.h"
 #include "exec/simulate.h"
 #include "graph/task_graph.h"
@@ -28,9 +29,10 @@ bool load(const std::string& path, Config& config, TaskGraph& graph) {
     }
 }
 // Task durations: measured ones from `costs` (done tasks of /tasks, matched by id), else
-// the mean of the task's group there, else the mean of all measured tasks times the
-// group's cost hint; without `costs`, the cost hints. Also the fixed part of the measured
-// run's wall time (start-up, analyses, file close) to add to predictions.
+// what the cost model (exec/cost_model.h) expects of the task's group: the group's mean
+// there, or its cost hint scaled to the measured groups; without `costs`, the cost hints
+// as seconds. Also the fixed part of the measured run's wall time (start-up, analyses,
+// file close) to add to predictions.
 struct Durations {
     std::vector<double> seconds;
     std::size_t measured = 0, estimated = 0;
@@ -42,10 +44,9 @@ struct Durations {
 Durations durations(const Config& config, const TaskGraph& graph, const PlanOptions& o) {
     Durations d;
     const auto& tasks = graph.tasks();
-    d.seconds.assign(tasks.size(), 0.0);
+    CostModel model(config);
     if (o.costs.empty()) {
-        for (std::size_t i = 0; i < tasks.size(); ++i)
-            d.seconds[i] = config.groups[tasks[i].group].cost;
+        d.seconds = model.expected_durations(graph);
         d.estimated = tasks.size();
         return d;
     }
@@ -59,26 +60,17 @@ Durations durations(const Config& config, const TaskGraph& graph, const PlanOpti
     std::map<std::string, double> by_id;
     for (std::size_t i = 0; i < ids.size(); ++i)
         if (status[i] == "done" && std::isfinite(secs[i])) by_id[ids[i]] = secs[i];
-    std::vector<double> group_sum(config.groups.size(), 0.0);
-    std::vector<std::size_t> group_n(config.groups.size(), 0);
-    double all = 0.0;
-    std::vector<bool> known(tasks.size(), false);
+    d.seconds.assign(tasks.size(), -1.0);
     for (std::size_t i = 0; i < tasks.size(); ++i) {
         const auto it = by_id.find(tasks[i].id);
         if (it == by_id.end()) continue;
         d.seconds[i] = it->second;
-        known[i] = true;
-        group_sum[tasks[i].group] += it->second;
-        ++group_n[tasks[i].group];
-        all += it->second;
+        model.record(tasks[i].group, it->second);
         ++d.measured;
     }
-    const double mean_all = d.measured ? all / static_cast<double>(d.measured) : 0.0;
     for (std::size_t i = 0; i < tasks.size(); ++i) {
-        if (known[i]) continue;
-        const std::size_t g = tasks[i].group;
-        d.seconds[i] = group_n[g] ? group_sum[g] / static_cast<double>(group_n[g])
-                                  : mean_all * config.groups[g].cost;
+        if (d.seconds[i] >= 0.0) continue;
+        d.seconds[i] = model.expected(tasks[i].group);
         ++d.estimated;
     }
     if (r.exists("/meta/start_time") && r.exists("/meta/end_time") && r.exists("/meta/ranks")) {
@@ -90,9 +82,10 @@ Durations durations(const Config& config, const TaskGraph& graph, const PlanOpti
 
 void print_scaling(const Config& config, const TaskGraph& graph, const PlanOptions& o) {
     const Durations d = durations(config, graph, o);
-    const char* unit = o.costs.empty() ? "cost units" : "s";
+    const char* unit = "s";
     if (o.costs.empty()) {
-        std::printf("\nscaling (no --costs: each task takes its group's cost hint)\n");
+        std::printf(
+            "\nscaling (no --costs: each task takes its group's cost hint, read as seconds)\n");
     } else {
         std::printf(
             "\nscaling, durations from %s: %zu tasks measured, %zu estimated from "

@@ -325,9 +325,12 @@ Config parse_config(const std::string& text, const std::string& path,
             c.analyses.push_back(std::move(a));
         }
     }
-    // Identity of the experiment: everything but the scheduling knobs, as canonical JSON.
+    // Identity of the experiment: everything but the scheduling knobs (`runner:` and the
+    // groups' cost hints), as canonical JSON.
     nlohmann::json identity = yaml_to_json(root);
     identity.erase("runner");
+    for (auto& group : identity["tasks"])
+        if (group.is_object()) group.erase("cost");
     char hex[17];
     c.hash = std::string(hex64(fnv1a64(identity.dump()), hex));
     return c;

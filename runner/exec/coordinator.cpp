@@ -9,6 +9,7 @@
 #include <numeric>
 #include <thread>
 
+#include "core/duration.h"
 #include "exec/signals.h"
 
 namespace compatbench {
@@ -20,13 +21,11 @@ double seconds_since(Clock::time_point t) {
     return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-std::string format_eta(double seconds) {
-    if (!std::isfinite(seconds)) return "?";
-    const long s = std::lround(seconds);
-    if (s >= 3600) return std::to_string(s / 3600) + "h" + std::to_string((s % 3600) / 60) + "m";
-    if (s >= 60) return std::to_string(s / 60) + "m" + std::to_string(s % 60) + "s";
-    return std::to_string(s) + "s";
+double now_epoch() {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
 }
+
 }  // namespace
 
 Coordinator::Coordinator(const Config& config, const TaskGraph& graph, MPI_Comm comm,
@@ -37,7 +36,8 @@ Coordinator::Coordinator(const Config& config, const TaskGraph& graph, MPI_Comm 
       ledger_(ledger),
       results_(results),
       executor_(executor),
-      outbox_(comm) {
+      outbox_(comm),
+      model_(config) {
     MPI_Comm_size(comm, &size_);
     const std::size_t n = graph.tasks().size();
     states_.assign(n, State::blocked);
@@ -51,8 +51,8 @@ Coordinator::Coordinator(const Config& config, const TaskGraph& graph, MPI_Comm 
     final_.assign(static_cast<std::size_t>(size_), false);
     group_terminal_.assign(config.groups.size(), 0);
     analysis_done_.assign(config.analyses.size(), false);
-    group_seconds_.assign(config.groups.size(), 0.0);
-    group_samples_.assign(config.groups.size(), 0);
+    running_rank_.assign(n, -1);
+    dispatched_.assign(n, 0.0);
 }
 
 std::size_t Coordinator::resume_from(const std::vector<nlohmann::json>& records) {
@@ -119,12 +119,11 @@ void Coordinator::make_ready(std::size_t index) {
 }
 
 std::size_t Coordinator::batch_size(std::size_t group) const {
-    return policy_batch_size({group_seconds_[group], group_samples_[group]}, ready_.size(), size_);
+    return policy_batch_size(model_.timing(group), ready_.size(), size_);
 }
 
 std::size_t Coordinator::target_outstanding(std::size_t group) const {
-    return policy_target_outstanding({group_seconds_[group], group_samples_[group]}, ready_.size(),
-                                     size_);
+    return policy_target_outstanding(model_.timing(group), ready_.size(), size_);
 }
 
 void Coordinator::dispatch() {
@@ -139,6 +138,8 @@ void Coordinator::dispatch() {
                 const std::size_t i = ready_.top().index;
                 ready_.pop();
                 states_[i] = State::running;
+                running_rank_[i] = r;
+                dispatched_[i] = now_epoch();
                 ++attempts_[i];
                 batch.push_back({i, attempt_base_[i] + attempts_[i]});
             }
@@ -164,6 +165,7 @@ void Coordinator::handle(int rank, Completion&& c) {
         return;
     }
     --outstanding_[static_cast<std::size_t>(rank)];
+    running_rank_[i] = -1;
     last_result_ = Clock::now();
     const Task& task = graph_.tasks()[i];
     const GroupSpec& group = config_.groups[task.group];
@@ -178,8 +180,7 @@ void Coordinator::handle(int rank, Completion&& c) {
         f.status = "pending";
         return;
     }
-    group_seconds_[task.group] += c.outcome.duration;
-    ++group_samples_[task.group];
+    model_.record(task.group, c.outcome.duration);
 
     nlohmann::json record = {{"id", task.id},
                              {"kind", std::string(group.kind->name())},
@@ -311,11 +312,83 @@ void Coordinator::progress(bool force) {
     const double elapsed = seconds_since(start_);
     const double rate = elapsed > 0 ? static_cast<double>(ran_) / elapsed : 0.0;
     const std::size_t total = states_.size();
-    const std::size_t left = total - terminal_;
-    spdlog::info(
-        "progress {}/{} ({:.1f}%) done, {} failed, {} skipped | {:.1f} tasks/s | ETA {}", done_,
-        total, total ? 100.0 * static_cast<double>(done_) / static_cast<double>(total) : 100.0,
-        failed_, skipped_, rate, format_eta(rate > 0 ? static_cast<double>(left) / rate : NAN));
+    spdlog::info("progress {}/{} ({:.1f}%) done, {} failed, {} skipped | {:.1f} tasks/s | ETA {}",
+                 done_, total,
+                 total ? 100.0 * static_cast<double>(done_) / static_cast<double>(total) : 100.0,
+                 failed_, skipped_, rate, format_duration(all_terminal() ? 0.0 : eta_seconds()));
+    if (!all_terminal()) write_status("running");
+}
+
+// The cost-weighted time left (exec/cost_model.h). The simulation is rerun when at least 50
+// times its own cost has passed since the last one, so that large graphs do not slow the
+// dispatch; in between the last estimate counts down.
+double Coordinator::eta_seconds() {
+    if (eta_ >= 0.0 && seconds_since(eta_at_) < 50.0 * eta_cost_)
+        return std::max(0.0, eta_ - seconds_since(eta_at_));
+    const auto t0 = Clock::now();
+    RunState state;
+    state.finished.resize(states_.size());
+    const double now = now_epoch();
+    for (std::size_t i = 0; i < states_.size(); ++i) {
+        const State s = states_[i];
+        state.finished[i] = s == State::done || s == State::failed || s == State::skipped;
+        if (s == State::running)
+            state.running.push_back({running_rank_[i], i, now - dispatched_[i]});
+    }
+    eta_ = remaining_seconds(graph_, config_, model_, state, size_);
+    eta_at_ = Clock::now();
+    eta_cost_ = seconds_since(t0);
+    return eta_;
+}
+
+void Coordinator::publish_status(std::string path, StatusSnapshot header) {
+    status_path_ = std::move(path);
+    status_header_ = std::move(header);
+    write_status("running");
+}
+
+void Coordinator::write_status(const std::string& state) {
+    if (status_path_.empty()) return;
+    StatusSnapshot s = status_header_;
+    s.state = state;
+    s.updated = now_epoch();
+    s.eta_seconds = state == "complete" ? 0.0 : eta_seconds();
+    s.progress_interval = config_.runner.progress_interval;
+    for (std::size_t g = 0; g < config_.groups.size(); ++g) {
+        GroupStatus gs;
+        gs.name = config_.groups[g].name;
+        gs.kind = std::string(config_.groups[g].kind->name());
+        gs.tasks = graph_.group_end(g) - graph_.group_begin(g);
+        gs.cost = config_.groups[g].cost;
+        gs.expected_seconds = model_.expected(g);
+        for (std::size_t i = graph_.group_begin(g); i < graph_.group_end(g); ++i) {
+            switch (states_[i]) {
+                case State::done:
+                    ++gs.done;
+                    break;
+                case State::failed:
+                    ++gs.failed;
+                    break;
+                case State::skipped:
+                    ++gs.skipped;
+                    break;
+                case State::running:
+                    ++gs.running;
+                    s.running.push_back(
+                        {graph_.tasks()[i].id, gs.name, running_rank_[i], dispatched_[i]});
+                    break;
+                default:
+                    ++gs.pending;
+            }
+        }
+        s.groups.push_back(std::move(gs));
+    }
+    try {
+        write_status_file(status_path_, s);
+    } catch (const std::exception& e) {
+        spdlog::warn("{} (the run goes on; `compatbench status` shows the ledger only)", e.what());
+        status_path_.clear();
+    }
 }
 
 void Coordinator::log_rank_load() const {
@@ -386,8 +459,7 @@ void Coordinator::poll_messages(bool& worked) {
 
 CoordinatorReport Coordinator::run() {
     start_ = last_progress_ = last_flush_ = Clock::now();
-    run_epoch_ =
-        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    run_epoch_ = now_epoch();
     for (std::size_t i = 0; i < states_.size(); ++i) {
         if (states_[i] == State::blocked && waiting_on_[i] == 0) make_ready(i);
     }
@@ -468,6 +540,7 @@ CoordinatorReport Coordinator::run() {
     report.signal = signal;
     report.analyses = std::move(analysis_tables_);
     report.printed = printed_tables();
+    write_status(report.status());
     report.facts = std::move(facts_);
     return report;
 }

@@ -13,10 +13,12 @@
 #include <vector>
 
 #include "analyses/analysis_kind.h"
+#include "exec/cost_model.h"
 #include "exec/executor.h"
 #include "exec/messages.h"
 #include "store/ledger.h"
 #include "store/results_file.h"
+#include "store/status_file.h"
 
 namespace compatbench {
 
@@ -29,6 +31,12 @@ struct CoordinatorReport {
     std::vector<std::pair<std::string, TableData>> analyses;  // (study, table)
     std::vector<TableData> printed;                           // tables of groups with print: true
     std::vector<TaskFact> facts;
+    // /meta/status and status.json's state: complete, failed or interrupted.
+    const char* status() const {
+        return interrupted                        ? "interrupted"
+               : (failed + skipped + pending) > 0 ? "failed"
+                                                  : "complete";
+    }
 };
 
 class Coordinator {
@@ -40,6 +48,8 @@ class Coordinator {
     // failed attempts count towards attempt numbers). Returns the number of done tasks and
     // stages their rows in results.h5.
     std::size_t resume_from(const std::vector<nlohmann::json>& records);
+    // Keeps <out>/status.json up to date (store/status_file.h) from now on.
+    void publish_status(std::string path, StatusSnapshot header);
     CoordinatorReport run();
 
   private:
@@ -64,6 +74,8 @@ class Coordinator {
     // The finished rows of group `g`, appended to `storage` (reserved by the caller).
     AnalysisInput analysis_input(std::size_t g, std::vector<Row>& storage) const;
     void progress(bool force);
+    double eta_seconds();
+    void write_status(const std::string& state);
     void send_stop(bool abandon);
     void log_rank_load() const;
     std::vector<TableData> printed_tables() const;
@@ -90,8 +102,13 @@ class Coordinator {
     std::vector<bool> final_;               // per rank: sent its last results
     std::vector<std::size_t> group_terminal_;
     std::vector<bool> analysis_done_;
-    std::vector<double> group_seconds_;
-    std::vector<std::size_t> group_samples_;
+    CostModel model_;                 // measured durations per group
+    std::vector<int> running_rank_;   // per task, while it runs
+    std::vector<double> dispatched_;  // per task: when it went out, Unix seconds
+    std::string status_path_;         // "" = no status.json
+    StatusSnapshot status_header_;
+    double eta_ = -1.0, eta_cost_ = 0.0;  // the last ETA and what computing it took
+    std::chrono::steady_clock::time_point eta_at_;
     int worker_signal_ = 0;  // a signal a worker reported
     std::size_t terminal_ = 0;
     std::size_t done_ = 0, failed_ = 0, skipped_ = 0, ran_ = 0;

@@ -18,6 +18,7 @@
 #include "exec/executor.h"
 #include "exec/signals.h"
 #include "exec/worker.h"
+#include "store/folder_lock.h"
 #include "store/ledger.h"
 #include "store/results_file.h"
 
@@ -44,44 +45,6 @@ void broadcast_string(std::string& text, MPI_Comm comm) {
     MPI_Bcast(text.data(), static_cast<int>(size), MPI_CHAR, 0, comm);
 }
 
-// An exclusive lock on <out>/.lock for the whole run: two runs never write one ledger (a
-// killed job's ranks may outlive its launcher for a moment; a requeued job then waits).
-class FolderLock {
-  public:
-    ~FolderLock() {
-        if (fd_ >= 0) ::close(fd_);  // releases the lock
-    }
-    // "" once locked; waits up to `wait_seconds` for another holder to go away.
-    std::string acquire(const fs::path& out, double wait_seconds) {
-        const fs::path path = out / ".lock";
-        fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-        if (fd_ < 0) return path.string() + ": cannot open the run lock";
-        const auto until = std::chrono::steady_clock::now() +
-                           std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                               std::chrono::duration<double>(wait_seconds));
-        bool told = false;
-        while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-            if (std::chrono::steady_clock::now() >= until) {
-                return path.string() + ": another compatbench run is using this output folder";
-            }
-            if (!told) {
-                std::cerr << "compatbench: " << path.string()
-                          << ": another run holds the folder; waiting for it to end\n";
-                told = true;
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(200));
-        }
-        const std::string pid = std::to_string(::getpid()) + "\n";
-        if (::ftruncate(fd_, 0) == 0 && ::pwrite(fd_, pid.data(), pid.size(), 0) < 0) {
-            // the pid is informative only
-        }
-        return {};
-    }
-
-  private:
-    int fd_ = -1;
-};
-
 // Rank 0 checks and locks the output folder; "" when the run may go ahead.
 std::string preflight(const RunOptions& options, FolderLock& lock) {
     const fs::path out(options.out);
@@ -89,7 +52,7 @@ std::string preflight(const RunOptions& options, FolderLock& lock) {
     std::error_code ec;
     fs::create_directories(out / "logs", ec);
     if (ec) return out.string() + ": cannot create the output folder: " + ec.message();
-    if (std::string locked = lock.acquire(out, 60.0); !locked.empty()) return locked;
+    if (std::string locked = lock.acquire(out.string(), 60.0); !locked.empty()) return locked;
     if (!options.resume && fs::exists(ledger) && fs::file_size(ledger, ec) > 0) {
         return ledger.string() +
                ": an earlier run's ledger is there; pass --resume to continue it, or choose "
@@ -115,6 +78,19 @@ std::string gather_hosts(MPI_Comm comm, int rank, int size) {
     }
     broadcast_string(hosts, comm);
     return hosts;
+}
+
+// What status.json says of the run itself (store/status_file.h).
+StatusSnapshot status_header(const RunMeta& meta) {
+    StatusSnapshot s;
+    s.experiment = meta.experiment;
+    s.config_path = meta.config_path;
+    s.config_hash = meta.config_hash;
+    s.hosts = meta.hosts;
+    s.ranks = static_cast<int>(meta.ranks);
+    s.pid = ::getpid();
+    s.started = meta.start_time;
+    return s;
 }
 
 nlohmann::json tables_to_json(const std::vector<std::pair<std::string, TableData>>& tables) {
@@ -264,6 +240,7 @@ RunSummary run_experiment(const Config& config, const TaskGraph& graph, const Ru
         Ledger ledger((out / "ledger.jsonl").string(), config.runner.fsync_interval, warn);
         Coordinator coordinator(config, graph, comm, ledger, results, executor);
         resumed = coordinator.resume_from(records);
+        coordinator.publish_status((out / "status.json").string(), status_header(meta));
         if (options.resume) {
             spdlog::info(
                 "resume: {} of {} tasks done in earlier runs; results.h5 rebuilt from the ledger",
@@ -287,10 +264,7 @@ RunSummary run_experiment(const Config& config, const TaskGraph& graph, const Ru
     results.write_analysis_tables(tables, 0);
     if (rank == 0) {
         results.write_task_facts(report.facts);
-        const char* status = report.interrupted     ? "interrupted"
-                             : exit_code == kExitOk ? "complete"
-                                                    : "failed";
-        results.finish(now_epoch(), status, static_cast<std::int64_t>(resumed));
+        results.finish(now_epoch(), report.status(), static_cast<std::int64_t>(resumed));
     }
     results.close();
     MPI_Bcast(&exit_code, 1, MPI_INT, 0, comm);

@@ -45,18 +45,70 @@ std::vector<std::size_t> duration_critical_path(const TaskGraph& graph,
     return path;
 }
 
-Simulation simulate_dispatch(const TaskGraph& graph, const Config& config,
-                             const std::vector<double>& duration, int ranks, double overhead) {
-    const auto& tasks = graph.tasks();
-    const std::size_t n = tasks.size();
-    Simulation sim;
-    sim.ranks = ranks;
-    for (double d : duration) sim.work += d;
-    {
-        double cp = 0.0;
-        for (std::size_t i : duration_critical_path(graph, duration)) cp += duration[i];
-        sim.critical_path = cp;
+namespace {
+// The coordinator's loop in simulated time: ranks with queues, completion events.
+class DispatchSim {
+  public:
+    DispatchSim(const TaskGraph& graph, const Config& config, const std::vector<double>& duration,
+                int ranks, double overhead)
+        : tasks_(graph.tasks()),
+          config_(config),
+          duration_(duration),
+          ranks_(ranks),
+          overhead_(overhead),
+          n_(tasks_.size()),
+          waiting_(n_),
+          timing_(config.groups.size()),
+          queue_(static_cast<std::size_t>(ranks)),
+          outstanding_(static_cast<std::size_t>(ranks), 0),
+          running_(static_cast<std::size_t>(ranks), n_) {}
+
+    // Marks finished tasks, queues running ones, and readies what waits on nothing.
+    void start(const SimulationStart* from) {
+        std::vector<bool> finished(n_, false);
+        if (from) {
+            finished = from->finished;
+            if (!from->timing.empty()) timing_ = from->timing;
+            for (const auto& [rank, i] : from->running) {
+                const auto r = static_cast<std::size_t>(rank) % queue_.size();
+                queue_[r].push_back(i);
+                ++outstanding_[r];
+                finished[i] = true;  // not ready again; its dependents wait for it below
+            }
+        }
+        for (std::size_t i = 0; i < n_; ++i) waiting_[i] += tasks_[i].deps.size();
+        for (std::size_t i = 0; i < n_; ++i)
+            if (from && from->finished[i])
+                for (std::size_t d : tasks_[i].dependents) --waiting_[d];
+        for (std::size_t i = 0; i < n_; ++i)
+            if (!finished[i] && waiting_[i] == 0) push_ready(i);
+        left_ = 0;
+        for (std::size_t i = 0; i < n_; ++i) left_ += (from && from->finished[i]) ? 0 : 1;
+        for (std::size_t r = 0; r < queue_.size(); ++r) start_next(r);
+        dispatch();
     }
+
+    // Runs to the end; the makespan.
+    double run() {
+        while (left_ > 0 && !events_.empty()) {
+            const auto [t, r] = events_.top();
+            events_.pop();
+            now_ = t;
+            const std::size_t i = running_[r];
+            running_[r] = n_;
+            --outstanding_[r];
+            --left_;
+            timing_[tasks_[i].group].seconds += duration_[i];
+            ++timing_[tasks_[i].group].samples;
+            for (std::size_t d : tasks_[i].dependents)
+                if (--waiting_[d] == 0) push_ready(d);
+            start_next(r);
+            dispatch();
+        }
+        return now_;
+    }
+
+  private:
     struct Ready {
         double cost;
         std::size_t index;
@@ -64,63 +116,64 @@ Simulation simulate_dispatch(const TaskGraph& graph, const Config& config,
             return cost != o.cost ? cost < o.cost : index > o.index;
         }
     };
-    std::priority_queue<Ready> ready;
-    std::vector<std::size_t> waiting(n);
-    for (std::size_t i = 0; i < n; ++i) {
-        waiting[i] = tasks[i].deps.size();
-        if (waiting[i] == 0) ready.push({config.groups[tasks[i].group].cost, i});
+    void push_ready(std::size_t i) { ready_.push({config_.groups[tasks_[i].group].cost, i}); }
+
+    void start_next(std::size_t r) {
+        if (running_[r] != n_ || queue_[r].empty()) return;
+        running_[r] = queue_[r].front();
+        queue_[r].pop_front();
+        events_.push({now_ + overhead_ + duration_[running_[r]], r});
     }
-    std::vector<GroupTiming> timing(config.groups.size());
-    const auto r_count = static_cast<std::size_t>(ranks);
-    std::vector<std::deque<std::size_t>> queue(r_count);
-    std::vector<std::size_t> outstanding(r_count, 0), running(r_count, n);
-    // Completion events: (time, rank), earliest first, then the lowest rank.
-    using Event = std::pair<double, std::size_t>;
-    std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
-    double now = 0.0;
-    std::size_t finished = 0;
-    const auto start_next = [&](std::size_t r) {
-        if (running[r] != n || queue[r].empty()) return;
-        running[r] = queue[r].front();
-        queue[r].pop_front();
-        events.push({now + overhead + duration[running[r]], r});
-    };
-    const auto dispatch = [&] {
-        for (std::size_t r = 0; r < r_count && !ready.empty(); ++r) {
+
+    void dispatch() {
+        for (std::size_t r = 0; r < queue_.size() && !ready_.empty(); ++r) {
             std::size_t batch = 0;
-            while (!ready.empty()) {
-                const std::size_t g = tasks[ready.top().index].group;
-                if (outstanding[r] + batch >=
-                    policy_target_outstanding(timing[g], ready.size(), ranks))
+            while (!ready_.empty()) {
+                const std::size_t g = tasks_[ready_.top().index].group;
+                if (outstanding_[r] + batch >=
+                    policy_target_outstanding(timing_[g], ready_.size(), ranks_))
                     break;
-                const std::size_t limit = policy_batch_size(timing[g], ready.size(), ranks);
-                for (std::size_t k = 0; k < limit && !ready.empty(); ++k) {
-                    queue[r].push_back(ready.top().index);
-                    ready.pop();
+                const std::size_t limit = policy_batch_size(timing_[g], ready_.size(), ranks_);
+                for (std::size_t k = 0; k < limit && !ready_.empty(); ++k) {
+                    queue_[r].push_back(ready_.top().index);
+                    ready_.pop();
                     ++batch;
                 }
             }
-            outstanding[r] += batch;
+            outstanding_[r] += batch;
             start_next(r);
         }
-    };
-    dispatch();
-    while (finished < n && !events.empty()) {
-        const auto [t, r] = events.top();
-        events.pop();
-        now = t;
-        const std::size_t i = running[r];
-        running[r] = n;
-        --outstanding[r];
-        ++finished;
-        timing[tasks[i].group].seconds += duration[i];
-        ++timing[tasks[i].group].samples;
-        for (std::size_t d : tasks[i].dependents)
-            if (--waiting[d] == 0) ready.push({config.groups[tasks[d].group].cost, d});
-        start_next(r);
-        dispatch();
     }
-    sim.makespan = now;
+
+    const std::vector<Task>& tasks_;
+    const Config& config_;
+    const std::vector<double>& duration_;
+    int ranks_;
+    double overhead_;
+    std::size_t n_, left_ = 0;
+    std::vector<std::size_t> waiting_;
+    std::vector<GroupTiming> timing_;
+    std::priority_queue<Ready> ready_;
+    std::vector<std::deque<std::size_t>> queue_;
+    std::vector<std::size_t> outstanding_, running_;
+    // Completion events: (time, rank), earliest first, then the lowest rank.
+    using Event = std::pair<double, std::size_t>;
+    std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+    double now_ = 0.0;
+};
+}  // namespace
+
+Simulation simulate_dispatch(const TaskGraph& graph, const Config& config,
+                             const std::vector<double>& duration, int ranks, double overhead,
+                             const SimulationStart* start) {
+    Simulation sim;
+    sim.ranks = ranks;
+    for (std::size_t i = 0; i < duration.size(); ++i)
+        if (!start || !start->finished[i]) sim.work += duration[i];
+    for (std::size_t i : duration_critical_path(graph, duration)) sim.critical_path += duration[i];
+    DispatchSim run(graph, config, duration, ranks, overhead);
+    run.start(start);
+    sim.makespan = run.run();
     return sim;
 }
 

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config/config.h"
+#include "exec/dispatch_policy.h"
 #include "graph/task_graph.h"
 
 namespace compatbench {
@@ -17,11 +19,20 @@ struct Simulation {
     double critical_path = 0.0;  // longest chain of durations through the dependencies
 };
 
+// Where a simulation starts when a run is part-way through (exec/cost_model.h).
+struct SimulationStart {
+    std::vector<bool> finished;                        // per task: nothing left to run
+    std::vector<std::pair<int, std::size_t>> running;  // (rank, task) at time 0, in rank order
+    std::vector<GroupTiming> timing;                   // what the policy has learnt per group
+};
+
 // Runs the policy: ready tasks by cost hint then index; batches and prefetch as the
 // coordinator sizes them from the durations it has seen; each rank runs its queue in order;
-// `overhead` seconds are added to every task (the round trip).
+// `overhead` seconds are added to every task (the round trip). From `start` when given:
+// finished tasks are skipped and a running task takes what `duration` says is left of it.
 Simulation simulate_dispatch(const TaskGraph& graph, const Config& config,
-                             const std::vector<double>& duration, int ranks, double overhead);
+                             const std::vector<double>& duration, int ranks, double overhead,
+                             const SimulationStart* start = nullptr);
 
 // The longest duration-weighted dependency chain: its task indices in execution order.
 std::vector<std::size_t> duration_critical_path(const TaskGraph& graph,

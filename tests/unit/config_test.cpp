@@ -61,7 +61,12 @@ TEST(Config, HashIgnoresRunnerSectionAndFormatting) {
         "b");
     const auto c =
         parse_config("experiment: {name: t, seed: 2}\ntasks: [{name: a, kind: noop}]\n", "c");
+    // A cost hint is a scheduling knob too: changing it keeps the hash (and --resume).
+    const auto d = parse_config(
+        "experiment: {name: t, seed: 1}\ntasks: [{name: a, kind: noop, cost: 0.25}]\n", "d");
     EXPECT_EQ(a.hash, b.hash);
+    EXPECT_EQ(a.hash, d.hash);
+    EXPECT_DOUBLE_EQ(d.groups[0].cost, 0.25);
     EXPECT_NE(a.hash, c.hash);
     EXPECT_EQ(a.hash.size(), 16u);
     EXPECT_EQ(b.runner.retries, 3);

@@ -1,0 +1,24 @@
+// Durations as people read them: 42s, 3m07s, 2h05m.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+namespace compatbench {
+
+inline std::string format_duration(double seconds) {
+    if (!std::isfinite(seconds)) return "?";
+    const long s = std::lround(std::max(0.0, seconds));
+    char buf[32];
+    if (s >= 3600)
+        std::snprintf(buf, sizeof buf, "%ldh%02ldm", s / 3600, (s % 3600) / 60);
+    else if (s >= 60)
+        std::snprintf(buf, sizeof buf, "%ldm%02lds", s / 60, s % 60);
+    else
+        std::snprintf(buf, sizeof buf, "%lds", s);
+    return buf;
+}
+
+}  // namespace compatbench

@@ -1,0 +1,51 @@
+// <out>/status.json: the coordinator's view of a run, rewritten whole (a temporary file,
+// then rename) when the run starts, at every progress line and when it ends. It holds
+// what the ledger cannot: the groups' sizes, the running tasks, skips and the ETA.
+// `compatbench status` reads it beside the ledger.
+//
+//   {"experiment":"default","config_path":"configs/default.yaml","config_hash":"…",
+//    "state":"running","ranks":2,"hosts":"node1","pid":4242,"started":…,"updated":…,
+//    "eta_seconds":83.2,"progress_interval":10,
+//    "groups":[{"name":"world","kind":"zoo_world","tasks":1,"done":1,"failed":0,
+//               "skipped":0,"running":0,"pending":0,"cost":1,"expected_seconds":0.41}],
+//    "running":[{"id":"vision/3","group":"vision","rank":1,"since":…}]}
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace compatbench {
+
+struct GroupStatus {
+    std::string name, kind;
+    std::size_t tasks = 0, done = 0, failed = 0, skipped = 0, running = 0, pending = 0;
+    double cost = 1.0;              // the config's hint
+    double expected_seconds = 0.0;  // the cost model's seconds per task (exec/cost_model.h)
+};
+
+struct RunningTask {
+    std::string id, group;
+    int rank = 0;
+    double since = 0.0;  // dispatched at, Unix seconds
+};
+
+struct StatusSnapshot {
+    std::string experiment, config_path, config_hash, hosts;
+    std::string state = "running";  // running, complete, failed, interrupted
+    int ranks = 1;
+    std::int64_t pid = 0;
+    double started = 0.0, updated = 0.0;  // Unix seconds
+    double eta_seconds = -1.0;            // at `updated`; negative: unknown
+    double progress_interval = 10.0;
+    std::vector<GroupStatus> groups;
+    std::vector<RunningTask> running;
+};
+
+// Atomic: readers see the old file or the new one. Throws std::runtime_error naming the file.
+void write_status_file(const std::string& path, const StatusSnapshot& s);
+// Throws std::runtime_error naming the file and what is wrong with it.
+StatusSnapshot read_status_file(const std::string& path);
+
+}  // namespace compatbench

@@ -1,0 +1,81 @@
+# `compatbench status` on a run folder while the run holds it, after the run was killed
+# (with a ledger cut mid-line), once the resumed run has finished (a failed command task
+# with its log, skipped dependents), and on folders that are not runs.
+source "$(dirname "$0")/lib.sh"
+cat > "$WORK/status.yaml" <<'YAML'
+experiment: {name: status, seed: 1}
+runner: {progress_interval: 0.2}
+tasks:
+  - {name: slow, kind: sleep, count: 8, seconds: 1.0, cost: 1}
+  - {name: quick, kind: sleep, count: 40, seconds: 0.05, cost: 0.05, after: [slow]}
+  - {name: broken, kind: command, command: "echo disk full >&2; exit 4", cost: 0.01}
+  - {name: after_broken, kind: noop, count: 3, after: [broken]}
+YAML
+OUT=$WORK/out
+setsid bash -c 'exec mpirun -n 2 --oversubscribe "$0" run "$1" --out "$2" --log-level warn' \
+    "$BIN" "$WORK/status.yaml" "$OUT" > "$WORK/run.log" 2>&1 &
+pid=$!
+for _ in $(seq 100); do
+  [[ -s $OUT/ledger.jsonl && -f $OUT/status.json ]] && break
+  sleep 0.1
+done
+sleep 1.2
+# While it runs: from outside the run, in text and as JSON.
+"$BIN" status "$OUT" > "$WORK/live.txt" || fail "status on a running run: exit $?"
+grep -q "a run holds the folder" "$WORK/live.txt" || { cat "$WORK/live.txt"; fail "not seen as running"; }
+grep -q "^ETA " "$WORK/live.txt" || { cat "$WORK/live.txt"; fail "no ETA"; }
+"$BIN" status "$OUT" --json > "$WORK/live.json"
+"$PY" - "$WORK/live.json" <<'PYEOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["live"] and r["state"] == "running", r["state"]
+assert r["experiment"] == "status" and r["ranks"] == 2, r
+groups = {g["group"]: g for g in r["groups"]}
+assert sum(g["tasks"] for g in groups.values()) == 52, groups
+for g in groups.values():
+    assert g["done"] + g["failed"] + g["skipped"] + g["running"] + g["pending"] == g["tasks"], g
+assert groups["slow"]["done"] < 8, groups["slow"]
+assert r["running"], "no running tasks while the slow group runs"
+for t in r["running"]:
+    assert t["rank"] in (0, 1) and t["since"] <= r["now"], t
+assert 0 < r["eta_seconds"] < 60, r["eta_seconds"]
+print(f"live: {groups['slow']['done']} of 8 slow done, {len(r['running'])} running, ETA {r['eta_seconds']:.1f} s")
+PYEOF
+# Killed mid-run, its ledger cut mid-line: status says so and lists what was running.
+kill -KILL -- -"$pid" $(pgrep -f -- "--out $OUT" || true) 2>/dev/null || true
+wait "$pid" 2>/dev/null || true
+printf '{"id":"quick/3","status":"do' >> "$OUT/ledger.jsonl"
+"$BIN" status "$OUT" > "$WORK/killed.txt" || fail "status on a killed run: exit $?"
+grep -q "^state: stopped" "$WORK/killed.txt" || { cat "$WORK/killed.txt"; fail "a killed run not seen as stopped"; }
+grep -q "last line is cut off" "$WORK/killed.txt" || { cat "$WORK/killed.txt"; fail "no word of the torn line"; }
+grep -q "were running when the run stopped" "$WORK/killed.txt" || { cat "$WORK/killed.txt"; fail "no interrupted tasks"; }
+grep -q "a resume would take about" "$WORK/killed.txt" || { cat "$WORK/killed.txt"; fail "no resume estimate"; }
+# Resumed to the end: complete but for the broken command and what hangs on it.
+expect_code 1 mpi 2 run "$WORK/status.yaml" --out "$OUT" --resume --log-level error > /dev/null
+"$BIN" status "$OUT" --json > "$WORK/done.json"
+"$BIN" status "$OUT" > "$WORK/done.txt"
+"$PY" - "$WORK/done.json" <<'PYEOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert not r["live"] and r["state"] == "failed", r["state"]
+groups = {g["group"]: g for g in r["groups"]}
+assert groups["slow"]["done"] == 8 and groups["quick"]["done"] == 40, groups
+assert groups["broken"]["failed"] == 1 and groups["after_broken"]["skipped"] == 3, groups
+assert all(g["pending"] == 0 and g["running"] == 0 for g in groups.values()), groups
+err = r["errors"][-1]
+assert err["id"] == "broken" and "exit code 4" in err["error"] and "log: " in err["error"], err
+assert "disk full" in err["error"], err
+assert len(r["slowest"]) == 5 and r["slowest"][0]["seconds"] >= 0.9, r["slowest"]
+print("finished: counts from results.h5, the error with its log path, the slowest tasks")
+PYEOF
+grep -q "last errors:" "$WORK/done.txt" || fail "no errors listed"
+# Not a run folder, no folder, and a damaged status.json.
+mkdir "$WORK/empty"
+expect_code 2 "$BIN" status "$WORK/empty"
+msg=$("$BIN" status "$WORK/empty" 2>&1 || true)
+[[ $msg == *"not a compatbench run folder"* ]] || fail "empty folder message: $msg"
+expect_code 2 "$BIN" status "$WORK/missing"
+echo "{ not json" > "$OUT/status.json"
+"$BIN" status "$OUT" > "$WORK/damaged.txt" || fail "status with a damaged status.json: exit $?"
+grep -q "not a status file" "$WORK/damaged.txt" || { cat "$WORK/damaged.txt"; fail "damaged status.json not named"; }
+pass "status: running, killed with a torn ledger line, finished with errors, not a run"

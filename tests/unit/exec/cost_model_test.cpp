@@ -1,0 +1,84 @@
+// The cost model behind the progress ETA, `status` and `plan` (exec/cost_model.h), and the
+// dispatch simulation it runs from a part-way state (exec/simulate.h).
+#include <gtest/gtest.h>
+
+#include "config/config.h"
+#include "exec/cost_model.h"
+#include "exec/simulate.h"
+#include "graph/task_graph.h"
+
+using namespace compatbench;
+
+namespace {
+// a: 4 tasks of hint 1; b: 2 tasks of hint 3 after all of a; c: 1 task of hint 2.
+const char* kYaml =
+    "experiment: {name: t, seed: 1}\n"
+    "tasks:\n"
+    "  - {name: a, kind: noop, count: 4, cost: 1}\n"
+    "  - {name: b, kind: noop, count: 2, cost: 3, after: [a]}\n"
+    "  - {name: c, kind: noop, cost: 2}\n";
+}  // namespace
+
+TEST(CostModel, HintsReadAsSecondsUntilMeasured) {
+    const Config config = parse_config(kYaml, "t.yaml");
+    const CostModel model(config);
+    EXPECT_DOUBLE_EQ(model.scale(), 1.0);
+    EXPECT_DOUBLE_EQ(model.expected(0), 1.0);
+    EXPECT_DOUBLE_EQ(model.expected(1), 3.0);
+    const TaskGraph graph = TaskGraph::build(config);
+    EXPECT_EQ(model.expected_durations(graph), (std::vector<double>{1, 1, 1, 1, 3, 3, 2}));
+}
+
+TEST(CostModel, MeasuredMeansAndTheMachineScale) {
+    const Config config = parse_config(kYaml, "t.yaml");
+    CostModel model(config);
+    model.record(0, 0.2);
+    model.record(0, 0.3);  // a: mean 0.25, a quarter of its hint
+    EXPECT_DOUBLE_EQ(model.expected(0), 0.25);
+    EXPECT_DOUBLE_EQ(model.scale(), 0.25);
+    EXPECT_DOUBLE_EQ(model.expected(1), 0.75);  // b: its hint at the machine's scale
+    model.record(2, 8.0);                       // c: 4 times its hint
+    // The scale is the geometric mean of the measured groups' ratios: sqrt(0.25 * 4) = 1.
+    EXPECT_NEAR(model.scale(), 1.0, 1e-12);
+    EXPECT_NEAR(model.expected(1), 3.0, 1e-12);
+    model.record(1, -1.0);  // not a duration: ignored
+    EXPECT_EQ(model.timing(1).samples, 0u);
+}
+
+TEST(CostModel, RemainingTimeFromAPartWayState) {
+    const Config config = parse_config(kYaml, "t.yaml");
+    const TaskGraph graph = TaskGraph::build(config);
+    const CostModel model(config);
+    RunState state;
+    state.finished.assign(graph.tasks().size(), false);
+    // From the start, the time left is the plain simulation of the whole graph.
+    const double full = remaining_seconds(graph, config, model, state, 2);
+    EXPECT_DOUBLE_EQ(
+        full, simulate_dispatch(graph, config, model.expected_durations(graph), 2, 0.0).makespan);
+    // a and c done, one b running on rank 0 for 1 s of its 3: 2 s left of it, and the
+    // other b starts on rank 1 at once: 3 s.
+    for (std::size_t i : {0, 1, 2, 3, 6}) state.finished[i] = true;
+    state.running.push_back({0, 4, 1.0});
+    EXPECT_DOUBLE_EQ(remaining_seconds(graph, config, model, state, 2), 3.0);
+    // On one rank the second b waits for the first: 2 + 3.
+    EXPECT_DOUBLE_EQ(remaining_seconds(graph, config, model, state, 1), 5.0);
+    // A running task past its expected time has nothing left.
+    state.running[0].elapsed = 10.0;
+    EXPECT_DOUBLE_EQ(remaining_seconds(graph, config, model, state, 1), 3.0);
+    // Everything finished: nothing left.
+    state.running.clear();
+    state.finished.assign(graph.tasks().size(), true);
+    EXPECT_DOUBLE_EQ(remaining_seconds(graph, config, model, state, 2), 0.0);
+}
+
+TEST(Simulation, OneRankRunsTheWorkAndManyRanksTheCriticalPath) {
+    const Config config = parse_config(kYaml, "t.yaml");
+    const TaskGraph graph = TaskGraph::build(config);
+    const std::vector<double> d = CostModel(config).expected_durations(graph);
+    const Simulation one = simulate_dispatch(graph, config, d, 1, 0.0);
+    EXPECT_DOUBLE_EQ(one.makespan, 4 * 1 + 2 * 3 + 2);
+    EXPECT_DOUBLE_EQ(one.work, 12.0);
+    EXPECT_DOUBLE_EQ(one.critical_path, 1 + 3);
+    const Simulation many = simulate_dispatch(graph, config, d, 16, 0.0);
+    EXPECT_DOUBLE_EQ(many.makespan, 4.0);  // an a, then a b
+}
