@@ -13,9 +13,10 @@ mpi_environment
 step "test suite (ctest)"
 tests=0
 ctest --test-dir build/release --output-on-failure -j 2 || tests=$?
+isa=0
 if [[ ${CI:-} == true ]]; then
   step "compile checks for x86-64, x86-64-v3, x86-64-v4"
-  bash scripts/check-isa.sh
+  bash scripts/check-isa.sh || isa=$?
 fi
-step "test suite (ctest) result"
-exit "$tests"
+((tests == 0)) || { step "test suite (ctest): some tests failed"; exit "$tests"; }
+((isa == 0)) || { step "compile checks for x86-64, x86-64-v3, x86-64-v4"; exit "$isa"; }

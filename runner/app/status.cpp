@@ -38,53 +38,68 @@ double now_epoch() {
 
 // What the ledger says, counted per group for records of one config hash.
 struct LedgerFacts {
-    std::map<std::string, std::size_t> done, failed;  // per group
+    std::map<std::string, std::size_t> done, failed;  // per group; failed: the last attempt
     std::set<std::string> done_ids;
+    std::map<std::string, std::int64_t> last_attempt;  // per task id
     json slowest = json::array(), errors = json::array();
     std::string hash;
 };
 
-// A ledger that does not end in a newline was cut mid-write by a killed run.
-void note_torn_tail(const std::string& path, json& notes) {
-    std::ifstream in(path, std::ios::binary | std::ios::ate);
-    if (!in || in.tellg() <= 0) return;
-    in.seekg(-1, std::ios::end);
-    if (in.get() != '\n')
-        notes.push_back(path +
-                        ": the last line is cut off (the run was killed while writing it); "
-                        "it is ignored, and --resume runs that task again");
+// A ledger that does not end in a newline was cut mid-write by a killed run: its last
+// line number, or 0.
+std::size_t torn_tail_line(const std::string& path, json& notes) {
+    std::ifstream in(path, std::ios::binary);
+    std::size_t lines = 0;
+    char c = '\n';
+    while (in.get(c))
+        if (c == '\n') ++lines;
+    if (c == '\n') return 0;
+    notes.push_back(path +
+                    ": the last line is cut off (the run was killed while writing it); it is "
+                    "ignored, and --resume runs that task again");
+    return lines + 1;
+}
+
+std::vector<nlohmann::json> ledger_records(const std::string& path, json& notes) {
+    const std::size_t torn = torn_tail_line(path, notes);
+    const std::string torn_at = path + ":" + std::to_string(torn) + ":";
+    return Ledger::read(path, [&](const std::string& w) {
+        if (torn == 0 || w.rfind(torn_at, 0) != 0) notes.push_back(w);
+    });
 }
 
 LedgerFacts read_ledger(const std::string& path, std::string hash, json& notes) {
     LedgerFacts f;
-    note_torn_tail(path, notes);
-    const auto records = Ledger::read(path, [&](const std::string& w) {
-        if (w.find("not JSON") == std::string::npos || notes.empty()) notes.push_back(w);
-    });
-    if (hash.empty() && !records.empty()) hash = records.back().value("config_hash", "");
+    const auto records = ledger_records(path, notes);
+    if (hash.empty() && !records.empty())
+        hash = record_field<std::string>(records.back(), "config_hash", "");
     f.hash = hash;
     std::map<std::string, std::pair<std::string, bool>> last;  // id -> (group, failed)
     std::vector<json> done;
     for (const auto& r : records) {
-        if (r.value("config_hash", "") != hash) continue;
-        const std::string id = r.value("id", ""), group = r.value("group", "?");
-        const bool ok = r.value("status", "") == "done";
+        if (record_field<std::string>(r, "config_hash", "") != hash) continue;
+        const auto id = record_field<std::string>(r, "id", "");
+        const auto group = record_field<std::string>(r, "group", "?");
+        const bool ok = record_field<std::string>(r, "status", "") == "done";
+        const auto rank = record_field<std::int64_t>(r, "rank", -1);
+        const auto attempt = record_field<std::int64_t>(r, "attempt", 0);
+        f.last_attempt[id] = std::max(f.last_attempt[id], attempt);
         if (ok) {
             f.done_ids.insert(id);
             done.push_back({{"id", id},
                             {"group", group},
-                            {"rank", r.value("rank", -1)},
-                            {"seconds", r.value("duration", 0.0)}});
+                            {"rank", rank},
+                            {"seconds", record_field<double>(r, "duration", 0.0)}});
         } else {
             f.errors.push_back({{"id", id},
-                                {"attempt", r.value("attempt", 0)},
-                                {"rank", r.value("rank", -1)},
-                                {"error", r.value("error", "")}});
+                                {"attempt", attempt},
+                                {"rank", rank},
+                                {"error", record_field<std::string>(r, "error", "")}});
         }
         if (!f.done_ids.count(id) || ok) last[id] = {group, !ok};
     }
     for (const auto& [id, gf] : last) ++(gf.second ? f.failed : f.done)[gf.first];
-    std::sort(done.begin(), done.end(), [](const json& a, const json& b) {
+    std::stable_sort(done.begin(), done.end(), [](const json& a, const json& b) {
         return a["seconds"].get<double>() > b["seconds"].get<double>();
     });
     for (std::size_t i = 0; i < std::min(kShown, done.size()); ++i) f.slowest.push_back(done[i]);
@@ -92,6 +107,16 @@ LedgerFacts read_ledger(const std::string& path, std::string hash, json& notes) 
         f.errors.erase(f.errors.begin(),
                        f.errors.begin() + static_cast<long>(f.errors.size() - kShown));
     return f;
+}
+
+// The snapshot's running tasks that the ledger has not recorded since (by attempt).
+std::vector<RunningTask> still_running(const StatusSnapshot& snap, const LedgerFacts& ledger) {
+    std::vector<RunningTask> out;
+    for (const auto& r : snap.running) {
+        const auto it = ledger.last_attempt.find(r.id);
+        if (it == ledger.last_attempt.end() || it->second < r.attempt) out.push_back(r);
+    }
+    return out;
 }
 
 // Per-group counts of a closed results.h5 (/tasks/group, /tasks/status); empty if unreadable.
@@ -114,42 +139,56 @@ std::map<std::string, std::map<std::string, std::size_t>> results_counts(const s
     return counts;
 }
 
-// The groups' table: sizes, skips and running tasks from status.json; done and failed
-// from the ledger (newer than status.json), or from results.h5 once the run is closed.
-json group_rows(const StatusSnapshot& snap, const LedgerFacts& ledger, bool live,
-                const std::map<std::string, std::map<std::string, std::size_t>>& closed) {
-    json rows = json::array();
+using Counts = std::map<std::string, std::map<std::string, std::size_t>>;
+
+std::size_t count(const std::map<std::string, std::size_t>& m, const std::string& k) {
+    const auto f = m.find(k);
+    return f == m.end() ? 0 : f->second;
+}
+
+// Group names in the snapshot's order, then any the ledger or results.h5 adds.
+std::vector<std::string> group_names(const StatusSnapshot& snap, const LedgerFacts& ledger,
+                                     const Counts& closed) {
     std::vector<std::string> names;
-    for (const auto& g : snap.groups) names.push_back(g.name);
-    for (const auto& [g, n] : ledger.done)
+    const auto add = [&](const std::string& g) {
         if (std::find(names.begin(), names.end(), g) == names.end()) names.push_back(g);
-    for (const auto& name : names) {
+    };
+    for (const auto& g : snap.groups) add(g.name);
+    for (const auto& [g, n] : ledger.done) add(g);
+    for (const auto& [g, n] : ledger.failed) add(g);
+    for (const auto& [g, n] : closed) add(g);
+    return names;
+}
+
+// The groups' table. Sizes and skips come from status.json; done from the ledger (newer);
+// failed from status.json while the run lives (a failed attempt may be retried), else
+// from the ledger's last attempts; everything from results.h5 once the run closed it.
+json group_rows(const StatusSnapshot& snap, const LedgerFacts& ledger, bool live,
+                const std::vector<RunningTask>& running, const Counts& closed) {
+    json rows = json::array();
+    for (const auto& name : group_names(snap, ledger, closed)) {
         const auto it = std::find_if(snap.groups.begin(), snap.groups.end(),
                                      [&](const GroupStatus& g) { return g.name == name; });
         const GroupStatus g = it != snap.groups.end() ? *it : GroupStatus{name, "?"};
-        const auto count = [](const auto& m, const std::string& k) {
-            const auto f = m.find(k);
-            return f == m.end() ? std::size_t{0} : f->second;
-        };
-        std::size_t done = count(ledger.done, name), failed = count(ledger.failed, name);
-        std::size_t skipped = g.skipped, running = 0;
+        std::size_t done = count(ledger.done, name);
+        std::size_t failed = live ? g.failed : count(ledger.failed, name), skipped = g.skipped;
         if (const auto c = closed.find(name); c != closed.end()) {
             done = count(c->second, "done");
             failed = count(c->second, "failed");
             skipped = count(c->second, "skipped");
         }
-        if (live)
-            for (const auto& r : snap.running)
-                running += r.group == name && !ledger.done_ids.count(r.id) ? 1 : 0;
-        const std::size_t finished = done + failed + skipped + running;
+        std::size_t n_running = 0;
+        for (const auto& r : running) n_running += r.group == name ? 1 : 0;
+        if (!live) n_running = 0;
+        const std::size_t tasks = std::max(g.tasks, done + failed + skipped + n_running);
         rows.push_back({{"group", name},
                         {"kind", g.kind},
-                        {"tasks", g.tasks},
+                        {"tasks", tasks},
                         {"done", done},
                         {"failed", failed},
                         {"skipped", skipped},
-                        {"running", running},
-                        {"pending", g.tasks > finished ? g.tasks - finished : 0},
+                        {"running", n_running},
+                        {"pending", tasks - done - failed - skipped - n_running},
                         {"expected_seconds", g.expected_seconds}});
     }
     return rows;
@@ -201,11 +240,10 @@ json status_report(const std::string& out) {
         notes.push_back("status.json was last written " +
                         std::to_string(std::lround(now - snap.updated)) +
                         " s ago although the run holds its lock: is it hung?");
+    const std::vector<RunningTask> open_tasks = still_running(snap, ledger);
     json running = json::array();
-    for (const auto& r : snap.running)
-        if (!ledger.done_ids.count(r.id))
-            running.push_back(
-                {{"id", r.id}, {"group", r.group}, {"rank", r.rank}, {"since", r.since}});
+    for (const auto& r : open_tasks)
+        running.push_back({{"id", r.id}, {"group", r.group}, {"rank", r.rank}, {"since", r.since}});
     return {{"folder", out},
             {"experiment", snap.experiment},
             {"config_path", snap.config_path},
@@ -219,7 +257,7 @@ json status_report(const std::string& out) {
             {"updated", snap.updated},
             {"now", now},
             {"eta_seconds", eta},
-            {"groups", group_rows(snap, ledger, live, closed)},
+            {"groups", group_rows(snap, ledger, live, open_tasks, closed)},
             {"running", live ? running : json::array()},
             {"interrupted_tasks", live ? json::array() : running},
             {"slowest", ledger.slowest},
@@ -228,9 +266,12 @@ json status_report(const std::string& out) {
 }
 
 std::string clock_time(double epoch) {
-    const std::time_t t = static_cast<std::time_t>(epoch);
+    if (!std::isfinite(epoch) || epoch < 0 || epoch > 1e11) return "?";
+    const auto t = static_cast<std::time_t>(epoch);
+    std::tm tm{};
     char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", std::localtime(&t));
+    if (!localtime_r(&t, &tm) || std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm) == 0)
+        return "?";
     return buf;
 }
 
@@ -270,7 +311,8 @@ void print_status(const json& r) {
     std::printf("%-41s", "all");
     for (std::size_t v : sum) std::printf(" %8zu", v);
     const double eta = r["eta_seconds"];
-    if (eta >= 0 && state != "complete")
+    const bool resumable = state == "stopped" || state == "interrupted";
+    if (eta >= 0 && (r["live"].get<bool>() || resumable))
         std::printf("\n\n%s %s", r["live"].get<bool>() ? "ETA" : "a resume would take about",
                     format_duration(eta).c_str());
     std::printf("\n");

@@ -9,7 +9,7 @@
 namespace compatbench {
 
 inline std::string format_duration(double seconds) {
-    if (!std::isfinite(seconds)) return "?";
+    if (!std::isfinite(seconds) || seconds > 1e12) return "?";
     const long s = std::lround(std::max(0.0, seconds));
     char buf[32];
     if (s >= 3600)

@@ -53,6 +53,7 @@ Coordinator::Coordinator(const Config& config, const TaskGraph& graph, MPI_Comm 
     analysis_done_.assign(config.analyses.size(), false);
     running_rank_.assign(n, -1);
     dispatched_.assign(n, 0.0);
+    dispatched_at_.resize(n);
 }
 
 std::size_t Coordinator::resume_from(const std::vector<nlohmann::json>& records) {
@@ -62,13 +63,13 @@ std::size_t Coordinator::resume_from(const std::vector<nlohmann::json>& records)
             ++other_config;
             continue;
         }
-        const auto index = graph_.find(r.at("id").get<std::string>());
+        const auto index = graph_.find(record_field<std::string>(r, "id", ""));
         if (!index) {
             ++unknown;
             continue;
         }
         const std::size_t i = *index;
-        const std::string status = r.at("status").get<std::string>();
+        const std::string status = record_field<std::string>(r, "status", "");
         if (status == "failed") {
             ++attempt_base_[i];
             continue;
@@ -88,10 +89,10 @@ std::size_t Coordinator::resume_from(const std::vector<nlohmann::json>& records)
         outputs_[i] = std::move(row);
         TaskFact& f = facts_[i];
         f.status = "done";
-        f.rank = r.value("rank", std::int64_t{-1});
-        f.attempt = r.value("attempt", std::int64_t{1});
-        f.start = r.value("start", 0.0);
-        f.duration = r.value("duration", 0.0);
+        f.rank = record_field<std::int64_t>(r, "rank", -1);
+        f.attempt = record_field<std::int64_t>(r, "attempt", 1);
+        f.start = record_field<double>(r, "start", 0.0);
+        f.duration = record_field<double>(r, "duration", 0.0);
         results_.stage(i, outputs_[i]);
         ++resumed;
     }
@@ -140,6 +141,7 @@ void Coordinator::dispatch() {
                 states_[i] = State::running;
                 running_rank_[i] = r;
                 dispatched_[i] = now_epoch();
+                dispatched_at_[i] = Clock::now();
                 ++attempts_[i];
                 batch.push_back({i, attempt_base_[i] + attempts_[i]});
             }
@@ -180,7 +182,6 @@ void Coordinator::handle(int rank, Completion&& c) {
         f.status = "pending";
         return;
     }
-    model_.record(task.group, c.outcome.duration);
 
     nlohmann::json record = {{"id", task.id},
                              {"kind", std::string(group.kind->name())},
@@ -193,6 +194,7 @@ void Coordinator::handle(int rank, Completion&& c) {
                              {"start", c.outcome.start},
                              {"duration", c.outcome.duration}};
     if (c.outcome.status == TaskStatus::done) {
+        model_.record(task.group, c.outcome.duration);  // failed attempts say nothing of cost
         nlohmann::json outputs = nlohmann::json::object();
         for (std::size_t k = 0; k < group.outputs.size(); ++k) {
             outputs[group.outputs[k].name] = value_to_json(c.outcome.outputs[k]);
@@ -328,12 +330,11 @@ double Coordinator::eta_seconds() {
     const auto t0 = Clock::now();
     RunState state;
     state.finished.resize(states_.size());
-    const double now = now_epoch();
     for (std::size_t i = 0; i < states_.size(); ++i) {
         const State s = states_[i];
         state.finished[i] = s == State::done || s == State::failed || s == State::skipped;
         if (s == State::running)
-            state.running.push_back({running_rank_[i], i, now - dispatched_[i]});
+            state.running.push_back({running_rank_[i], i, seconds_since(dispatched_at_[i])});
     }
     eta_ = remaining_seconds(graph_, config_, model_, state, size_);
     eta_at_ = Clock::now();
@@ -352,7 +353,8 @@ void Coordinator::write_status(const std::string& state) {
     StatusSnapshot s = status_header_;
     s.state = state;
     s.updated = now_epoch();
-    s.eta_seconds = state == "complete" ? 0.0 : eta_seconds();
+    const double eta = all_terminal() ? 0.0 : eta_seconds();
+    s.eta_seconds = std::isfinite(eta) ? eta : -1.0;
     s.progress_interval = config_.runner.progress_interval;
     for (std::size_t g = 0; g < config_.groups.size(); ++g) {
         GroupStatus gs;
@@ -374,8 +376,8 @@ void Coordinator::write_status(const std::string& state) {
                     break;
                 case State::running:
                     ++gs.running;
-                    s.running.push_back(
-                        {graph_.tasks()[i].id, gs.name, running_rank_[i], dispatched_[i]});
+                    s.running.push_back({graph_.tasks()[i].id, gs.name, running_rank_[i],
+                                         attempt_base_[i] + attempts_[i], dispatched_[i]});
                     break;
                 default:
                     ++gs.pending;
@@ -540,6 +542,7 @@ CoordinatorReport Coordinator::run() {
     report.signal = signal;
     report.analyses = std::move(analysis_tables_);
     report.printed = printed_tables();
+    eta_ = -1.0;  // a fresh estimate of what is left, for a resume of an interrupted run
     write_status(report.status());
     report.facts = std::move(facts_);
     return report;

@@ -105,7 +105,8 @@ class Coordinator {
     CostModel model_;                 // measured durations per group
     std::vector<int> running_rank_;   // per task, while it runs
     std::vector<double> dispatched_;  // per task: when it went out, Unix seconds
-    std::string status_path_;         // "" = no status.json
+    std::vector<std::chrono::steady_clock::time_point> dispatched_at_;  // the same, steady
+    std::string status_path_;                                           // "" = no status.json
     StatusSnapshot status_header_;
     double eta_ = -1.0, eta_cost_ = 0.0;  // the last ETA and what computing it took
     std::chrono::steady_clock::time_point eta_at_;

@@ -53,12 +53,18 @@ double remaining_seconds(const TaskGraph& graph, const Config& config, const Cos
     start.timing = model.timings();
     for (std::size_t i = 0; i < duration.size(); ++i)
         if (state.finished[i]) duration[i] = 0.0;
-    for (const auto& r : state.running) {
-        duration[r.task] = std::max(0.0, duration[r.task] - r.elapsed);
+    // A rank runs its tasks in order: only the one dispatched first has been running; the
+    // others of its batch wait whole.
+    std::vector<RunState::Running> running = state.running;
+    std::stable_sort(running.begin(), running.end(), [](const auto& a, const auto& b) {
+        return a.rank != b.rank ? a.rank < b.rank : a.elapsed > b.elapsed;
+    });
+    for (std::size_t k = 0; k < running.size(); ++k) {
+        const auto& r = running[k];
+        if (k == 0 || running[k - 1].rank != r.rank)
+            duration[r.task] = std::max(0.0, duration[r.task] - r.elapsed);
         start.running.emplace_back(r.rank, r.task);
     }
-    std::stable_sort(start.running.begin(), start.running.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
     return simulate_dispatch(graph, config, duration, std::max(ranks, 1), 0.0, &start).makespan;
 }
 

@@ -2,6 +2,7 @@
 
 #include <deque>
 #include <queue>
+#include <stdexcept>
 
 #include "exec/dispatch_policy.h"
 
@@ -63,17 +64,26 @@ class DispatchSim {
           outstanding_(static_cast<std::size_t>(ranks), 0),
           running_(static_cast<std::size_t>(ranks), n_) {}
 
-    // Marks finished tasks, queues running ones, and readies what waits on nothing.
+    // Marks finished tasks, queues running ones, and readies what waits on nothing. A
+    // finished task never runs (a skipped one may still wait on unfinished tasks); a running
+    // one is not ready again, and its dependents wait for its completion.
     void start(const SimulationStart* from) {
-        std::vector<bool> finished(n_, false);
+        placed_.assign(n_, false);
+        std::size_t finished = 0;
         if (from) {
-            finished = from->finished;
+            if (from->finished.size() != n_)
+                throw std::invalid_argument("simulation start: finished has the wrong size");
             if (!from->timing.empty()) timing_ = from->timing;
+            for (std::size_t i = 0; i < n_; ++i) {
+                placed_[i] = from->finished[i];
+                finished += from->finished[i] ? 1 : 0;
+            }
             for (const auto& [rank, i] : from->running) {
-                const auto r = static_cast<std::size_t>(rank) % queue_.size();
-                queue_[r].push_back(i);
-                ++outstanding_[r];
-                finished[i] = true;  // not ready again; its dependents wait for it below
+                if (rank < 0 || rank >= ranks_ || i >= n_ || placed_[i])
+                    throw std::invalid_argument("simulation start: a running task out of range");
+                queue_[static_cast<std::size_t>(rank)].push_back(i);
+                ++outstanding_[static_cast<std::size_t>(rank)];
+                placed_[i] = true;
             }
         }
         for (std::size_t i = 0; i < n_; ++i) waiting_[i] += tasks_[i].deps.size();
@@ -81,9 +91,8 @@ class DispatchSim {
             if (from && from->finished[i])
                 for (std::size_t d : tasks_[i].dependents) --waiting_[d];
         for (std::size_t i = 0; i < n_; ++i)
-            if (!finished[i] && waiting_[i] == 0) push_ready(i);
-        left_ = 0;
-        for (std::size_t i = 0; i < n_; ++i) left_ += (from && from->finished[i]) ? 0 : 1;
+            if (!placed_[i] && waiting_[i] == 0) push_ready(i);
+        left_ = n_ - finished;
         for (std::size_t r = 0; r < queue_.size(); ++r) start_next(r);
         dispatch();
     }
@@ -101,7 +110,7 @@ class DispatchSim {
             timing_[tasks_[i].group].seconds += duration_[i];
             ++timing_[tasks_[i].group].samples;
             for (std::size_t d : tasks_[i].dependents)
-                if (--waiting_[d] == 0) push_ready(d);
+                if (--waiting_[d] == 0 && !placed_[d]) push_ready(d);
             start_next(r);
             dispatch();
         }
@@ -116,7 +125,10 @@ class DispatchSim {
             return cost != o.cost ? cost < o.cost : index > o.index;
         }
     };
-    void push_ready(std::size_t i) { ready_.push({config_.groups[tasks_[i].group].cost, i}); }
+    void push_ready(std::size_t i) {
+        placed_[i] = true;
+        ready_.push({config_.groups[tasks_[i].group].cost, i});
+    }
 
     void start_next(std::size_t r) {
         if (running_[r] != n_ || queue_[r].empty()) return;
@@ -152,6 +164,7 @@ class DispatchSim {
     double overhead_;
     std::size_t n_, left_ = 0;
     std::vector<std::size_t> waiting_;
+    std::vector<bool> placed_;  // finished, running or once made ready: never ready again
     std::vector<GroupTiming> timing_;
     std::priority_queue<Ready> ready_;
     std::vector<std::deque<std::size_t>> queue_;

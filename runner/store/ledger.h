@@ -11,9 +11,25 @@
 #include <chrono>
 #include <functional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace compatbench {
+
+// A record's field, or `fallback` when it is missing or of another type (a hand-edited or
+// foreign line must not stop a resume or `status`).
+template <class T>
+T record_field(const nlohmann::json& record, const char* key, T fallback) {
+    const auto it = record.find(key);
+    if (it == record.end()) return fallback;
+    if constexpr (std::is_same_v<T, std::string>) {
+        return it->is_string() ? it->template get<std::string>() : fallback;
+    } else if constexpr (std::is_floating_point_v<T>) {
+        return it->is_number() ? it->template get<T>() : fallback;
+    } else {
+        return it->is_number_integer() ? it->template get<T>() : fallback;
+    }
+}
 
 class Ledger {
   public:

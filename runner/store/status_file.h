@@ -8,7 +8,7 @@
 //    "eta_seconds":83.2,"progress_interval":10,
 //    "groups":[{"name":"world","kind":"zoo_world","tasks":1,"done":1,"failed":0,
 //               "skipped":0,"running":0,"pending":0,"cost":1,"expected_seconds":0.41}],
-//    "running":[{"id":"vision/3","group":"vision","rank":1,"since":…}]}
+//    "running":[{"id":"vision/3","group":"vision","rank":1,"attempt":1,"since":…}]}
 #pragma once
 
 #include <cstddef>
@@ -28,7 +28,8 @@ struct GroupStatus {
 struct RunningTask {
     std::string id, group;
     int rank = 0;
-    double since = 0.0;  // dispatched at, Unix seconds
+    std::int64_t attempt = 1;  // the ledger's record of this attempt ends it
+    double since = 0.0;        // dispatched at, Unix seconds
 };
 
 struct StatusSnapshot {

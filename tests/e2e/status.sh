@@ -44,6 +44,10 @@ PYEOF
 # Killed mid-run, its ledger cut mid-line: status says so and lists what was running.
 kill -KILL -- -"$pid" $(pgrep -f -- "--out $OUT" || true) 2>/dev/null || true
 wait "$pid" 2>/dev/null || true
+# A hand-edited record with fields of the wrong types, then a line cut mid-write.
+hash=$("$PY" -c "import json,sys; print(json.load(open(sys.argv[1]))['config_hash'])" "$OUT/status.json")
+printf '{"id":"quick/1","status":"failed","config_hash":"%s","rank":"one","attempt":null,"error":7}\n' \
+    "$hash" >> "$OUT/ledger.jsonl"
 printf '{"id":"quick/3","status":"do' >> "$OUT/ledger.jsonl"
 "$BIN" status "$OUT" > "$WORK/killed.txt" || fail "status on a killed run: exit $?"
 grep -q "^state: stopped" "$WORK/killed.txt" || { cat "$WORK/killed.txt"; fail "a killed run not seen as stopped"; }

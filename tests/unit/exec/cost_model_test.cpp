@@ -71,6 +71,33 @@ TEST(CostModel, RemainingTimeFromAPartWayState) {
     EXPECT_DOUBLE_EQ(remaining_seconds(graph, config, model, state, 2), 0.0);
 }
 
+TEST(CostModel, SkippedTasksNeverRunAgain) {
+    // a/0 failed, so b's tasks were skipped although a/1 has not run yet; a/2, a/3 are done.
+    // Left: a/1 (1 s) and c (2 s) side by side on 2 ranks. When a/1 ends, the skipped b
+    // tasks must not be made ready (they would end the simulation early).
+    const Config config = parse_config(kYaml, "t.yaml");
+    const TaskGraph graph = TaskGraph::build(config);
+    const CostModel model(config);
+    RunState state;
+    state.finished = {true, false, true, true, true, true, false};
+    EXPECT_DOUBLE_EQ(remaining_seconds(graph, config, model, state, 2), 2.0);
+    EXPECT_DOUBLE_EQ(remaining_seconds(graph, config, model, state, 1), 3.0);
+}
+
+TEST(CostModel, OnlyTheFirstTaskOfARanksBatchHasBeenRunning) {
+    // a/0 and a/1 went to rank 0 together 0.5 s ago: a/0 has 0.5 s left, a/1 all of its 1 s.
+    const Config config = parse_config(kYaml, "t.yaml");
+    const TaskGraph graph = TaskGraph::build(config);
+    const CostModel model(config);
+    RunState state;
+    state.finished = {false, false, true, true, true, true, true};
+    state.running = {{0, 1, 0.5}, {0, 0, 0.5}};
+    EXPECT_DOUBLE_EQ(remaining_seconds(graph, config, model, state, 1), 1.5);
+    state.running.push_back({3, 2, 0.0});  // a rank the run does not have
+    state.finished[2] = false;
+    EXPECT_THROW(remaining_seconds(graph, config, model, state, 1), std::invalid_argument);
+}
+
 TEST(Simulation, OneRankRunsTheWorkAndManyRanksTheCriticalPath) {
     const Config config = parse_config(kYaml, "t.yaml");
     const TaskGraph graph = TaskGraph::build(config);
