@@ -8,8 +8,8 @@
 #include <iostream>
 
 #include "app/verbs.h"
+#include "core/text_template.h"
 #include "exec/signals.h"
-#include "tasks/command_template.h"
 
 namespace compatbench {
 

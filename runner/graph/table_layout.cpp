@@ -4,11 +4,6 @@
 
 namespace compatbench {
 
-std::size_t key_column_count(const GroupSpec& group) {
-    const std::size_t listed = group.listed.empty() ? 0 : group.listed.front().keys.size();
-    return 2 + group.grid.size() + (group.count >= 0 ? 1 : 0) + listed;
-}
-
 namespace {
 // The column of a key whose values are `values`: int, float, or a string as wide as the longest.
 ColumnSpec key_column(const std::string& name, const std::vector<const Scalar*>& values) {

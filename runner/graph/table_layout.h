@@ -15,9 +15,6 @@ struct TableLayout {
     std::size_t rows = 0;
 };
 
-// Number of leading columns that are not outputs: task_id, seed, and the grid keys.
-std::size_t key_column_count(const GroupSpec& group);
-
 // The group's columns; `id_width` is the byte width of task_id (0 when not yet known).
 std::vector<ColumnSpec> table_columns(const GroupSpec& group, std::size_t id_width = 0);
 

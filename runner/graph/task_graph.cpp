@@ -4,7 +4,7 @@
 #include <set>
 
 #include "common/hash.h"
-#include "tasks/command_template.h"
+#include "core/text_template.h"
 
 namespace compatbench {
 
@@ -86,10 +86,10 @@ TaskGraph TaskGraph::build(const Config& config) {
         std::vector<std::string> known;
         for (const auto& [key, values] : g.grid) known.push_back(key);
         if (g.count >= 0) known.push_back("i");
-        std::optional<CommandTemplate> id_template;
+        std::optional<TextTemplate> id_template;
         if (!g.id_template.empty()) {
             try {
-                id_template = CommandTemplate::parse(g.id_template, known);
+                id_template = TextTemplate::parse(g.id_template, known);
             } catch (const std::invalid_argument& e) {
                 throw ConfigError(file, g.node["id"].Mark(), "tasks." + g.name + ".id", e.what());
             }
@@ -205,9 +205,9 @@ TaskGraph TaskGraph::build(const Config& config) {
             std::vector<std::string> known;
             for (const auto& [k, v] : g.grid) known.push_back(k);
             if (g.count >= 0) known.push_back("i");
-            CommandTemplate tmpl;
+            TextTemplate tmpl;
             try {
-                tmpl = CommandTemplate::parse(entry, known);
+                tmpl = TextTemplate::parse(entry, known);
             } catch (const std::invalid_argument& e) {
                 throw ConfigError(
                     file, mark, key,

@@ -32,7 +32,7 @@
 
 #include "common/hash.h"
 #include "config/config.h"
-#include "tasks/command_template.h"
+#include "tasks/shell_task.h"
 #include "tasks/task_kind.h"
 
 extern char** environ;
@@ -176,7 +176,7 @@ class CommandTask final : public TaskKind {
         if (group.count >= 0) known.push_back("i");
         const YAML::Node command = group.node["command"];
         try {
-            CommandTemplate::parse(command.Scalar(), known);
+            TextTemplate::parse(command.Scalar(), known);
         } catch (const std::invalid_argument& e) {
             checker.fail(command, "tasks." + group.name + ".command", e.what());
         }
@@ -244,7 +244,7 @@ Row run_shell_task(const TaskContext& context, const std::string& command_templa
     values["workdir"] = workdir.string();
     values["out"] = context.out_dir.string();
     for (const auto& [key, value] : extra) values[key] = value;
-    const std::string command = CommandTemplate::parse(command_template, {}, true).render(values);
+    const std::string command = TextTemplate::parse(command_template, {}, true).render(values);
     {
         std::ofstream log(log_path, std::ios::app);
         log << "### " << context.id << " attempt " << context.attempt << ": " << command << "\n";

@@ -30,8 +30,8 @@
 
 #include "formats/safetensors.h"
 #include "similarity/similarity.h"
-#include "tasks/command_template.h"
 #include "tasks/compass_common.h"
+#include "tasks/shell_task.h"
 #include "tasks/zoo_common.h"
 #include "zoo/roles.h"
 

@@ -18,8 +18,8 @@
 
 #include "formats/safetensors.h"
 #include "merging/merging.h"
-#include "tasks/command_template.h"
 #include "tasks/compass_common.h"
+#include "tasks/shell_task.h"
 #include "tasks/zoo_common.h"
 
 namespace compatbench {

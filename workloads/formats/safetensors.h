@@ -120,7 +120,6 @@ class SafetensorsWriter {
     void add_f32(const std::string& name, std::vector<std::uint64_t> shape,
                  std::span<const float> values, DType stored = DType::F32);
     void set_metadata(const std::string& key, const std::string& value) { metadata_[key] = value; }
-    std::uint64_t data_bytes() const { return data_bytes_; }
     // Writes `path` (via `path`.tmp and a rename). Throws FormatError on I/O failure.
     void write(const std::string& path) const;
     // Writes model-0000k-of-0000n.safetensors shards of at most `max_shard_bytes` of data

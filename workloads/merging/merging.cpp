@@ -38,9 +38,6 @@ double InterferenceSums::mean_interference() const {
 double InterferenceSums::mean_dispersion() const {
     return count ? dispersion / static_cast<double>(count) : kNaN;
 }
-double InterferenceSums::mean_cancellation() const {
-    return count ? cancellation / static_cast<double>(count) : kNaN;
-}
 double InterferenceSums::rho() const {
     return interference > 0.0 ? cancellation / interference : kNaN;
 }

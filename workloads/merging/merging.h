@@ -22,7 +22,6 @@ struct InterferenceSums {
     void add(const InterferenceSums& other);
     double mean_interference() const;  // Ī (NaN for no coordinates)
     double mean_dispersion() const;
-    double mean_cancellation() const;
     double rho() const;            // ΣC / ΣI (NaN when ΣI = 0)
     double sign_conflict() const;  // fraction of coordinates with a sign conflict
 };

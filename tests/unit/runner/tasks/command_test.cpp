@@ -4,8 +4,8 @@
 #include <filesystem>
 
 #include "config/config.h"
+#include "core/text_template.h"
 #include "graph/task_graph.h"
-#include "tasks/command_template.h"
 #include "tasks/task_kind.h"
 
 using namespace compatbench;
@@ -33,13 +33,13 @@ struct Fixture {
 };
 }  // namespace
 
-TEST(CommandTemplate, QuotesAndChecks) {
+TEST(TextTemplate, QuotesAndChecks) {
     EXPECT_EQ(shell_quote("it's"), "'it'\\''s'");
-    const auto t = CommandTemplate::parse("echo {a} {{x}} {b}", {"a", "b"});
+    const auto t = TextTemplate::parse("echo {a} {{x}} {b}", {"a", "b"});
     EXPECT_EQ(t.render({{"a", "1 2"}, {"b", "$(rm -rf /)"}}), "echo '1 2' {x} '$(rm -rf /)'");
-    EXPECT_THROW(CommandTemplate::parse("echo {a", {"a"}), std::invalid_argument);
-    EXPECT_THROW(CommandTemplate::parse("echo {c}", {"a"}), std::invalid_argument);
-    EXPECT_THROW(CommandTemplate::parse("echo }", {}), std::invalid_argument);
+    EXPECT_THROW(TextTemplate::parse("echo {a", {"a"}), std::invalid_argument);
+    EXPECT_THROW(TextTemplate::parse("echo {c}", {"a"}), std::invalid_argument);
+    EXPECT_THROW(TextTemplate::parse("echo }", {}), std::invalid_argument);
     EXPECT_NE(task_file_stem("a/b"), task_file_stem("a_b"));
 }
 

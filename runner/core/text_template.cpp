@@ -1,4 +1,4 @@
-#include "tasks/command_template.h"
+#include "core/text_template.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -31,9 +31,9 @@ std::string task_file_stem(const std::string& id) {
     return stem + "-" + std::string(hex64(fnv1a64(id), hex).substr(0, 8));
 }
 
-CommandTemplate CommandTemplate::parse(const std::string& text,
-                                       const std::vector<std::string>& known, bool any_name) {
-    CommandTemplate t;
+TextTemplate TextTemplate::parse(const std::string& text, const std::vector<std::string>& known,
+                                 bool any_name) {
+    TextTemplate t;
     std::string literal;
     for (std::size_t i = 0; i < text.size(); ++i) {
         const char c = text[i];
@@ -73,8 +73,8 @@ CommandTemplate CommandTemplate::parse(const std::string& text,
     return t;
 }
 
-std::string CommandTemplate::render(const std::map<std::string, std::string>& values,
-                                    bool quote) const {
+std::string TextTemplate::render(const std::map<std::string, std::string>& values,
+                                 bool quote) const {
     std::string out;
     for (const auto& piece : pieces_) {
         if (!piece.placeholder) {
