@@ -13,8 +13,6 @@
 //   values (a K-way grid holds many operators; the screen predicts task arithmetic).
 #include <algorithm>
 #include <cmath>
-#include <limits>
-#include <set>
 
 #include "analyses/analysis_kind.h"
 #include "analyses/column_args.h"
@@ -86,14 +84,6 @@ class ScreeningAnalysis final : public AnalysisKind {
         const double cut = below ? spec.node["below"].as<double>() : 0.0;
         for (std::size_t i = 0; i < labels.size(); ++i)
             positive[i] = below ? labels[i] < cut : labels[i] != 0.0;
-        // Every other group (in name order) fits the threshold; the rest are predicted.
-        const std::set<std::string> groups(split.begin(), split.end());
-        std::set<std::string> fit_groups;
-        bool take = true;
-        for (const auto& g : groups) {
-            if (take) fit_groups.insert(g);
-            take = !take;
-        }
         TableData all, pre;
         all.path = spec.node["table"] ? spec.node["table"].Scalar() : "screening";
         pre.path = all.path + "_preregistered";
@@ -109,31 +99,13 @@ class ScreeningAnalysis final : public AnalysisKind {
             pre.add_column({c, ColumnType::i64, 0});
         pre.add_column({"accuracy", ColumnType::f64, 0});
         for (const auto& name : scores) {
-            const auto s = pick(input.numbers(name));
-            const std::span<const std::uint8_t> pos(positive);
-            const auto best = compass::best_threshold(s, pos);
-            const double auc = compass::auroc(s, pos);
-            if (std::isnan(auc)) note(name + ": AUROC needs destructive and harmless merges");
-            all.add_row({name, static_cast<std::int64_t>(s.size()),
-                         static_cast<std::int64_t>(
-                             std::count(positive.begin(), positive.end(), std::uint8_t{1})),
-                         auc, best.threshold, best.youden, best.counts.tp, best.counts.fp,
-                         best.counts.tn, best.counts.fn});
-            std::vector<double> fs, ts;
-            std::vector<std::uint8_t> fp, tp;
-            for (std::size_t i = 0; i < s.size(); ++i) {
-                const bool fit = fit_groups.count(split[i]) > 0;
-                (fit ? fs : ts).push_back(s[i]);
-                (fit ? fp : tp).push_back(positive[i]);
-            }
-            const auto fitted = compass::best_threshold(fs, fp);
-            const auto c = compass::confusion(ts, tp, fitted.threshold);
-            const std::int64_t hits = c.tp + c.tn;
-            pre.add_row({name, static_cast<std::int64_t>(fs.size()),
-                         static_cast<std::int64_t>(ts.size()), fitted.threshold, hits, c.tp, c.fp,
-                         c.tn, c.fn,
-                         ts.empty() ? std::numeric_limits<double>::quiet_NaN()
-                                    : static_cast<double>(hits) / static_cast<double>(ts.size())});
+            const auto r = compass::screen(pick(input.numbers(name)), positive, split);
+            if (std::isnan(r.auroc)) note(name + ": AUROC needs destructive and harmless merges");
+            all.add_row({name, r.n, r.positives, r.auroc, r.best.threshold, r.best.youden,
+                         r.best.counts.tp, r.best.counts.fp, r.best.counts.tn, r.best.counts.fn});
+            pre.add_row({name, r.fit_n, r.test_n, r.fitted_threshold,
+                         r.predicted.tp + r.predicted.tn, r.predicted.tp, r.predicted.fp,
+                         r.predicted.tn, r.predicted.fn, r.accuracy});
         }
         return {all, pre};
     }

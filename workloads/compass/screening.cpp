@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 #include <vector>
 
 namespace compatbench::compass {
@@ -48,6 +49,38 @@ BestThreshold best_threshold(std::span<const double> score,
         if (j > best.youden) best = {t, j, c};
     }
     return best;
+}
+
+ScreeningSummary screen(std::span<const double> score, std::span<const std::uint8_t> positive,
+                        std::span<const std::string> group) {
+    ScreeningSummary out;
+    out.n = static_cast<std::int64_t>(score.size());
+    out.positives = std::count(positive.begin(), positive.end(), std::uint8_t{1});
+    out.auroc = auroc(score, positive);
+    out.best = best_threshold(score, positive);
+    // Every other group in name order fits the threshold; the rest are predicted.
+    const std::set<std::string> groups(group.begin(), group.end());
+    std::set<std::string> fit_groups;
+    bool take = true;
+    for (const auto& g : groups) {
+        if (take) fit_groups.insert(g);
+        take = !take;
+    }
+    std::vector<double> fit_score, test_score;
+    std::vector<std::uint8_t> fit_positive, test_positive;
+    for (std::size_t i = 0; i < score.size(); ++i) {
+        const bool fit = fit_groups.count(group[i]) > 0;
+        (fit ? fit_score : test_score).push_back(score[i]);
+        (fit ? fit_positive : test_positive).push_back(positive[i]);
+    }
+    out.fit_n = static_cast<std::int64_t>(fit_score.size());
+    out.test_n = static_cast<std::int64_t>(test_score.size());
+    out.fitted_threshold = best_threshold(fit_score, fit_positive).threshold;
+    out.predicted = confusion(test_score, test_positive, out.fitted_threshold);
+    if (out.test_n > 0)
+        out.accuracy = static_cast<double>(out.predicted.tp + out.predicted.tn) /
+                       static_cast<double>(out.test_n);
+    return out;
 }
 
 }  // namespace compatbench::compass

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <span>
+#include <string>
 
 namespace compatbench::compass {
 
@@ -25,5 +27,20 @@ struct BestThreshold {
 };
 // Over every cut between distinct scores (and below the lowest); ties: the lowest threshold.
 BestThreshold best_threshold(std::span<const double> score, std::span<const std::uint8_t> positive);
+
+// One score's screening study: over every merge (AUROC, the best threshold and its counts),
+// and pre-registered: the threshold fitted on the merges of every other group (in name
+// order, e.g. every other backbone) predicts the merges of the remaining groups.
+struct ScreeningSummary {
+    std::int64_t n = 0, positives = 0;
+    double auroc = std::numeric_limits<double>::quiet_NaN();
+    BestThreshold best;  // over every merge
+    std::int64_t fit_n = 0, test_n = 0;
+    double fitted_threshold = 0.0;                               // best on the fitting groups
+    Confusion predicted;                                         // on the held-out groups
+    double accuracy = std::numeric_limits<double>::quiet_NaN();  // (tp + tn) / test_n
+};
+ScreeningSummary screen(std::span<const double> score, std::span<const std::uint8_t> positive,
+                        std::span<const std::string> group);
 
 }  // namespace compatbench::compass
