@@ -53,209 +53,248 @@ std::string default_id(const GroupSpec& g, std::size_t k, const std::vector<cons
 
 }  // namespace
 
+// Named steps, in order: expand every group into tasks and table rows, link the
+// dependencies, refuse cycles, and stage the groups.
 TaskGraph TaskGraph::build(const Config& config) {
     TaskGraph graph;
-    const std::string& file = config.path;
+    graph.tasks_.reserve(count_tasks(config));
+    for (std::size_t gi = 0; gi < config.groups.size(); ++gi) graph.add_group(config, gi);
+    graph.group_begin_.push_back(graph.tasks_.size());
+    const auto group_inputs = graph.link_dependencies(config);
+    graph.check_acyclic(config);
+    graph.assign_stages(group_inputs);
+    return graph;
+}
+
+std::size_t TaskGraph::count_tasks(const Config& config) {
     std::size_t total = 0;
     for (const auto& g : config.groups) {
         const std::size_t n = grid_size(g);
         total += n;
         if (n > kMaxTasks || total > kMaxTasks) {
             throw ConfigError(
-                file, g.mark, "tasks." + g.name,
+                config.path, g.mark, "tasks." + g.name,
                 "more than " + std::to_string(kMaxTasks) + " tasks in the experiment");
         }
     }
-    graph.tasks_.reserve(total);
+    return total;
+}
 
-    for (std::size_t gi = 0; gi < config.groups.size(); ++gi) {
-        const GroupSpec& g = config.groups[gi];
-        graph.group_begin_.push_back(graph.tasks_.size());
-        std::vector<ColumnSpec> columns = table_columns(g);
-        {
-            std::set<std::string> seen;
-            for (const auto& c : columns) {
-                if (!seen.insert(c.name).second) {
-                    throw ConfigError(file, g.mark, "tasks." + g.name,
-                                      "column '" + c.name +
-                                          "' appears twice in the table (grid "
-                                          "keys, outputs, task_id, seed and i must differ)");
-                }
-            }
-        }
-        std::vector<std::string> known;
-        for (const auto& [key, values] : g.grid) known.push_back(key);
-        if (g.count >= 0) known.push_back("i");
-        std::optional<TextTemplate> id_template;
-        if (!g.id_template.empty()) {
-            try {
-                id_template = TextTemplate::parse(g.id_template, known);
-            } catch (const std::invalid_argument& e) {
-                throw ConfigError(file, g.node["id"].Mark(), "tasks." + g.name + ".id", e.what());
-            }
-        }
-        const std::size_t n = grid_size(g);
-        if (id_template && n > 1 && known.empty()) {
-            throw ConfigError(file, g.node["id"].Mark(), "tasks." + g.name + ".id",
-                              "a fixed id cannot name more than one task");
-        }
-        std::size_t id_width = 1;
-        for (std::size_t k = 0; k < n; ++k) {
-            Task t;
-            t.group = gi;
-            t.row = k;
-            t.params = g.params;
-            const auto point = grid_point(g, k);
-            std::map<std::string, std::string> texts;
-            if (g.count >= 0) {
-                t.params["i"] = Scalar::parse(std::to_string(k));
-                texts["i"] = std::to_string(k);
-            }
-            for (std::size_t a = 0; a < point.size(); ++a) {
-                t.params[g.grid[a].first] = *point[a];
-                texts[g.grid[a].first] = point[a]->text;
-            }
-            t.id = id_template ? id_template->render(texts, false) : default_id(g, k, point);
-            if (!g.listed.empty()) {
-                const ListedTask& listed = g.listed[k];
-                t.id = g.name + "/" + listed.suffix;
-                for (const auto& [key, value] : listed.params) t.params[key] = value;
-                for (const auto& [key, value] : listed.keys) t.params[key] = value;
-            }
-            t.seed = task_seed(config.seed, t.id);
-            t.keys.push_back(t.id);
-            t.keys.push_back(t.seed);
-            if (g.count >= 0) t.keys.push_back(static_cast<std::int64_t>(k));
-            for (std::size_t a = 0; a < point.size(); ++a) {
-                t.keys.push_back(key_value(*point[a], columns[2 + (g.count >= 0) + a]));
-            }
-            if (!g.listed.empty()) {
-                for (std::size_t a = 0; a < g.listed[k].keys.size(); ++a) {
-                    t.keys.push_back(key_value(g.listed[k].keys[a].second, columns[2 + a]));
-                }
-            }
-            id_width = std::max(id_width, t.id.size());
-            const auto [it, inserted] = graph.index_.emplace(t.id, graph.tasks_.size());
-            if (!inserted) {
-                const Task& other = graph.tasks_[it->second];
-                throw ConfigError(file, g.mark, "tasks." + g.name,
-                                  "duplicate task id '" + t.id + "' (also made by group '" +
-                                      config.groups[other.group].name +
-                                      "'); give an 'id' template "
-                                      "that tells the tasks apart");
-            }
-            graph.tasks_.push_back(std::move(t));
-        }
-        columns[0].width = id_width;
-        // A table shared with earlier groups continues after their rows.
-        auto shared = std::find_if(graph.tables_.begin(), graph.tables_.end(),
-                                   [&](const TableLayout& t) { return t.path == g.table; });
-        if (shared == graph.tables_.end()) {
-            graph.group_table_.push_back(graph.tables_.size());
-            graph.tables_.push_back({g.table, std::move(columns), n});
-        } else {
-            const std::size_t first_row = shared->rows;
-            bool same = shared->columns.size() == columns.size();
-            for (std::size_t c = 0; same && c < columns.size(); ++c) {
-                same = shared->columns[c].name == columns[c].name &&
-                       shared->columns[c].type == columns[c].type;
-            }
-            if (!same) {
-                auto names = [](const std::vector<ColumnSpec>& cs) {
-                    std::string out;
-                    for (const auto& c : cs)
-                        out += (out.empty() ? "" : ", ") + c.name + ":" + column_type_name(c.type);
-                    return out;
-                };
-                throw ConfigError(file, g.mark, "tasks." + g.name + ".table",
-                                  "table '" + g.table +
-                                      "' is shared with an earlier group whose columns differ (" +
-                                      names(shared->columns) + " vs " + names(columns) + ")");
-            }
-            for (std::size_t c = 0; c < columns.size(); ++c)
-                shared->columns[c].width = std::max(shared->columns[c].width, columns[c].width);
-            shared->rows += n;
-            graph.group_table_.push_back(static_cast<std::size_t>(shared - graph.tables_.begin()));
-            for (std::size_t t = graph.group_begin_.back(); t < graph.tasks_.size(); ++t)
-                graph.tasks_[t].row += first_row;
+// The group's table columns, refused when two share a name.
+std::vector<ColumnSpec> TaskGraph::group_columns(const Config& config, const GroupSpec& g) {
+    std::vector<ColumnSpec> columns = table_columns(g);
+    std::set<std::string> seen;
+    for (const auto& c : columns) {
+        if (!seen.insert(c.name).second) {
+            throw ConfigError(config.path, g.mark, "tasks." + g.name,
+                              "column '" + c.name +
+                                  "' appears twice in the table (grid "
+                                  "keys, outputs, task_id, seed and i must differ)");
         }
     }
-    graph.group_begin_.push_back(graph.tasks_.size());
+    return columns;
+}
 
-    // Dependencies: a group name (every task of it) or a task-id template.
+// The group's `id:` template, if it has one.
+std::optional<TextTemplate> TaskGraph::id_template(const Config& config, const GroupSpec& g) {
+    std::vector<std::string> known;
+    for (const auto& [key, values] : g.grid) known.push_back(key);
+    if (g.count >= 0) known.push_back("i");
+    if (g.id_template.empty()) return std::nullopt;
+    std::optional<TextTemplate> tmpl;
+    try {
+        tmpl = TextTemplate::parse(g.id_template, known);
+    } catch (const std::invalid_argument& e) {
+        throw ConfigError(config.path, g.node["id"].Mark(), "tasks." + g.name + ".id", e.what());
+    }
+    if (grid_size(g) > 1 && known.empty()) {
+        throw ConfigError(config.path, g.node["id"].Mark(), "tasks." + g.name + ".id",
+                          "a fixed id cannot name more than one task");
+    }
+    return tmpl;
+}
+
+// Task k of group gi: its parameters, id, seed and key columns.
+Task TaskGraph::make_task(const Config& config, std::size_t gi, std::size_t k,
+                          const std::optional<TextTemplate>& id_template,
+                          const std::vector<ColumnSpec>& columns) {
+    const GroupSpec& g = config.groups[gi];
+    Task t;
+    t.group = gi;
+    t.row = k;
+    t.params = g.params;
+    const auto point = grid_point(g, k);
+    std::map<std::string, std::string> texts;
+    if (g.count >= 0) {
+        t.params["i"] = Scalar::parse(std::to_string(k));
+        texts["i"] = std::to_string(k);
+    }
+    for (std::size_t a = 0; a < point.size(); ++a) {
+        t.params[g.grid[a].first] = *point[a];
+        texts[g.grid[a].first] = point[a]->text;
+    }
+    t.id = id_template ? id_template->render(texts, false) : default_id(g, k, point);
+    if (!g.listed.empty()) {
+        const ListedTask& listed = g.listed[k];
+        t.id = g.name + "/" + listed.suffix;
+        for (const auto& [key, value] : listed.params) t.params[key] = value;
+        for (const auto& [key, value] : listed.keys) t.params[key] = value;
+    }
+    t.seed = task_seed(config.seed, t.id);
+    t.keys.push_back(t.id);
+    t.keys.push_back(t.seed);
+    if (g.count >= 0) t.keys.push_back(static_cast<std::int64_t>(k));
+    for (std::size_t a = 0; a < point.size(); ++a)
+        t.keys.push_back(key_value(*point[a], columns[2 + (g.count >= 0) + a]));
+    if (!g.listed.empty())
+        for (std::size_t a = 0; a < g.listed[k].keys.size(); ++a)
+            t.keys.push_back(key_value(g.listed[k].keys[a].second, columns[2 + a]));
+    return t;
+}
+
+// Expands group gi into tasks (ids unique across the experiment) and places its rows.
+void TaskGraph::add_group(const Config& config, std::size_t gi) {
+    const GroupSpec& g = config.groups[gi];
+    group_begin_.push_back(tasks_.size());
+    std::vector<ColumnSpec> columns = group_columns(config, g);
+    const std::optional<TextTemplate> tmpl = id_template(config, g);
+    const std::size_t n = grid_size(g);
+    std::size_t id_width = 1;
+    for (std::size_t k = 0; k < n; ++k) {
+        Task t = make_task(config, gi, k, tmpl, columns);
+        id_width = std::max(id_width, t.id.size());
+        const auto [it, inserted] = index_.emplace(t.id, tasks_.size());
+        if (!inserted) {
+            const Task& other = tasks_[it->second];
+            throw ConfigError(config.path, g.mark, "tasks." + g.name,
+                              "duplicate task id '" + t.id + "' (also made by group '" +
+                                  config.groups[other.group].name +
+                                  "'); give an 'id' template "
+                                  "that tells the tasks apart");
+        }
+        tasks_.push_back(std::move(t));
+    }
+    columns[0].width = id_width;
+    place_table(config, g, std::move(columns), n);
+}
+
+// The group's rows go into its own table, or continue a table shared with earlier groups
+// (whose columns must agree).
+void TaskGraph::place_table(const Config& config, const GroupSpec& g,
+                            std::vector<ColumnSpec> columns, std::size_t n) {
+    auto shared = std::find_if(tables_.begin(), tables_.end(),
+                               [&](const TableLayout& t) { return t.path == g.table; });
+    if (shared == tables_.end()) {
+        group_table_.push_back(tables_.size());
+        tables_.push_back({g.table, std::move(columns), n});
+        return;
+    }
+    const std::size_t first_row = shared->rows;
+    bool same = shared->columns.size() == columns.size();
+    for (std::size_t c = 0; same && c < columns.size(); ++c) {
+        same = shared->columns[c].name == columns[c].name &&
+               shared->columns[c].type == columns[c].type;
+    }
+    if (!same) {
+        auto names = [](const std::vector<ColumnSpec>& cs) {
+            std::string out;
+            for (const auto& c : cs)
+                out += (out.empty() ? "" : ", ") + c.name + ":" + column_type_name(c.type);
+            return out;
+        };
+        throw ConfigError(config.path, g.mark, "tasks." + g.name + ".table",
+                          "table '" + g.table +
+                              "' is shared with an earlier group whose columns differ (" +
+                              names(shared->columns) + " vs " + names(columns) + ")");
+    }
+    for (std::size_t c = 0; c < columns.size(); ++c)
+        shared->columns[c].width = std::max(shared->columns[c].width, columns[c].width);
+    shared->rows += n;
+    group_table_.push_back(static_cast<std::size_t>(shared - tables_.begin()));
+    for (std::size_t t = group_begin_.back(); t < tasks_.size(); ++t) tasks_[t].row += first_row;
+}
+
+// One `after:` entry of group gi: a group name (every task of it) or a task-id template.
+void TaskGraph::link_after(const Config& config, std::size_t gi, const std::string& entry,
+                           const YAML::Mark& mark, const std::map<std::string, std::size_t>& groups,
+                           std::set<std::size_t>& inputs) {
+    const GroupSpec& g = config.groups[gi];
+    const std::string key = "tasks." + g.name + ".after";
+    auto whole = groups.find(entry);
+    if (whole != groups.end() && entry.find('{') == std::string::npos) {
+        inputs.insert(whole->second);
+        for (std::size_t t = group_begin(gi); t < group_end(gi); ++t)
+            for (std::size_t d = group_begin(whole->second); d < group_end(whole->second); ++d)
+                tasks_[t].deps.push_back(d);
+        return;
+    }
+    std::vector<std::string> known;
+    for (const auto& [k, v] : g.grid) known.push_back(k);
+    if (g.count >= 0) known.push_back("i");
+    TextTemplate tmpl;
+    try {
+        tmpl = TextTemplate::parse(entry, known);
+    } catch (const std::invalid_argument& e) {
+        throw ConfigError(
+            config.path, mark, key,
+            "'" + entry + "' is neither a task group nor a task-id template: " + e.what());
+    }
+    for (std::size_t t = group_begin(gi); t < group_end(gi); ++t) {
+        std::map<std::string, std::string> texts;
+        for (const auto& [k, v] : tasks_[t].params) texts[k] = v.text;
+        const std::string dep_id = tmpl.render(texts, false);
+        auto found = index_.find(dep_id);
+        if (found == index_.end()) {
+            throw ConfigError(config.path, mark, key,
+                              "'" + entry + "' gives '" + dep_id + "' for task '" + tasks_[t].id +
+                                  "', which is not a task id");
+        }
+        tasks_[t].deps.push_back(found->second);
+        inputs.insert(tasks_[found->second].group);
+    }
+}
+
+// Every task's dependencies (from `after:` and from what listing kinds asked for), sorted
+// and unique, and their reverse; returns each group's input groups.
+std::vector<std::set<std::size_t>> TaskGraph::link_dependencies(const Config& config) {
     std::map<std::string, std::size_t> group_index;
     for (std::size_t gi = 0; gi < config.groups.size(); ++gi)
         group_index[config.groups[gi].name] = gi;
     std::vector<std::set<std::size_t>> group_inputs(config.groups.size());
-    for (std::size_t gi = 0; gi < config.groups.size(); ++gi) {
-        const GroupSpec& g = config.groups[gi];
-        for (const auto& [entry, mark] : g.after) {
-            const std::string key = "tasks." + g.name + ".after";
-            auto whole = group_index.find(entry);
-            if (whole != group_index.end() && entry.find('{') == std::string::npos) {
-                group_inputs[gi].insert(whole->second);
-                for (std::size_t t = graph.group_begin(gi); t < graph.group_end(gi); ++t) {
-                    for (std::size_t d = graph.group_begin(whole->second);
-                         d < graph.group_end(whole->second); ++d) {
-                        graph.tasks_[t].deps.push_back(d);
-                    }
-                }
-                continue;
-            }
-            std::vector<std::string> known;
-            for (const auto& [k, v] : g.grid) known.push_back(k);
-            if (g.count >= 0) known.push_back("i");
-            TextTemplate tmpl;
-            try {
-                tmpl = TextTemplate::parse(entry, known);
-            } catch (const std::invalid_argument& e) {
-                throw ConfigError(
-                    file, mark, key,
-                    "'" + entry + "' is neither a task group nor a task-id template: " + e.what());
-            }
-            for (std::size_t t = graph.group_begin(gi); t < graph.group_end(gi); ++t) {
-                std::map<std::string, std::string> texts;
-                for (const auto& [k, v] : graph.tasks_[t].params) texts[k] = v.text;
-                const std::string dep_id = tmpl.render(texts, false);
-                auto found = graph.index_.find(dep_id);
-                if (found == graph.index_.end()) {
-                    throw ConfigError(file, mark, key,
-                                      "'" + entry + "' gives '" + dep_id + "' for task '" +
-                                          graph.tasks_[t].id + "', which is not a task id");
-                }
-                graph.tasks_[t].deps.push_back(found->second);
-                group_inputs[gi].insert(graph.tasks_[found->second].group);
-            }
-        }
-    }
+    for (std::size_t gi = 0; gi < config.groups.size(); ++gi)
+        for (const auto& [entry, mark] : config.groups[gi].after)
+            link_after(config, gi, entry, mark, group_index, group_inputs[gi]);
     for (std::size_t gi = 0; gi < config.groups.size(); ++gi) {
         const GroupSpec& g = config.groups[gi];
         for (std::size_t k = 0; k < g.listed.size(); ++k) {
-            const std::size_t t = graph.group_begin(gi) + k;
+            const std::size_t t = group_begin(gi) + k;
             for (const auto& dep : g.listed[k].after) {
-                auto found = graph.index_.find(dep);
-                if (found == graph.index_.end()) {
-                    throw ConfigError(file, g.mark, "tasks." + g.name,
-                                      "task '" + graph.tasks_[t].id + "' needs '" + dep +
-                                          "', which is not a task id");
+                auto found = index_.find(dep);
+                if (found == index_.end()) {
+                    throw ConfigError(
+                        config.path, g.mark, "tasks." + g.name,
+                        "task '" + tasks_[t].id + "' needs '" + dep + "', which is not a task id");
                 }
-                graph.tasks_[t].deps.push_back(found->second);
-                group_inputs[gi].insert(graph.tasks_[found->second].group);
+                tasks_[t].deps.push_back(found->second);
+                group_inputs[gi].insert(tasks_[found->second].group);
             }
         }
     }
-    for (std::size_t t = 0; t < graph.tasks_.size(); ++t) {
-        auto& deps = graph.tasks_[t].deps;
+    for (std::size_t t = 0; t < tasks_.size(); ++t) {
+        auto& deps = tasks_[t].deps;
         std::sort(deps.begin(), deps.end());
         deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
-        for (std::size_t d : deps) graph.tasks_[d].dependents.push_back(t);
+        for (std::size_t d : deps) tasks_[d].dependents.push_back(t);
     }
+    return group_inputs;
+}
 
-    // Cycles (Kahn): whatever is never released lies on or behind a cycle.
-    std::vector<std::size_t> pending(graph.tasks_.size());
+// Cycles (Kahn): whatever is never released lies on or behind a cycle; the error names one.
+void TaskGraph::check_acyclic(const Config& config) const {
+    std::vector<std::size_t> pending(tasks_.size());
     std::vector<std::size_t> ready;
-    for (std::size_t t = 0; t < graph.tasks_.size(); ++t) {
-        pending[t] = graph.tasks_[t].deps.size();
+    for (std::size_t t = 0; t < tasks_.size(); ++t) {
+        pending[t] = tasks_[t].deps.size();
         if (pending[t] == 0) ready.push_back(t);
     }
     std::size_t released = 0;
@@ -263,54 +302,53 @@ TaskGraph TaskGraph::build(const Config& config) {
         const std::size_t t = ready.back();
         ready.pop_back();
         ++released;
-        for (std::size_t d : graph.tasks_[t].dependents) {
+        for (std::size_t d : tasks_[t].dependents)
             if (--pending[d] == 0) ready.push_back(d);
-        }
     }
-    if (released != graph.tasks_.size()) {
-        // Walk unreleased dependencies until a task repeats: that is a cycle.
-        std::size_t t = 0;
-        while (pending[t] == 0) ++t;
-        std::vector<std::size_t> walk;
-        std::vector<int> seen_at(graph.tasks_.size(), -1);
-        while (seen_at[t] < 0) {
-            seen_at[t] = static_cast<int>(walk.size());
-            walk.push_back(t);
-            for (std::size_t d : graph.tasks_[t].deps) {
-                if (pending[d] > 0) {
-                    t = d;
-                    break;
-                }
+    if (released == tasks_.size()) return;
+    // Walk unreleased dependencies until a task repeats: that is a cycle.
+    std::size_t t = 0;
+    while (pending[t] == 0) ++t;
+    std::vector<std::size_t> walk;
+    std::vector<int> seen_at(tasks_.size(), -1);
+    while (seen_at[t] < 0) {
+        seen_at[t] = static_cast<int>(walk.size());
+        walk.push_back(t);
+        for (std::size_t d : tasks_[t].deps) {
+            if (pending[d] > 0) {
+                t = d;
+                break;
             }
         }
-        std::string cycle;
-        for (std::size_t i = static_cast<std::size_t>(seen_at[t]); i < walk.size(); ++i) {
-            cycle = graph.tasks_[walk[i]].id + (cycle.empty() ? "" : " -> ") + cycle;
-        }
-        cycle = graph.tasks_[t].id + " -> " + cycle;
-        const GroupSpec& g = config.groups[graph.tasks_[t].group];
-        throw ConfigError(file, g.mark, "tasks." + g.name + ".after", "dependency cycle: " + cycle);
     }
+    std::string cycle;
+    for (std::size_t i = static_cast<std::size_t>(seen_at[t]); i < walk.size(); ++i)
+        cycle = tasks_[walk[i]].id + (cycle.empty() ? "" : " -> ") + cycle;
+    cycle = tasks_[t].id + " -> " + cycle;
+    const GroupSpec& g = config.groups[tasks_[t].group];
+    throw ConfigError(config.path, g.mark, "tasks." + g.name + ".after",
+                      "dependency cycle: " + cycle);
+}
 
-    // Stages of groups (their input graph is acyclic now that tasks are).
-    graph.group_stage_.assign(config.groups.size(), -1);
+// Stages of groups (their input graph is acyclic now that tasks are).
+void TaskGraph::assign_stages(const std::vector<std::set<std::size_t>>& group_inputs) {
+    group_stage_.assign(group_inputs.size(), -1);
     for (bool changed = true; changed;) {
         changed = false;
-        for (std::size_t gi = 0; gi < config.groups.size(); ++gi) {
+        for (std::size_t gi = 0; gi < group_inputs.size(); ++gi) {
             int stage = 0;
             bool known = true;
             for (std::size_t in : group_inputs[gi]) {
                 if (in == gi) continue;
-                if (graph.group_stage_[in] < 0) known = false;
-                stage = std::max(stage, graph.group_stage_[in] + 1);
+                if (group_stage_[in] < 0) known = false;
+                stage = std::max(stage, group_stage_[in] + 1);
             }
-            if (known && graph.group_stage_[gi] != stage) {
-                graph.group_stage_[gi] = stage;
+            if (known && group_stage_[gi] != stage) {
+                group_stage_[gi] = stage;
                 changed = true;
             }
         }
     }
-    return graph;
 }
 
 std::optional<std::size_t> TaskGraph::find(const std::string& id) const {

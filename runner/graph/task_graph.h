@@ -6,10 +6,12 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "config/config.h"
+#include "core/text_template.h"
 #include "graph/table_layout.h"
 
 namespace compatbench {
@@ -51,6 +53,22 @@ class TaskGraph {
     static constexpr std::size_t kMaxTasks = 10'000'000;
 
   private:
+    static std::size_t count_tasks(const Config& config);
+    static std::vector<ColumnSpec> group_columns(const Config& config, const GroupSpec& g);
+    static std::optional<TextTemplate> id_template(const Config& config, const GroupSpec& g);
+    static Task make_task(const Config& config, std::size_t gi, std::size_t k,
+                          const std::optional<TextTemplate>& id_template,
+                          const std::vector<ColumnSpec>& columns);
+    void add_group(const Config& config, std::size_t gi);
+    void place_table(const Config& config, const GroupSpec& g, std::vector<ColumnSpec> columns,
+                     std::size_t n);
+    void link_after(const Config& config, std::size_t gi, const std::string& entry,
+                    const YAML::Mark& mark, const std::map<std::string, std::size_t>& groups,
+                    std::set<std::size_t>& inputs);
+    std::vector<std::set<std::size_t>> link_dependencies(const Config& config);
+    void check_acyclic(const Config& config) const;
+    void assign_stages(const std::vector<std::set<std::size_t>>& group_inputs);
+
     std::vector<Task> tasks_;
     std::vector<TableLayout> tables_;
     std::vector<std::size_t> group_begin_;
