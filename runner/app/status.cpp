@@ -31,11 +31,6 @@ using nlohmann::json;
 
 constexpr std::size_t kShown = 5;  // slowest tasks and last errors listed
 
-double now_epoch() {
-    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
-
 // What the ledger says, counted per group for records of one config hash.
 struct LedgerFacts {
     std::map<std::string, std::size_t> done, failed;  // per group; failed: the last attempt

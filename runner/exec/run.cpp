@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "core/duration.h"
 #include "exec/executor.h"
 #include "exec/signals.h"
 #include "exec/worker.h"
@@ -32,11 +33,6 @@ namespace compatbench {
 namespace fs = std::filesystem;
 
 namespace {
-
-double now_epoch() {
-    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
 
 void broadcast_string(std::string& text, MPI_Comm comm) {
     unsigned long long size = text.size();

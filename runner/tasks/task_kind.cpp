@@ -4,15 +4,11 @@
 #include <exception>
 
 #include "config/config.h"
+#include "core/duration.h"
 
 namespace compatbench {
 
 namespace {
-double now_epoch() {
-    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
-
 bool fits(const Value& value, const ColumnSpec& spec) {
     switch (spec.type) {
         case ColumnType::f64:

@@ -1,0 +1,146 @@
+// The coordinator's reporting: the progress line and its ETA, status.json, the ranks' load
+// and the tables printed at the end.
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+
+#include "core/duration.h"
+#include "exec/coordinator.h"
+
+namespace compatbench {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+}  // namespace
+
+void Coordinator::progress(bool force) {
+    const double interval = config_.runner.progress_interval;
+    if (!force && seconds_since(last_progress_) < interval) return;
+    last_progress_ = Clock::now();
+    const double elapsed = seconds_since(start_);
+    const double rate = elapsed > 0 ? static_cast<double>(ran_) / elapsed : 0.0;
+    const std::size_t total = states_.size();
+    spdlog::info("progress {}/{} ({:.1f}%) done, {} failed, {} skipped | {:.1f} tasks/s | ETA {}",
+                 done_, total,
+                 total ? 100.0 * static_cast<double>(done_) / static_cast<double>(total) : 100.0,
+                 failed_, skipped_, rate, format_duration(all_terminal() ? 0.0 : eta_seconds()));
+    if (!all_terminal()) write_status("running");
+}
+
+// The cost-weighted time left (exec/cost_model.h). The simulation is rerun when at least 50
+// times its own cost has passed since the last one, so that large graphs do not slow the
+// dispatch; in between the last estimate counts down.
+double Coordinator::eta_seconds() {
+    if (eta_ >= 0.0 && seconds_since(eta_at_) < 50.0 * eta_cost_)
+        return std::max(0.0, eta_ - seconds_since(eta_at_));
+    const auto t0 = Clock::now();
+    RunState state;
+    state.finished.resize(states_.size());
+    for (std::size_t i = 0; i < states_.size(); ++i) {
+        const State s = states_[i];
+        state.finished[i] = s == State::done || s == State::failed || s == State::skipped;
+        if (s == State::running)
+            state.running.push_back({running_rank_[i], i, seconds_since(dispatched_at_[i])});
+    }
+    eta_ = remaining_seconds(graph_, config_, model_, state, size_);
+    eta_at_ = Clock::now();
+    eta_cost_ = seconds_since(t0);
+    return eta_;
+}
+
+void Coordinator::publish_status(std::string path, StatusSnapshot header) {
+    status_path_ = std::move(path);
+    status_header_ = std::move(header);
+    write_status("running");
+}
+
+void Coordinator::write_status(const std::string& state) {
+    if (status_path_.empty()) return;
+    StatusSnapshot s = status_header_;
+    s.state = state;
+    s.updated = now_epoch();
+    const double eta = all_terminal() ? 0.0 : eta_seconds();
+    s.eta_seconds = std::isfinite(eta) ? eta : -1.0;
+    s.progress_interval = config_.runner.progress_interval;
+    for (std::size_t g = 0; g < config_.groups.size(); ++g) {
+        GroupStatus gs;
+        gs.name = config_.groups[g].name;
+        gs.kind = std::string(config_.groups[g].kind->name());
+        gs.tasks = graph_.group_end(g) - graph_.group_begin(g);
+        gs.cost = config_.groups[g].cost;
+        gs.expected_seconds = model_.expected(g);
+        for (std::size_t i = graph_.group_begin(g); i < graph_.group_end(g); ++i) {
+            switch (states_[i]) {
+                case State::done:
+                    ++gs.done;
+                    break;
+                case State::failed:
+                    ++gs.failed;
+                    break;
+                case State::skipped:
+                    ++gs.skipped;
+                    break;
+                case State::running:
+                    ++gs.running;
+                    s.running.push_back({graph_.tasks()[i].id, gs.name, running_rank_[i],
+                                         attempt_base_[i] + attempts_[i], dispatched_[i]});
+                    break;
+                default:
+                    ++gs.pending;
+            }
+        }
+        s.groups.push_back(std::move(gs));
+    }
+    try {
+        write_status_file(status_path_, s);
+    } catch (const std::exception& e) {
+        spdlog::warn("{} (the run goes on; `compatbench status` shows the ledger only)", e.what());
+        status_path_.clear();
+    }
+}
+
+void Coordinator::log_rank_load() const {
+    // Load balance of this run: tasks and busy seconds per rank (from the task facts).
+    const double wall = seconds_since(start_);
+    std::vector<std::size_t> count(static_cast<std::size_t>(size_), 0);
+    std::vector<double> busy(static_cast<std::size_t>(size_), 0.0);
+    for (const auto& f : facts_) {
+        if (f.rank < 0 || f.rank >= size_ || f.start < run_epoch_) continue;  // earlier runs
+        ++count[static_cast<std::size_t>(f.rank)];
+        busy[static_cast<std::size_t>(f.rank)] += f.duration;
+    }
+    std::string line;
+    for (int r = 0; r < size_; ++r) {
+        const auto ur = static_cast<std::size_t>(r);
+        line += fmt::format("{}r{}: {} tasks, {:.2f} s busy ({:.0f}%)", r ? "; " : "", r, count[ur],
+                            busy[ur], wall > 0 ? 100.0 * busy[ur] / wall : 0.0);
+    }
+    spdlog::info("ranks: {}", line);
+}
+
+std::vector<TableData> Coordinator::printed_tables() const {
+    // One table per results.h5 table with a printing group: the done rows of those groups.
+    std::vector<TableData> out;
+    for (std::size_t t = 0; t < graph_.tables().size(); ++t) {
+        TableData table;
+        table.path = graph_.tables()[t].path;
+        for (const auto& c : graph_.tables()[t].columns) table.add_column(c);
+        bool any = false;
+        for (std::size_t g = 0; g < config_.groups.size(); ++g) {
+            if (graph_.group_table(g) != t || !config_.groups[g].print) continue;
+            any = true;
+            for (std::size_t i = graph_.group_begin(g); i < graph_.group_end(g); ++i) {
+                if (states_[i] != State::done) continue;
+                const Task& task = graph_.tasks()[i];
+                for (std::size_t c = 0; c < task.keys.size(); ++c)
+                    table.values[c].push_back(task.keys[c]);
+                for (std::size_t c = 0; c < outputs_[i].size(); ++c)
+                    table.values[task.keys.size() + c].push_back(outputs_[i][c]);
+            }
+        }
+        if (any) out.push_back(std::move(table));
+    }
+    return out;
+}
+
+}  // namespace compatbench
