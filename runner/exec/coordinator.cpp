@@ -390,6 +390,11 @@ CoordinatorReport Coordinator::run() {
     progress(true);
     log_rank_load();
 
+    return make_report(stopping && !all_terminal(), signal);
+}
+
+// What the run did, for run_experiment; status.json gets its final state.
+CoordinatorReport Coordinator::make_report(bool interrupted, int signal) {
     CoordinatorReport report;
     report.done = done_;
     report.failed = failed_;
@@ -399,7 +404,7 @@ CoordinatorReport Coordinator::run() {
     report.dispatch_seconds =
         dispatched_any_ ? std::chrono::duration<double>(last_result_ - first_dispatch_).count()
                         : 0.0;
-    report.interrupted = stopping && !all_terminal();
+    report.interrupted = interrupted;
     report.signal = signal;
     report.analyses = std::move(analysis_tables_);
     report.printed = printed_tables();

@@ -77,6 +77,7 @@ class Coordinator {
     double eta_seconds();
     void write_status(const std::string& state);
     void send_stop(bool abandon);
+    CoordinatorReport make_report(bool interrupted, int signal);
     void log_rank_load() const;
     std::vector<TableData> printed_tables() const;
     bool all_terminal() const { return terminal_ == states_.size(); }

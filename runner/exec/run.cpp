@@ -166,6 +166,26 @@ void print_table(const std::string& title, const TableData& t, std::size_t max_r
     std::cout << out.str() << std::flush;
 }
 
+// The coordinator's last words: the printed tables and what the run did.
+void print_summary(const CoordinatorReport& report,
+                   const std::vector<std::pair<std::string, TableData>>& tables,
+                   const RunOptions& options, double wall_seconds) {
+    if (options.print_tables) {
+        for (const auto& t : report.printed) print_table("/" + t.path, t, 1000);
+        for (const auto& [study, t] : tables)
+            if (t.print) print_table(analysis_table_path(study, t.path), t, 30);
+    }
+    spdlog::info(
+        "{}: {} done, {} failed, {} skipped, {} not run; {} ran in this run, {:.2f} s wall; "
+        "results in {}",
+        report.interrupted ? "interrupted" : "finished", report.done, report.failed, report.skipped,
+        report.pending, report.ran, wall_seconds, (fs::path(options.out) / "results.h5").string());
+    if (report.interrupted) {
+        spdlog::warn("stopped by signal {}: exit code {}; continue with --resume", report.signal,
+                     kExitRequeue);
+    }
+}
+
 }  // namespace
 
 void setup_logging(const std::string& out, int rank, const std::string& level, bool console) {
@@ -267,23 +287,7 @@ RunSummary run_experiment(const Config& config, const TaskGraph& graph, const Ru
 
     summary.wall_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-    if (rank == 0) {
-        if (options.print_tables) {
-            for (const auto& t : report.printed) print_table("/" + t.path, t, 1000);
-            for (const auto& [study, t] : tables)
-                if (t.print) print_table(analysis_table_path(study, t.path), t, 30);
-        }
-        spdlog::info(
-            "{}: {} done, {} failed, {} skipped, {} not run; {} ran in this run, {:.2f} s wall; "
-            "results in {}",
-            report.interrupted ? "interrupted" : "finished", report.done, report.failed,
-            report.skipped, report.pending, report.ran, summary.wall_seconds,
-            (out / "results.h5").string());
-        if (report.interrupted) {
-            spdlog::warn("stopped by signal {}: exit code {}; continue with --resume",
-                         report.signal, kExitRequeue);
-        }
-    }
+    if (rank == 0) print_summary(report, tables, options, summary.wall_seconds);
     spdlog::default_logger()->flush();
     summary.exit_code = exit_code;
     summary.report = std::move(report);
