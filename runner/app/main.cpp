@@ -2,8 +2,12 @@
 #include <mpi.h>
 
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <iostream>
+#include <memory>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "app/verbs.h"
 #include "config/config.h"
@@ -44,163 +48,203 @@ int verb_run(const std::string& config_path, std::string out, bool resume, const
     return code;
 }
 
+// A verb: its subcommand and what runs when it was given. Each add_* below declares a
+// family of verbs; their options live in the closures.
+struct Verb {
+    CLI::App* command;
+    std::function<int()> action;
+};
+using Verbs = std::vector<Verb>;
+
+void add_run(CLI::App& app, Verbs& verbs) {
+    struct Opts {
+        std::string config, out, level = "info";
+        bool resume = false;
+        std::optional<std::uint64_t> seed;
+    };
+    auto o = std::make_shared<Opts>();
+    auto* run =
+        app.add_subcommand("run", "Run an experiment (under mpirun/srun, or as one process)");
+    run->add_option("config", o->config, "Experiment config (YAML)")->required();
+    run->add_option("--out", o->out, "Output folder (default: results/<experiment name>)");
+    run->add_flag("--resume", o->resume, "Continue the run in --out from its ledger");
+    run->add_option("--seed", o->seed,
+                    "Replace the config's experiment seed (one run per seed of a job array)");
+    run->add_option("--log-level", o->level, "trace, debug, info, warn, error")
+        ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
+    verbs.push_back(
+        {run, [o] { return verb_run(o->config, o->out, o->resume, o->level, o->seed); }});
+}
+
+void add_config_verbs(CLI::App& app, Verbs& verbs) {
+    auto config = std::make_shared<std::string>();
+    auto* validate = app.add_subcommand("validate", "Check a config and exit (0 valid, 2 invalid)");
+    validate->add_option("config", *config, "Experiment config (YAML)")->required();
+    verbs.push_back({validate, [config] { return verb_validate(*config); }});
+
+    auto plan_options = std::make_shared<PlanOptions>();
+    auto* plan =
+        app.add_subcommand("plan", "Task counts per stage and kind, and the critical path");
+    plan->add_option("config", *config, "Experiment config (YAML)")->required();
+    plan->add_option("--ranks", plan_options->ranks,
+                     "Simulate the dispatch on these rank counts (e.g. 1,2,64,1024)")
+        ->delimiter(',')
+        ->check(CLI::Range(1, 1 << 20));
+    plan->add_option("--costs", plan_options->costs,
+                     "results.h5 of an earlier run: task durations from its /tasks")
+        ->check(CLI::ExistingFile);
+    plan->add_option("--overhead", plan_options->overhead,
+                     "Seconds added to every task in the simulation (round trip; default 0)")
+        ->check(CLI::Range(0.0, 60.0));
+    verbs.push_back({plan, [config, plan_options] { return verb_plan(*config, *plan_options); }});
+}
+
+void add_results_verbs(CLI::App& app, Verbs& verbs) {
+    struct Opts {
+        std::string status_dir, combine_out, report_dir, report_python;
+        std::string report_script = COMPATBENCH_SOURCE_DIR "/report/make_report.py";
+        bool status_json = false;
+        std::vector<std::string> combine_dirs;
+        ComparePaths paths;
+    };
+    auto o = std::make_shared<Opts>();
+    auto* status = app.add_subcommand(
+        "status",
+        "A run's progress from its output folder: while it runs, after it stopped, or done");
+    status->add_option("out", o->status_dir, "The run's output folder")->required();
+    status->add_flag("--json", o->status_json, "The same as one JSON object");
+    verbs.push_back({status, [o] { return verb_status(o->status_dir, o->status_json); }});
+
+    auto* combine = app.add_subcommand(
+        "combine", "Mean, sd and range across runs (e.g. seeds) of every analysis statistic");
+    combine->add_option("dirs", o->combine_dirs, "Run folders (or results.h5 files)")
+        ->required()
+        ->check(CLI::ExistingPath);
+    combine->add_option("--out", o->combine_out, "Folder for combined.h5")->required();
+    verbs.push_back({combine, [o] { return verb_combine(o->combine_dirs, o->combine_out); }});
+
+    auto* report = app.add_subcommand(
+        "report", "Figures and tables of a run as OUT_DIR/report/index.html (Python, matplotlib)");
+    report->add_option("out", o->report_dir, "The run's output folder")->required();
+    report->add_option("--script", o->report_script,
+                       "The report script (default: the source tree's)");
+    report->add_option("--python", o->report_python, "Python with h5py, numpy, matplotlib");
+    verbs.push_back(
+        {report, [o] { return verb_report(o->report_dir, o->report_script, o->report_python); }});
+
+    auto* compare = app.add_subcommand(
+        "compare",
+        "Compare two results.h5 files dataset by dataset, byte for byte (0 same, 1 differ)");
+    compare->add_option("a", o->paths.a, "First results.h5")->required()->check(CLI::ExistingFile);
+    compare->add_option("b", o->paths.b, "Second results.h5")->required()->check(CLI::ExistingFile);
+    compare->add_flag("--all", o->paths.all, "Include /meta and /tasks (run facts)");
+    verbs.push_back({compare, [o] { return verb_compare(o->paths); }});
+}
+
+void add_checkpoint_verbs(CLI::App& app, Verbs& verbs) {
+    auto screen = std::make_shared<ScreenOptions>();
+    auto* screen_cmd = app.add_subcommand(
+        "screen", "Interference screening of a planned merge, from safetensors checkpoints");
+    screen_cmd->add_option("--base", screen->base, "The base checkpoint (file or folder)")
+        ->required();
+    screen_cmd->add_option("--models", screen->models, "The fine-tuned checkpoints")
+        ->required()
+        ->expected(1, 1 << 16);
+    screen_cmd->add_option("--coef", screen->coef, "c, the coefficient on the mean task vector")
+        ->check(CLI::Range(0.0, 1e6));
+    screen_cmd->add_option("--scope", screen->scope, "Tensor-name patterns (default: all)");
+    screen_cmd->add_option("--threshold", screen->threshold,
+                           "Score above which a merge is flagged");
+    screen_cmd->add_flag("--json", screen->json, "One JSON object on stdout");
+    verbs.push_back({screen_cmd, [screen] { return verb_screen(*screen); }});
+
+    auto merge = std::make_shared<std::pair<std::string, std::string>>();
+    auto* merge_cmd = app.add_subcommand(
+        "merge", "Merge safetensors checkpoints per a mergekit-style YAML (methods.md §3.2)");
+    merge_cmd->add_option("config", merge->first, "The merge YAML")->required();
+    merge_cmd->add_option("--out", merge->second, "Output folder")->required();
+    verbs.push_back({merge_cmd, [merge] { return verb_merge(merge->first, merge->second); }});
+}
+
+void add_bench_dispatch_and_train(CLI::App& bench, Verbs& verbs) {
+    struct Opts {
+        std::size_t tasks = 100000, command_tasks = 2000, parallel_jobs = 2000;
+        std::string out = "results/bench-dispatch";
+        std::vector<int> dims = {256, 512, 512, 64};
+        int batch = 256;
+    };
+    auto o = std::make_shared<Opts>();
+    auto* dispatch = bench.add_subcommand(
+        "dispatch", "Noop and command tasks per second through the runner, beside GNU parallel");
+    dispatch->add_option("--tasks", o->tasks, "noop tasks")->check(CLI::Range(1, 10000000));
+    dispatch->add_option("--command-tasks", o->command_tasks,
+                         "command tasks running `true` (0: skip)");
+    dispatch->add_option("--parallel-jobs", o->parallel_jobs,
+                         "GNU parallel jobs running `true` (0: skip)");
+    dispatch->add_option("--out", o->out, "Scratch folder (emptied first)");
+    verbs.push_back({dispatch, [o] {
+                         return verb_bench_dispatch(o->tasks, o->command_tasks, o->parallel_jobs,
+                                                    o->out);
+                     }});
+    auto* train = bench.add_subcommand(
+        "train", "GFLOP/s of an MLP training step beside plain Eigen GEMM on the same shapes");
+    train->add_option("--dims", o->dims, "Layer widths, input to output")->expected(2, 16);
+    train->add_option("--batch", o->batch, "Rows per step")->check(CLI::Range(1, 1 << 20));
+    verbs.push_back({train, [o] { return verb_bench_train(o->dims, o->batch); }});
+}
+
+void add_bench_knn_and_memory(CLI::App& bench, Verbs& verbs) {
+    auto knn = std::make_shared<KnnBenchOptions>();
+    knn->script = COMPATBENCH_SOURCE_DIR "/bench/knn_numpy.py";
+    auto* knn_cmd = bench.add_subcommand(
+        "knn", "Mutual k-NN of two feature matrices beside numpy's implementation of it");
+    knn_cmd->add_option("--n", knn->n, "Probe samples")->check(CLI::Range(4, 1 << 20));
+    knn_cmd->add_option("--d", knn->d, "Feature width")->check(CLI::Range(1, 1 << 16));
+    knn_cmd->add_option("--k", knn->k, "Neighbours")->check(CLI::Range(1, 1 << 16));
+    knn_cmd->add_option("--block", knn->block, "Rows per similarity block")
+        ->check(CLI::Range(1, 1 << 20));
+    knn_cmd->add_option("--repeats", knn->repeats, "Best of this many runs")
+        ->check(CLI::Range(1, 1000));
+    knn_cmd->add_option("--python", knn->python,
+                        "Python with numpy for the comparison (empty: none)");
+    knn_cmd->add_option("--numpy-script", knn->script, "The numpy reference script");
+    verbs.push_back({knn_cmd, [knn] {
+                         if (knn->k >= knn->n) {
+                             std::cerr << "compatbench: bench knn: --k must be below --n\n";
+                             return kExitBadInput;
+                         }
+                         return verb_bench_knn(*knn);
+                     }});
+    auto memory = std::make_shared<std::pair<std::size_t, int>>(1024, 5);
+    auto* memory_cmd = bench.add_subcommand("memory", "Single-core memory read bandwidth");
+    memory_cmd->add_option("--mb", memory->first, "Buffer size")->check(CLI::Range(64, 1 << 16));
+    memory_cmd->add_option("--repeats", memory->second, "Best of")->check(CLI::Range(1, 100));
+    verbs.push_back(
+        {memory_cmd, [memory] { return verb_bench_memory(memory->first, memory->second); }});
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     CLI::App app{"compatbench: an MPI experiment runner for model-compatibility studies"};
     app.set_version_flag("--version", COMPATBENCH_VERSION);
     app.require_subcommand(1);
-
-    std::string config_path, out, level = "info";
-    bool resume = false;
-    auto* run =
-        app.add_subcommand("run", "Run an experiment (under mpirun/srun, or as one process)");
-    run->add_option("config", config_path, "Experiment config (YAML)")->required();
-    run->add_option("--out", out, "Output folder (default: results/<experiment name>)");
-    run->add_flag("--resume", resume, "Continue the run in --out from its ledger");
-    std::optional<std::uint64_t> seed;
-    run->add_option("--seed", seed,
-                    "Replace the config's experiment seed (one run per seed of a job array)");
-    run->add_option("--log-level", level, "trace, debug, info, warn, error")
-        ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
-
-    auto* validate = app.add_subcommand("validate", "Check a config and exit (0 valid, 2 invalid)");
-    validate->add_option("config", config_path, "Experiment config (YAML)")->required();
-
-    auto* plan =
-        app.add_subcommand("plan", "Task counts per stage and kind, and the critical path");
-    plan->add_option("config", config_path, "Experiment config (YAML)")->required();
-    PlanOptions plan_options;
-    plan->add_option("--ranks", plan_options.ranks,
-                     "Simulate the dispatch on these rank counts (e.g. 1,2,64,1024)")
-        ->delimiter(',')
-        ->check(CLI::Range(1, 1 << 20));
-    plan->add_option("--costs", plan_options.costs,
-                     "results.h5 of an earlier run: task durations from its /tasks")
-        ->check(CLI::ExistingFile);
-    plan->add_option("--overhead", plan_options.overhead,
-                     "Seconds added to every task in the simulation (round trip; default 0)")
-        ->check(CLI::Range(0.0, 60.0));
-
-    std::string status_dir;
-    bool status_json = false;
-    auto* status = app.add_subcommand(
-        "status",
-        "A run's progress from its output folder: while it runs, after it stopped, or done");
-    status->add_option("out", status_dir, "The run's output folder")->required();
-    status->add_flag("--json", status_json, "The same as one JSON object");
-
-    std::vector<std::string> combine_dirs;
-    std::string combine_out;
-    auto* combine = app.add_subcommand(
-        "combine", "Mean, sd and range across runs (e.g. seeds) of every analysis statistic");
-    combine->add_option("dirs", combine_dirs, "Run folders (or results.h5 files)")
-        ->required()
-        ->check(CLI::ExistingPath);
-    combine->add_option("--out", combine_out, "Folder for combined.h5")->required();
-
-    std::string report_dir, report_script = COMPATBENCH_SOURCE_DIR "/report/make_report.py",
-                            report_python;
-    auto* report = app.add_subcommand(
-        "report", "Figures and tables of a run as OUT_DIR/report/index.html (Python, matplotlib)");
-    report->add_option("out", report_dir, "The run's output folder")->required();
-    report->add_option("--script", report_script, "The report script (default: the source tree's)");
-    report->add_option("--python", report_python, "Python with h5py, numpy, matplotlib");
-
-    ComparePaths paths;
-    auto* compare = app.add_subcommand(
-        "compare",
-        "Compare two results.h5 files dataset by dataset, byte for byte (0 same, 1 differ)");
-    compare->add_option("a", paths.a, "First results.h5")->required()->check(CLI::ExistingFile);
-    compare->add_option("b", paths.b, "Second results.h5")->required()->check(CLI::ExistingFile);
-    compare->add_flag("--all", paths.all, "Include /meta and /tasks (run facts)");
-
-    ScreenOptions screen;
-    auto* screen_cmd = app.add_subcommand(
-        "screen", "Interference screening of a planned merge, from safetensors checkpoints");
-    screen_cmd->add_option("--base", screen.base, "The base checkpoint (file or folder)")
-        ->required();
-    screen_cmd->add_option("--models", screen.models, "The fine-tuned checkpoints")
-        ->required()
-        ->expected(1, 1 << 16);
-    screen_cmd->add_option("--coef", screen.coef, "c, the coefficient on the mean task vector")
-        ->check(CLI::Range(0.0, 1e6));
-    screen_cmd->add_option("--scope", screen.scope, "Tensor-name patterns (default: all)");
-    screen_cmd->add_option("--threshold", screen.threshold, "Score above which a merge is flagged");
-    screen_cmd->add_flag("--json", screen.json, "One JSON object on stdout");
-
-    std::string merge_config, merge_out;
-    auto* merge_cmd = app.add_subcommand(
-        "merge", "Merge safetensors checkpoints per a mergekit-style YAML (methods.md §3.2)");
-    merge_cmd->add_option("config", merge_config, "The merge YAML")->required();
-    merge_cmd->add_option("--out", merge_out, "Output folder")->required();
-
+    Verbs verbs;
+    add_run(app, verbs);
+    add_config_verbs(app, verbs);
+    add_results_verbs(app, verbs);
+    add_checkpoint_verbs(app, verbs);
     auto* bench = app.add_subcommand("bench", "Benchmarks");
     bench->require_subcommand(1);
-    std::size_t tasks = 100000, command_tasks = 2000, parallel_jobs = 2000;
-    std::string bench_out = "results/bench-dispatch";
-    auto* dispatch = bench->add_subcommand(
-        "dispatch", "Noop and command tasks per second through the runner, beside GNU parallel");
-    dispatch->add_option("--tasks", tasks, "noop tasks")->check(CLI::Range(1, 10000000));
-    dispatch->add_option("--command-tasks", command_tasks,
-                         "command tasks running `true` (0: skip)");
-    dispatch->add_option("--parallel-jobs", parallel_jobs,
-                         "GNU parallel jobs running `true` (0: skip)");
-    dispatch->add_option("--out", bench_out, "Scratch folder (emptied first)");
-
-    std::vector<int> train_dims = {256, 512, 512, 64};
-    int train_batch = 256;
-    auto* train = bench->add_subcommand(
-        "train", "GFLOP/s of an MLP training step beside plain Eigen GEMM on the same shapes");
-    train->add_option("--dims", train_dims, "Layer widths, input to output")->expected(2, 16);
-    train->add_option("--batch", train_batch, "Rows per step")->check(CLI::Range(1, 1 << 20));
-
-    KnnBenchOptions knn;
-    knn.script = COMPATBENCH_SOURCE_DIR "/bench/knn_numpy.py";
-    auto* knn_cmd = bench->add_subcommand(
-        "knn", "Mutual k-NN of two feature matrices beside numpy's implementation of it");
-    knn_cmd->add_option("--n", knn.n, "Probe samples")->check(CLI::Range(4, 1 << 20));
-    knn_cmd->add_option("--d", knn.d, "Feature width")->check(CLI::Range(1, 1 << 16));
-    knn_cmd->add_option("--k", knn.k, "Neighbours")->check(CLI::Range(1, 1 << 16));
-    knn_cmd->add_option("--block", knn.block, "Rows per similarity block")
-        ->check(CLI::Range(1, 1 << 20));
-    knn_cmd->add_option("--repeats", knn.repeats, "Best of this many runs")
-        ->check(CLI::Range(1, 1000));
-    knn_cmd->add_option("--python", knn.python,
-                        "Python with numpy for the comparison (empty: none)");
-    knn_cmd->add_option("--numpy-script", knn.script, "The numpy reference script");
-
-    std::size_t memory_mb = 1024;
-    int memory_repeats = 5;
-    auto* memory_cmd = bench->add_subcommand("memory", "Single-core memory read bandwidth");
-    memory_cmd->add_option("--mb", memory_mb, "Buffer size")->check(CLI::Range(64, 1 << 16));
-    memory_cmd->add_option("--repeats", memory_repeats, "Best of")->check(CLI::Range(1, 100));
-
+    add_bench_dispatch_and_train(*bench, verbs);
+    add_bench_knn_and_memory(*bench, verbs);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
         const int code = app.exit(e);
         return code == 0 ? 0 : kExitBadInput;
     }
-    if (run->parsed()) return verb_run(config_path, out, resume, level, seed);
-    if (validate->parsed()) return verb_validate(config_path);
-    if (plan->parsed()) return verb_plan(config_path, plan_options);
-    if (status->parsed()) return verb_status(status_dir, status_json);
-    if (combine->parsed()) return verb_combine(combine_dirs, combine_out);
-    if (report->parsed()) return verb_report(report_dir, report_script, report_python);
-    if (compare->parsed()) return verb_compare(paths);
-    if (screen_cmd->parsed()) return verb_screen(screen);
-    if (merge_cmd->parsed()) return verb_merge(merge_config, merge_out);
-    if (dispatch->parsed())
-        return verb_bench_dispatch(tasks, command_tasks, parallel_jobs, bench_out);
-    if (train->parsed()) return verb_bench_train(train_dims, train_batch);
-    if (memory_cmd->parsed()) return verb_bench_memory(memory_mb, memory_repeats);
-    if (knn_cmd->parsed()) {
-        if (knn.k >= knn.n) {
-            std::cerr << "compatbench: bench knn: --k must be below --n\n";
-            return kExitBadInput;
-        }
-        return verb_bench_knn(knn);
-    }
+    for (const auto& v : verbs)
+        if (v.command->parsed()) return v.action();
     return kExitBadInput;
 }
