@@ -18,6 +18,8 @@ import os
 import re
 import sys
 
+from ratchet import check, source_root
+
 RUNNER_ORDER = {"core": 0, "config": 1, "graph": 2, "tasks": 3, "analyses": 3, "store": 4,
                 "exec": 5, "app": 6}
 INCLUDE = re.compile(r'^\s*#\s*include\s+[<"]([^>"]+)[>"]', re.M)
@@ -77,20 +79,9 @@ def breaches(root):
 
 
 def main():
-    root = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__)))
-    known_path = os.path.join(root, "tests", "layers_known.txt")
-    known = {line.strip() for line in open(known_path, encoding="utf-8")
-             if line.strip() and not line.startswith("#")}
-    found = breaches(root)
-    new, gone = sorted(found - known), sorted(known - found)
-    for b in new:
-        print(f"layer breach: {b}")
-    for b in gone:
-        print(f"undone, take it off tests/layers_known.txt: {b}")
-    if new or gone:
-        sys.exit(1)
-    print(f"layers: no new breach ({len(known)} known, listed in tests/layers_known.txt)")
+    root = source_root()
+    check(root, "layers_known.txt", dict.fromkeys(breaches(root), ""), "layer breach", "undone",
+          "layers: no new breach")
 
 
 if __name__ == "__main__":

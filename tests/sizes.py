@@ -13,6 +13,8 @@ import os
 import re
 import sys
 
+from ratchet import check, source_root
+
 MAX_FUNCTION, MAX_FILE = 80, 450
 NOT_A_FUNCTION = re.compile(r"\b(namespace|class|struct|enum|union|if|for|while|switch|do|"
                             r"else|try|catch|return)\b|=\s*$|=\s*\{?$")
@@ -107,22 +109,9 @@ def oversized(root):
 
 
 def main():
-    root = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__)))
-    known_path = os.path.join(root, "tests", "sizes_known.txt")
-    known = {line.strip() for line in open(known_path, encoding="utf-8")
-             if line.strip() and not line.startswith("#")}
-    found = oversized(root)
-    new = sorted(k for k in found if k not in known)
-    gone = sorted(k for k in known if k not in found)
-    for k in new:
-        print(f"over the limit: {k} ({found[k]})")
-    for k in gone:
-        print(f"within the limit now, take it off tests/sizes_known.txt: {k}")
-    if new or gone:
-        sys.exit(1)
-    print(f"sizes: nothing new over {MAX_FUNCTION} lines a function or {MAX_FILE} a file "
-          f"({len(known)} known, listed in tests/sizes_known.txt)")
+    root = source_root()
+    check(root, "sizes_known.txt", oversized(root), "over the limit", "within the limit now",
+          f"sizes: nothing new over {MAX_FUNCTION} lines a function or {MAX_FILE} a file")
 
 
 if __name__ == "__main__":

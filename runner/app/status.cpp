@@ -114,11 +114,12 @@ std::vector<RunningTask> still_running(const StatusSnapshot& snap, const LedgerF
     return out;
 }
 
+// Per group, tasks by status.
+using Counts = std::map<std::string, std::map<std::string, std::size_t>>;
+
 // Per-group counts of a closed results.h5 (/tasks/group, /tasks/status); empty if unreadable.
-std::map<std::string, std::map<std::string, std::size_t>> results_counts(const std::string& path,
-                                                                         std::string& status,
-                                                                         json& notes) {
-    std::map<std::string, std::map<std::string, std::size_t>> counts;
+Counts results_counts(const std::string& path, std::string& status, json& notes) {
+    Counts counts;
     try {
         const h5::ResultsReader r(path);
         if (r.exists("/meta/status")) status = r.strings("/meta/status").at(0);
@@ -133,8 +134,6 @@ std::map<std::string, std::map<std::string, std::size_t>> results_counts(const s
     }
     return counts;
 }
-
-using Counts = std::map<std::string, std::map<std::string, std::size_t>>;
 
 std::size_t count(const std::map<std::string, std::size_t>& m, const std::string& k) {
     const auto f = m.find(k);
@@ -220,7 +219,7 @@ json status_report(const std::string& out) {
     const bool live = folder_locked(out);
     const LedgerFacts ledger = read_ledger(ledger_path, snap.config_hash, notes);
     std::string state = live ? "running" : have_snap ? snap.state : "unknown";
-    std::map<std::string, std::map<std::string, std::size_t>> closed;
+    Counts closed;
     if (!live && fs::exists(dir / "results.h5")) {
         std::string meta_status;
         closed = results_counts((dir / "results.h5").string(), meta_status, notes);
