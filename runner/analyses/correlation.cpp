@@ -7,7 +7,7 @@
 
 #include "analyses/analysis_kind.h"
 #include "analyses/column_args.h"
-#include "stats/correlation.h"
+#include "stats/summary.h"
 
 namespace compatbench {
 
@@ -42,24 +42,12 @@ class CorrelationAnalysis final : public AnalysisKind {
         table.add_column({"reason", ColumnType::str, 0});
         for (const auto& x_name : xs) {
             for (const auto& y_name : ys) {
-                const auto x_all = input.numbers(x_name);
-                const auto y_all = input.numbers(y_name);
-                std::vector<double> x, y;
-                for (std::size_t i = 0; i < x_all.size(); ++i) {
-                    if (std::isnan(x_all[i]) || std::isnan(y_all[i])) continue;
-                    x.push_back(x_all[i]);
-                    y.push_back(y_all[i]);
-                }
-                const auto p = stats::pearson(x, y);
-                const auto s = stats::spearman(x, y);
-                const std::string reason = p.ok() ? s.reason : p.reason;
-                if (!reason.empty()) note(x_name + " vs " + y_name + ": " + reason);
-                const Value row[] = {x_name,    y_name, static_cast<std::int64_t>(x.size()),
-                                     p.r,       p.p,    p.ci_low,
-                                     p.ci_high, s.r,    s.p,
-                                     reason};
-                for (std::size_t c = 0; c < table.columns.size(); ++c)
-                    table.values[c].push_back(row[c]);
+                const auto c =
+                    stats::correlate_finite(input.numbers(x_name), input.numbers(y_name));
+                const auto& [p, s] = std::tie(c.pearson, c.spearman);
+                if (!c.reason().empty()) note(x_name + " vs " + y_name + ": " + c.reason());
+                table.add_row({x_name, y_name, static_cast<std::int64_t>(c.n), p.r, p.p, p.ci_low,
+                               p.ci_high, s.r, s.p, c.reason()});
             }
         }
         return {table};

@@ -9,6 +9,7 @@
 #include "analyses/analysis_kind.h"
 #include "analyses/column_args.h"
 #include "stats/kruskal.h"
+#include "stats/summary.h"
 
 namespace compatbench {
 
@@ -54,26 +55,14 @@ class KruskalAnalysis final : public AnalysisKind {
             }
             std::vector<std::vector<double>> samples;
             for (const auto& [label, v] : by_group) {
-                double mean = 0.0;
-                for (double a : v) mean += a;
-                mean /= static_cast<double>(v.size());
-                double ss = 0.0;
-                for (double a : v) ss += (a - mean) * (a - mean);
-                const double sd =
-                    v.size() > 1 ? std::sqrt(ss / static_cast<double>(v.size() - 1)) : std::nan("");
-                const Value row[] = {label, target, static_cast<std::int64_t>(v.size()), mean, sd};
-                for (std::size_t c = 0; c < 5; ++c) groups.values[c].push_back(row[c]);
+                groups.add_row({label, target, static_cast<std::int64_t>(v.size()), stats::mean(v),
+                                stats::sample_sd(v)});
                 samples.push_back(v);
             }
             const auto kw = stats::kruskal_wallis(samples);
             if (!kw.ok()) note(target + " by " + spec.node["by"].Scalar() + ": " + kw.reason);
-            const Value row[] = {target,
-                                 static_cast<std::int64_t>(kw.groups),
-                                 static_cast<std::int64_t>(kw.n),
-                                 kw.h,
-                                 kw.p,
-                                 kw.reason};
-            for (std::size_t c = 0; c < 6; ++c) test.values[c].push_back(row[c]);
+            test.add_row({target, static_cast<std::int64_t>(kw.groups),
+                          static_cast<std::int64_t>(kw.n), kw.h, kw.p, kw.reason});
         }
         return {test, groups};
     }

@@ -16,6 +16,7 @@
 #include "analyses/analysis_kind.h"
 #include "compass/compass.h"
 #include "config/config.h"
+#include "stats/summary.h"
 
 namespace compatbench {
 
@@ -25,7 +26,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // 1-based ranks, highest value first; NaN gets no rank (0).
 std::vector<std::int64_t> ranks_high_first(const std::vector<double>& v) {
-    const auto order = compass::rank_descending(v);
+    const auto order = stats::order_descending(v);
     std::vector<std::int64_t> r(v.size(), 0);
     std::int64_t next = 1;
     for (std::size_t i : order)

@@ -9,6 +9,7 @@
 
 #include "common/eigen.h"
 #include "common/hash.h"
+#include "stats/summary.h"
 
 namespace compatbench::compass {
 
@@ -82,18 +83,11 @@ std::map<ParadigmPair, double> ceilings(std::span<const GridPair> grid, const Ce
     return out;
 }
 
-double median(std::vector<double> values) {
-    std::erase_if(values, [](double v) { return std::isnan(v); });
-    if (values.empty()) return kNaN;
-    std::sort(values.begin(), values.end());
-    return quantile_sorted(values, 0.5);
-}
-
 std::vector<std::string> regions(std::span<const double> ease, std::span<const double> ceiling) {
     if (ease.size() != ceiling.size())
         throw std::invalid_argument("regions: ease and ceiling differ in length");
-    const double me = median({ease.begin(), ease.end()});
-    const double mc = median({ceiling.begin(), ceiling.end()});
+    const double me = stats::median({ease.begin(), ease.end()});
+    const double mc = stats::median({ceiling.begin(), ceiling.end()});
     std::vector<std::string> out;
     out.reserve(ease.size());
     for (std::size_t i = 0; i < ease.size(); ++i) {
@@ -153,17 +147,6 @@ std::vector<std::size_t> select_covering(std::span<const Candidate> candidates, 
     for (std::size_t i = 0; i < n; ++i)
         if (taken[i]) out.push_back(i);
     return out;
-}
-
-std::vector<std::size_t> rank_descending(std::span<const double> predictor) {
-    std::vector<std::size_t> order(predictor.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-        const bool na = std::isnan(predictor[a]), nb = std::isnan(predictor[b]);
-        if (na || nb) return !na && nb;
-        return predictor[a] > predictor[b];
-    });
-    return order;
 }
 
 std::size_t best_position(std::span<const std::size_t> order, std::span<const double> target) {

@@ -32,9 +32,6 @@ using ParadigmPair = std::pair<std::string, std::string>;
 // ceiling(P, Q) over every pair of the grid (§1.2); NaN eases are left out.
 std::map<ParadigmPair, double> ceilings(std::span<const GridPair> grid, const CeilingStat& stat);
 
-// numpy.median (mean of the two middle values for an even count); NaN for none.
-double median(std::vector<double> values);
-
 inline constexpr const char* kRegionNames[] = {"act_now", "budget_limited", "ceiling_limited",
                                                "incompatible"};
 // Region of each pair by the medians of ease and ceiling over the given pairs (§1.3; a value
@@ -53,8 +50,7 @@ struct Candidate {
 std::vector<std::size_t> select_covering(std::span<const Candidate> candidates, std::size_t count,
                                          std::uint64_t seed);
 
-// Order of candidates by predictor, descending (ties: lower index first); NaN last.
-std::vector<std::size_t> rank_descending(std::span<const double> predictor);
+// (Order candidates by predictor with stats::order_descending.)
 // 1-based position, in `order`, of the pair with the best target (ties: first in `order`).
 std::size_t best_position(std::span<const std::size_t> order, std::span<const double> target);
 // best_so_far[m-1] = max target over the first m pairs of `order` (§6 budget-limited search).

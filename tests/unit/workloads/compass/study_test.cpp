@@ -6,6 +6,7 @@
 
 #include "compass/compass.h"
 #include "compass/screening.h"
+#include "stats/summary.h"
 
 using namespace compatbench::compass;
 
@@ -45,7 +46,7 @@ TEST(Regions, ValuesEqualToTheMedianCountAsHigh) {
     // Even count: the median is the mean of the middle two (0.25); 0.25 itself is high.
     const std::vector<double> e2 = {0.1, 0.2, 0.3, 0.4, 0.25};
     const std::vector<double> c2 = {1, 1, 1, 1, 1};
-    EXPECT_DOUBLE_EQ(median(e2), 0.25);
+    EXPECT_DOUBLE_EQ(compatbench::stats::median(e2), 0.25);
     EXPECT_EQ(regions(e2, c2)[4], "act_now");
     EXPECT_EQ(regions(e2, c2)[1], "budget_limited");
 }
@@ -83,7 +84,7 @@ TEST(Selection, CoversEveryFamilyAndIsDeterministic) {
 TEST(BudgetSearch, PositionAndBestSoFar) {
     const std::vector<double> score = {0.2, 0.9, 0.5, NAN, 0.5};
     const std::vector<double> target = {10, 30, 50, 99, 20};
-    const auto order = rank_descending(score);
+    const auto order = compatbench::stats::order_descending(score);
     EXPECT_EQ(order, (std::vector<std::size_t>{1, 2, 4, 0, 3}));
     EXPECT_EQ(best_position(order, target), 5u);  // the NaN-score pair is best: found last
     EXPECT_EQ(best_so_far(order, target), (std::vector<double>{30, 50, 50, 50, 99}));

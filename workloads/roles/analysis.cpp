@@ -1,0 +1,299 @@
+#include "roles/analysis.h"
+
+#include <bit>
+#include <cmath>
+#include <limits>
+
+#include "stats/correlation.h"
+#include "stats/summary.h"
+
+namespace compatbench::roles {
+
+namespace {
+
+using stats::kNaN;
+using Scores = std::map<unsigned, double>;
+
+// The subset of `size` encoders with the highest score (0 when none was trained).
+unsigned best_of_size(const Subsets& s, const Scores& m, int size) {
+    unsigned best = 0;
+    for (unsigned u = 1; u <= s.full; ++u)
+        if (std::popcount(u) == size && m.count(u) && (best == 0 || m.at(u) > m.at(best))) best = u;
+    return best;
+}
+
+// Per encoder: its singleton score S({e}) and leave-one-out drop S(full) - S(full \ {e}).
+struct Singletons {
+    std::vector<double> one, drop;
+};
+Singletons singletons(const Subsets& s, const Scores& m) {
+    Singletons out;
+    for (std::size_t e = 0; e < s.encoders.size(); ++e) {
+        out.one.push_back(s.at(m, s.bit(e)));
+        out.drop.push_back(s.at(m, s.full) - s.at(m, s.full & ~s.bit(e)));
+    }
+    return out;
+}
+
+// Capacity = S({e}) / S(full), Necessity = S(full) - S(full \ {e}), overall and per category.
+void capacity_necessity(const Subsets& s, RolesResult& out, std::vector<double>& capacity,
+                        std::vector<double>& necessity,
+                        std::vector<std::map<std::string, double>>& by_category) {
+    const std::size_t n = s.encoders.size();
+    capacity.assign(n, kNaN);
+    necessity.assign(n, kNaN);
+    by_category.assign(n, {});
+    for (std::size_t e = 0; e < n; ++e) {
+        const auto add = [&](const std::string& category, const Scores& m) {
+            const double one = s.at(m, s.bit(e)), loo = s.at(m, s.full & ~s.bit(e)),
+                         full = s.at(m, s.full);
+            out.capacity_necessity.push_back(
+                {s.encoders[e], category, one / full, full - loo, one, loo, full});
+            return std::pair{one / full, full - loo};
+        };
+        std::tie(capacity[e], necessity[e]) = add("overall", s.tr);
+        for (const auto& c : s.categories) by_category[e][c] = add(c, s.category.at(c)).second;
+    }
+}
+
+// Variance across contexts U (non-empty, e not in U) of the contribution S(U + e) - S(U).
+double context_variance(const Subsets& s, const Scores& m, std::size_t e, std::int64_t& count) {
+    std::vector<double> contribution;
+    for (unsigned u = 1; u <= s.full; ++u)
+        if (!(u & s.bit(e))) contribution.push_back(s.at(m, u | s.bit(e)) - s.at(m, u));
+    count = static_cast<std::int64_t>(contribution.size());
+    return stats::sample_variance(contribution);
+}
+
+void rankings(const Subsets& s, const Singletons& tr, const Singletons& im, RolesResult& out) {
+    const auto r_tr1 = stats::ranks_descending(tr.one), r_trl = stats::ranks_descending(tr.drop),
+               r_im1 = stats::ranks_descending(im.one), r_iml = stats::ranks_descending(im.drop);
+    for (std::size_t e = 0; e < s.encoders.size(); ++e) {
+        std::int64_t contexts = 0;
+        const double tr_var = context_variance(s, s.tr, e, contexts);
+        const double im_var = context_variance(s, s.im, e, contexts);
+        out.rankings.push_back({s.encoders[e], tr.one[e], r_tr1[e], tr.drop[e], r_trl[e], im.one[e],
+                                r_im1[e], im.drop[e], r_iml[e], tr_var, im_var, contexts});
+    }
+    const auto agree = [&](const char* label, const std::vector<double>& a,
+                           const std::vector<double>& b) {
+        const auto sp = stats::spearman(a, b);
+        const auto kd = stats::kendall(a, b);
+        if (!sp.ok()) out.notes.push_back(std::string(label) + " Spearman: " + sp.reason);
+        const auto first = [&](const std::vector<double>& v) {
+            const auto order = stats::order_descending(v);
+            return order.empty() ? std::string() : s.encoders[order.front()];
+        };
+        out.ranking_agreement.push_back({label, static_cast<std::int64_t>(s.encoders.size()), sp.r,
+                                         sp.p, kd.r, kd.p, first(a), first(b)});
+    };
+    agree("singleton", tr.one, im.one);
+    agree("leave_one_out", tr.drop, im.drop);
+}
+
+void by_size(const Subsets& s, RolesResult& out) {
+    for (int size = 1; size <= static_cast<int>(s.encoders.size()); ++size) {
+        const unsigned b = best_of_size(s, s.tr, size), bi = best_of_size(s, s.im, size);
+        std::vector<double> scores;
+        for (unsigned u = 1; u <= s.full; ++u)
+            if (std::popcount(u) == size && s.tr.count(u)) scores.push_back(s.tr.at(u));
+        out.by_size.push_back({size, static_cast<std::int64_t>(scores.size()), s.names(b),
+                               s.at(s.tr, b), s.at(s.sd, b), s.at(s.tr, b) / s.at(s.tr, s.full),
+                               stats::mean(scores), s.names(bi), s.at(s.im, bi)});
+    }
+}
+
+// The best pair against the pair of the two highest-Capacity encoders, with the gap each
+// closes: (S(pair) - S(s)) / (S(full) - S(s)), s the pair's better singleton.
+void best_pair(const Subsets& s, const std::vector<double>& capacity,
+               const std::vector<double>& singleton, RolesResult& out) {
+    const std::size_t n = s.encoders.size();
+    if (n < 2) return;
+    const auto cap_rank = stats::ranks_descending(capacity);
+    unsigned cap_pair = 0;
+    for (std::size_t e = 0; e < n; ++e)
+        if (cap_rank[e] <= 2) cap_pair |= s.bit(e);
+    for (const auto& [pair, label] : {std::pair{best_of_size(s, s.tr, 2), "best pair"},
+                                      std::pair{cap_pair, "top-2 capacity"}}) {
+        std::size_t one = n;
+        for (std::size_t e = 0; e < n; ++e)
+            if ((pair & s.bit(e)) && (one == n || singleton[e] > singleton[one])) one = e;
+        const double sp = s.at(s.tr, pair), s1 = one < n ? singleton[one] : kNaN;
+        out.best_pair.push_back({s.names(pair), label, sp,
+                                 one < n ? s.encoders[one] : std::string(), s1,
+                                 (sp - s1) / (s.at(s.tr, s.full) - s1)});
+    }
+}
+
+// Per category: the best score per size and the size from which it is within `tolerance`
+// of its maximum.
+void saturation(const Subsets& s, double tolerance, RolesResult& out) {
+    std::vector<std::pair<std::string, const Scores*>> series = {{"average", &s.tr}};
+    for (const auto& c : s.categories) series.emplace_back(c, &s.category.at(c));
+    for (const auto& [label, m] : series) {
+        SaturationRow row{label, {}, 0};
+        for (int z = 1; z <= static_cast<int>(s.encoders.size()); ++z)
+            row.best_by_size.push_back(s.at(*m, best_of_size(s, *m, z)));
+        double top = -std::numeric_limits<double>::infinity();
+        for (double b : row.best_by_size) top = std::max(top, b);
+        for (std::size_t z = 0; z < row.best_by_size.size(); ++z)
+            if (row.saturation_size == 0 && row.best_by_size[z] >= top - tolerance)
+                row.saturation_size = static_cast<std::int64_t>(z + 1);
+        out.saturation.push_back(std::move(row));
+    }
+}
+
+// Mean effective rank of encoder e's block over the subsets of `size` that hold it.
+double mean_erank(const Subsets& s, std::size_t e, int size) {
+    double t = 0;
+    int c = 0;
+    for (const auto& [u, v] : s.erank)
+        if (std::popcount(u) == size && (u & s.bit(e)) && !std::isnan(v[e])) t += v[e], ++c;
+    return c ? t / c : kNaN;
+}
+
+// Singleton erank and Δrank in every pair (delta[e][q]: e beside q against e alone).
+std::vector<std::vector<double>> erank_tables(const Subsets& s, const std::vector<double>& score,
+                                              std::vector<double>& single, RolesResult& out) {
+    const std::size_t n = s.encoders.size();
+    single.assign(n, kNaN);
+    for (std::size_t e = 0; e < n; ++e) {
+        single[e] = s.erank.count(s.bit(e)) ? s.erank.at(s.bit(e))[e] : kNaN;
+        ErankRow row{s.encoders[e], single[e], score[e], {}};
+        for (int z = 1; z <= static_cast<int>(n); ++z)
+            row.mean_erank_by_size.push_back(mean_erank(s, e, z));
+        out.erank.push_back(std::move(row));
+    }
+    std::vector<std::vector<double>> delta(n, std::vector<double>(n, kNaN));
+    for (std::size_t e = 0; e < n; ++e)
+        for (std::size_t q = 0; q < n; ++q) {
+            if (q == e) continue;
+            const unsigned pair = s.bit(e) | s.bit(q);
+            const double in_pair = s.erank.count(pair) ? s.erank.at(pair)[e] : kNaN;
+            delta[e][q] = in_pair - single[e];
+            out.erank_pairs.push_back(
+                {s.encoders[e], s.encoders[q], single[e], in_pair, delta[e][q]});
+        }
+    return delta;
+}
+
+// Spearman(singleton erank, singleton score); Pearson(the score's residual after a
+// least-squares line on parameter count, the subset's mean erank).
+void erank_summary(const Subsets& s, const std::vector<double>& single,
+                   const std::vector<double>& score, RolesResult& out) {
+    const auto sp = stats::spearman(single, score);
+    out.erank_summary.push_back({"spearman(singleton erank, singleton score)",
+                                 static_cast<std::int64_t>(sp.n), sp.r, sp.p});
+    std::vector<double> p, y, me;
+    for (const auto& [u, v] : s.tr) {
+        double t = 0;
+        int c = 0;
+        for (std::size_t e = 0; e < s.encoders.size(); ++e)
+            if ((u & s.bit(e)) && !std::isnan(s.erank.at(u)[e])) t += s.erank.at(u)[e], ++c;
+        p.push_back(s.params.at(u));
+        y.push_back(v);
+        me.push_back(c ? t / c : kNaN);
+    }
+    const double mp = stats::mean(p), my = stats::mean(y);
+    double sxy = 0, sxx = 0;
+    for (std::size_t i = 0; i < p.size(); ++i)
+        sxy += (p[i] - mp) * (y[i] - my), sxx += (p[i] - mp) * (p[i] - mp);
+    const double slope = sxx > 0 ? sxy / sxx : 0.0;
+    std::vector<double> residual;
+    for (std::size_t i = 0; i < p.size(); ++i) residual.push_back(y[i] - my - slope * (p[i] - mp));
+    const auto pr = stats::pearson(residual, me);
+    if (!pr.ok()) out.notes.push_back("residual vs erank: " + pr.reason);
+    out.erank_summary.push_back({"pearson(score residual after params, mean erank)",
+                                 static_cast<std::int64_t>(pr.n), pr.r, pr.p});
+}
+
+// §4 taxonomy: core, specialist, adaptive complement or replaceable.
+void taxonomy(const Subsets& s, const std::vector<double>& capacity,
+              const std::vector<double>& necessity,
+              const std::vector<std::map<std::string, double>>& by_category,
+              const std::vector<std::vector<double>>& delta, RolesResult& out) {
+    const std::size_t n = s.encoders.size();
+    const double cmed = stats::median(capacity), nmed = stats::median(necessity);
+    std::vector<bool> core(n);
+    for (std::size_t e = 0; e < n; ++e) core[e] = capacity[e] >= cmed && necessity[e] >= nmed;
+    for (std::size_t e = 0; e < n; ++e) {
+        double positive = 0, top = 0;
+        std::string top_category;
+        for (const auto& [c, v] : by_category[e])
+            if (v > 0) {
+                positive += v;
+                if (v > top) top = v, top_category = c;
+            }
+        const double share = positive > 0 ? top / positive : kNaN;
+        double dsum = 0;
+        int dn = 0;
+        for (std::size_t q = 0; q < n; ++q)
+            if (q != e && core[q] && !std::isnan(delta[e][q])) dsum += delta[e][q], ++dn;
+        const double dcore = dn ? dsum / dn : kNaN;
+        std::string role = "replaceable";
+        if (core[e])
+            role = "core";
+        else if (share > 0.5)
+            role = "specialist";
+        else if (necessity[e] < nmed && dcore > 0)
+            role = "adaptive complement";
+        out.taxonomy.push_back({s.encoders[e], capacity[e], necessity[e], cmed, nmed, top_category,
+                                share, dcore, role});
+    }
+}
+
+}  // namespace
+
+double Subsets::at(const std::map<unsigned, double>& m, unsigned mask) const {
+    const auto it = m.find(mask);
+    return it == m.end() ? kNaN : it->second;
+}
+
+std::string Subsets::names(unsigned mask) const {
+    std::string s;
+    for (std::size_t e = 0; e < encoders.size(); ++e)
+        if (mask & bit(e)) s += (s.empty() ? "" : "+") + encoders[e];
+    return s;
+}
+
+Subsets subset_means(const Replicates& r) {
+    Subsets s;
+    s.encoders = r.encoders;
+    s.categories = r.categories;
+    s.full = (1u << s.encoders.size()) - 1;
+    std::map<unsigned, std::vector<std::size_t>> rows;
+    for (std::size_t i = 0; i < r.mask.size(); ++i) rows[r.mask[i]].push_back(i);
+    for (const auto& [mask, at] : rows) {
+        const auto mean = [&](const std::vector<double>& v) {
+            return stats::mean(stats::pick(v, at));
+        };
+        s.tr[mask] = mean(r.average);
+        s.im[mask] = mean(r.im_average);
+        s.params[mask] = mean(r.params);
+        s.sd[mask] = stats::sample_sd(stats::pick(r.average, at));
+        for (const auto& c : s.categories) s.category[c][mask] = mean(r.category.at(c));
+        for (const auto& e : r.erank) s.erank[mask].push_back(mean(e));
+    }
+    return s;
+}
+
+RolesResult analyse(const Subsets& s, double tolerance) {
+    RolesResult out;
+    for (unsigned m = 1; m <= s.full; ++m)
+        if (!s.tr.count(m))
+            out.notes.push_back("subset " + std::to_string(m) + " has no finished task");
+    std::vector<double> capacity, necessity, single_erank;
+    std::vector<std::map<std::string, double>> by_category;
+    capacity_necessity(s, out, capacity, necessity, by_category);
+    const Singletons tr = singletons(s, s.tr), im = singletons(s, s.im);
+    rankings(s, tr, im, out);
+    by_size(s, out);
+    best_pair(s, capacity, tr.one, out);
+    saturation(s, tolerance, out);
+    const auto delta = erank_tables(s, tr.one, single_erank, out);
+    erank_summary(s, single_erank, tr.one, out);
+    taxonomy(s, capacity, necessity, by_category, delta, out);
+    return out;
+}
+
+}  // namespace compatbench::roles

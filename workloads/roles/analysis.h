@@ -1,0 +1,119 @@
+// The encoder-roles study's analysis (methods.md §4) on plain columns: from the scores of
+// every trained subset of the encoder pool, Capacity and Necessity, rankings under
+// train-time (TR) and inference-time masking (IM), the best subset per size, per-category
+// saturation, the pre-projector effective rank and the role taxonomy. The runner's
+// `encoder_roles` analysis reads an `encoder_subset` table into Replicates and writes a
+// RolesResult back; nothing here knows a table.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace compatbench::roles {
+
+// One row per trained replicate of a subset (bit e of `mask` is encoder e).
+struct Replicates {
+    std::vector<std::string> encoders, categories;
+    std::vector<unsigned> mask;
+    std::vector<double> average, im_average, params;      // TR score, IM score, parameter count
+    std::map<std::string, std::vector<double>> category;  // TR score per category
+    std::vector<std::vector<double>> erank;               // per encoder: its block's effective rank
+};
+
+// Replicate means per subset. Maps are keyed by mask; S(U) = tr[U].
+struct Subsets {
+    std::vector<std::string> encoders, categories;
+    unsigned full = 0;
+    std::map<unsigned, double> tr, im, sd, params;
+    std::map<std::string, std::map<unsigned, double>> category;
+    std::map<unsigned, std::vector<double>> erank;  // per encoder, NaN where absent
+
+    double at(const std::map<unsigned, double>& m, unsigned mask) const;
+    unsigned bit(std::size_t e) const { return 1u << e; }
+    std::string names(unsigned mask) const;  // "a+b"
+};
+Subsets subset_means(const Replicates& r);
+
+struct CapacityRow {
+    std::string encoder, category;
+    double capacity, necessity, singleton, leave_one_out, full;
+};
+struct RankingRow {
+    std::string encoder;
+    double tr_singleton;
+    std::int64_t tr_singleton_rank;
+    double tr_loo_drop;
+    std::int64_t tr_loo_rank;
+    double im_singleton;
+    std::int64_t im_singleton_rank;
+    double im_loo_drop;
+    std::int64_t im_loo_rank;
+    double tr_context_var, im_context_var;
+    std::int64_t contexts;
+};
+struct AgreementRow {
+    std::string ranking;
+    std::int64_t n;
+    double spearman, spearman_p, kendall, kendall_p;
+    std::string tr_first, im_first;
+};
+struct SizeRow {
+    std::int64_t size, subsets;
+    std::string best;
+    double best_score, best_sd, fraction_of_full, mean_score;
+    std::string im_best;
+    double im_best_score;
+};
+struct BestPairRow {
+    std::string pair, chosen_by;
+    double score;
+    std::string better_singleton;
+    double singleton_score, gap_closed;
+};
+struct SaturationRow {
+    std::string category;
+    std::vector<double> best_by_size;  // size 1..n
+    std::int64_t saturation_size;
+};
+struct ErankRow {
+    std::string encoder;
+    double singleton_erank, singleton_score;
+    std::vector<double> mean_erank_by_size;  // size 1..n
+};
+struct ErankPairRow {
+    std::string encoder, partner;
+    double erank_alone, erank_in_pair, delta_rank;
+};
+struct SummaryRow {
+    std::string statistic;
+    std::int64_t n;
+    double r, p;
+};
+struct TaxonomyRow {
+    std::string encoder;
+    double capacity, necessity, capacity_median, necessity_median;
+    std::string top_category;
+    double top_category_share, delta_rank_with_core;
+    std::string role;
+};
+
+struct RolesResult {
+    std::vector<CapacityRow> capacity_necessity;
+    std::vector<RankingRow> rankings;
+    std::vector<AgreementRow> ranking_agreement;
+    std::vector<SizeRow> by_size;
+    std::vector<BestPairRow> best_pair;  // empty for fewer than two encoders
+    std::vector<SaturationRow> saturation;
+    std::vector<ErankRow> erank;
+    std::vector<ErankPairRow> erank_pairs;
+    std::vector<SummaryRow> erank_summary;
+    std::vector<TaxonomyRow> taxonomy;
+    std::vector<std::string> notes;  // missing subsets, undefined statistics
+};
+
+// `tolerance`: saturation is the first size whose best score is within it of the maximum.
+RolesResult analyse(const Subsets& s, double tolerance);
+
+}  // namespace compatbench::roles
