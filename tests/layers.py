@@ -5,7 +5,7 @@ Rules (ARCHITECTURE.md):
   - workloads/ includes nothing from runner/, and no <mpi.h> or <hdf5.h>;
   - within workloads/, folders include each other without cycles;
   - within runner/, a folder includes only folders below it in
-        core < config < graph < tasks, analyses < store < exec < app
+        core < config < graph < tasks, analyses < experiment < store < exec < app
     (tasks and analyses are one level: they may not include each other).
 
 Known breaches still to be undone are listed in tests/layers_known.txt, one per line as
@@ -20,8 +20,8 @@ import sys
 
 from ratchet import check, source_root
 
-RUNNER_ORDER = {"core": 0, "config": 1, "graph": 2, "tasks": 3, "analyses": 3, "store": 4,
-                "exec": 5, "app": 6}
+RUNNER_ORDER = {"core": 0, "config": 1, "graph": 2, "tasks": 3, "analyses": 3, "experiment": 4,
+                "store": 5, "exec": 6, "app": 7}
 INCLUDE = re.compile(r'^\s*#\s*include\s+[<"]([^>"]+)[>"]', re.M)
 
 

@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "app/verbs.h"
-#include "config/config.h"
+#include "experiment/experiment.h"
 #include "exec/run.h"
 #include "exec/signals.h"
 #include "graph/task_graph.h"

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "app/verbs.h"
-#include "config/config.h"
+#include "experiment/experiment.h"
 #include "exec/run.h"
 #include "exec/signals.h"
 #include "graph/task_graph.h"

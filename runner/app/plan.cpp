@@ -6,7 +6,7 @@
 
 #include "analyses/analysis_kind.h"
 #include "app/verbs.h"
-#include "config/config.h"
+#include "experiment/experiment.h"
 #include "exec/cost_model.h"
 #include "exec/signals.h"
 #include "exec/simulate.h"

@@ -5,10 +5,7 @@
 #include <set>
 #include <sstream>
 
-#include "analyses/analysis_kind.h"
 #include "common/hash.h"
-#include "graph/table_layout.h"
-#include "tasks/registry.h"
 
 namespace compatbench {
 
@@ -61,9 +58,14 @@ const std::vector<KeyRule> kAnalysisRules = {
 const std::regex kNamePattern("[A-Za-z0-9_][A-Za-z0-9_.\\-]*");
 const std::regex kTablePattern("[A-Za-z0-9_][A-Za-z0-9_.\\-]*(/[A-Za-z0-9_][A-Za-z0-9_.\\-]*)*");
 
-std::vector<KeyRule> concat(std::vector<KeyRule> a, const std::vector<KeyRule>& b) {
-    a.insert(a.end(), b.begin(), b.end());
-    return a;
+// Top-level names the runner owns: meta, tasks, and any <study>/analysis subtree.
+bool is_reserved_table(const std::string& path) {
+    const std::string top = path.substr(0, path.find('/'));
+    if (top == "meta" || top == "tasks") return true;
+    const std::string needle = "/analysis";
+    const auto at = path.find(needle);
+    return at != std::string::npos &&
+           (at + needle.size() == path.size() || path[at + needle.size()] == '/');
 }
 
 // `grid:` values: a list of scalars, or {range: [start, stop]} / {range: [start, stop, step]}.
@@ -97,13 +99,44 @@ std::vector<Scalar> grid_values(const YamlChecker& yc, const YAML::Node& node,
     yc.fail(node, path, "expected a list of values or {range: [start, stop(, step)]}");
 }
 
+// The `grid:` of a group: each axis's values, in order.
+std::vector<std::pair<std::string, std::vector<Scalar>>> parse_grid(const YamlChecker& yc,
+                                                                    const YAML::Node& grid,
+                                                                    const std::string& gpath) {
+    std::vector<std::pair<std::string, std::vector<Scalar>>> out;
+    for (const auto& axis : grid) {
+        const std::string key = axis.first.as<std::string>();
+        const std::string apath = join_path(join_path(gpath, "grid"), key);
+        if (!std::regex_match(key, kNamePattern))
+            yc.fail(axis.first, apath, "not a valid parameter name");
+        out.emplace_back(key, grid_values(yc, axis.second, apath));
+    }
+    return out;
+}
+
+// `after:` a group name or a list of them, with where each was written.
+std::vector<std::pair<std::string, YAML::Mark>> parse_after(const YamlChecker& yc,
+                                                            const YAML::Node& after,
+                                                            const std::string& gpath) {
+    std::vector<std::pair<std::string, YAML::Mark>> out;
+    const std::string apath = join_path(gpath, "after");
+    if (after.IsScalar()) {
+        out.emplace_back(after.Scalar(), after.Mark());
+    } else {
+        for (std::size_t i = 0; i < after.size(); ++i)
+            out.emplace_back(yc.as_string(after[i], index_path(apath, i)), after[i].Mark());
+    }
+    return out;
+}
+
+// A `tasks:` entry's keys common to every kind. The kind's own keys are checked when the
+// kind is bound.
 GroupSpec parse_group(const YamlChecker& yc, const YAML::Node& node, const std::string& path,
-                      const RunnerSettings& runner, const std::vector<GroupSpec>& earlier) {
+                      const RunnerSettings& runner) {
     if (!node.IsMap()) yc.fail(node, path, "expected a map with at least 'name' and 'kind'");
     GroupSpec g;
     g.node = node;
     g.mark = node.Mark();
-    // Name and kind first: the kind decides which other keys are allowed.
     for (const char* key : {"name", "kind"}) {
         if (!node[key])
             yc.fail(node, join_path(path, key), std::string("missing required key '") + key + "'");
@@ -114,18 +147,8 @@ GroupSpec parse_group(const YamlChecker& yc, const YAML::Node& node, const std::
                 "'" + g.name + "' is not a valid name (letters, digits, _ . -)");
     }
     const std::string gpath = "tasks." + g.name;
-    const std::string kind_name = yc.as_string(node["kind"], join_path(gpath, "kind"));
-    g.kind = find_task_kind(kind_name);
-    if (!g.kind) {
-        std::string known;
-        for (const TaskKind* k : task_kinds())
-            known += (known.empty() ? "" : ", ") + std::string(k->name());
-        yc.fail(node["kind"], join_path(gpath, "kind"),
-                "unknown task kind '" + kind_name + "' (known: " + known + ")");
-    }
-    const std::vector<KeyRule> kind_rules = g.kind->keys();
-    yc.check_map(node, gpath, concat(kGroupRules, kind_rules));
-
+    g.kind_name = yc.as_string(node["kind"], join_path(gpath, "kind"));
+    yc.check_known_keys(node, gpath, kGroupRules);
     g.table = node["table"] ? yc.as_string(node["table"], join_path(gpath, "table")) : g.name;
     if (!std::regex_match(g.table, kTablePattern) || is_reserved_table(g.table)) {
         yc.fail(node["table"] ? node["table"] : node["name"], join_path(gpath, "table"),
@@ -133,66 +156,23 @@ GroupSpec parse_group(const YamlChecker& yc, const YAML::Node& node, const std::
                     "' is not a usable table path (reserved: meta, tasks, "
                     "<study>/analysis)");
     }
-    for (const auto& rule : kind_rules) {
-        const YAML::Node v = node[rule.name];
-        if (v && v.IsScalar()) g.params[rule.name] = Scalar::parse(v.Scalar());
-    }
     if (node["count"] && node["grid"]) {
         yc.fail(node["grid"], join_path(gpath, "grid"), "give either 'count' or 'grid', not both");
     }
     if (node["count"]) g.count = yc.as_int(node["count"], join_path(gpath, "count"));
-    if (node["grid"]) {
-        for (const auto& axis : node["grid"]) {
-            const std::string key = axis.first.as<std::string>();
-            const std::string apath = join_path(join_path(gpath, "grid"), key);
-            if (!std::regex_match(key, kNamePattern))
-                yc.fail(axis.first, apath, "not a valid parameter name");
-            auto values = grid_values(yc, axis.second, apath);
-            // A grid axis over a numeric kind key must hold numbers in that key's range.
-            for (const auto& rule : kind_rules) {
-                if (rule.name != key) continue;
-                for (const auto& v : values) {
-                    if ((rule.type == KeyType::integer && v.kind != Scalar::Kind::integer) ||
-                        (rule.type == KeyType::real && !v.is_number())) {
-                        yc.fail(axis.second, apath, "'" + v.text + "' is not a number");
-                    }
-                    if ((rule.type == KeyType::integer || rule.type == KeyType::real) &&
-                        (v.as_double() < rule.min || v.as_double() > rule.max)) {
-                        yc.fail(axis.second, apath, "value " + v.text + " is out of range");
-                    }
-                }
-            }
-            g.grid.emplace_back(key, std::move(values));
-        }
-    }
+    if (node["grid"]) g.grid = parse_grid(yc, node["grid"], gpath);
     if (node["id"]) g.id_template = yc.as_string(node["id"], join_path(gpath, "id"));
-    if (const YAML::Node after = node["after"]) {
-        const std::string apath = join_path(gpath, "after");
-        if (after.IsScalar()) {
-            g.after.emplace_back(after.Scalar(), after.Mark());
-        } else {
-            for (std::size_t i = 0; i < after.size(); ++i) {
-                g.after.emplace_back(yc.as_string(after[i], index_path(apath, i)), after[i].Mark());
-            }
-        }
-    }
+    if (node["after"]) g.after = parse_after(yc, node["after"], gpath);
     g.retries = node["retries"] ? static_cast<int>(yc.as_int(node["retries"], gpath + ".retries"))
                                 : runner.retries;
     g.timeout = node["timeout"] ? yc.as_real(node["timeout"], gpath + ".timeout") : runner.timeout;
     g.cost = node["cost"] ? yc.as_real(node["cost"], gpath + ".cost") : 1.0;
     g.print = node["print"] ? yc.as_bool(node["print"], gpath + ".print") : false;
-    if (g.kind->lists_tasks()) {
-        if (node["count"] || node["grid"]) {
-            yc.fail(node["count"] ? node["count"] : node["grid"], gpath,
-                    "kind '" + kind_name + "' lists its own tasks: no 'count' or 'grid'");
-        }
-        g.listed = g.kind->list_tasks(g, earlier, yc);
-        if (g.listed.empty()) yc.fail(node, gpath, "the entry lists no tasks");
-    }
-    g.outputs = g.kind->outputs(g, yc);  // may read the listed tasks
     return g;
 }
 
+// An `analyses:` entry's common keys; its input must name a task group. The kind's own keys
+// and its input's columns are checked when the kind is bound.
 AnalysisSpec parse_analysis(const YamlChecker& yc, const YAML::Node& node, const std::string& path,
                             const std::vector<GroupSpec>& groups) {
     if (!node.IsMap()) yc.fail(node, path, "expected a map with name, kind, study, input");
@@ -205,39 +185,24 @@ AnalysisSpec parse_analysis(const YamlChecker& yc, const YAML::Node& node, const
     }
     a.name = yc.as_string(node["name"], join_path(path, "name"));
     const std::string apath = "analyses." + a.name;
-    const std::string kind_name = yc.as_string(node["kind"], join_path(apath, "kind"));
-    a.kind = find_analysis_kind(kind_name);
-    if (!a.kind) {
-        std::string known;
-        for (const AnalysisKind* k : analysis_kinds())
-            known += (known.empty() ? "" : ", ") + std::string(k->name());
-        yc.fail(node["kind"], join_path(apath, "kind"),
-                "unknown analysis kind '" + kind_name + "' (known: " + known + ")");
-    }
-    yc.check_map(node, apath, concat(kAnalysisRules, a.kind->keys()));
+    a.kind_name = yc.as_string(node["kind"], join_path(apath, "kind"));
+    yc.check_known_keys(node, apath, kAnalysisRules);
     a.study = yc.as_string(node["study"], join_path(apath, "study"));
     if (!std::regex_match(a.study, kNamePattern) || a.study == "meta" || a.study == "tasks") {
         yc.fail(node["study"], join_path(apath, "study"),
                 "'" + a.study + "' is not a usable study name");
     }
     a.input = yc.as_string(node["input"], join_path(apath, "input"));
-    const GroupSpec* input = nullptr;
-    for (const auto& g : groups) {
-        if (g.name == a.input) input = &g;
-    }
-    if (!input)
+    if (std::none_of(groups.begin(), groups.end(),
+                     [&](const GroupSpec& g) { return g.name == a.input; }))
         yc.fail(node["input"], join_path(apath, "input"), "no task group named '" + a.input + "'");
-    GroupColumns columns;
-    for (const auto& g : groups) columns[g.name] = table_columns(g);
-    for (const auto& extra : a.kind->extra_inputs(a)) {
-        if (!columns.count(extra))
-            yc.fail(node, apath, "no task group named '" + extra + "' (an input of the analysis)");
-    }
-    a.kind->check(a, table_columns(*input), columns, yc);
     return a;
 }
 
 }  // namespace
+
+const std::vector<KeyRule>& group_key_rules() { return kGroupRules; }
+const std::vector<KeyRule>& analysis_key_rules() { return kAnalysisRules; }
 
 nlohmann::json yaml_to_json(const YAML::Node& node) {
     switch (node.Type()) {
@@ -258,8 +223,8 @@ nlohmann::json yaml_to_json(const YAML::Node& node) {
     }
 }
 
-Config parse_config(const std::string& text, const std::string& path,
-                    std::optional<std::uint64_t> seed) {
+Config parse_config_text(const std::string& text, const std::string& path,
+                         std::optional<std::uint64_t> seed) {
     YamlChecker yc(path);
     YAML::Node root;
     try {
@@ -307,7 +272,7 @@ Config parse_config(const std::string& text, const std::string& path,
     if (tasks.size() == 0) yc.fail(tasks, "tasks", "the experiment has no tasks");
     std::set<std::string> names;
     for (std::size_t i = 0; i < tasks.size(); ++i) {
-        GroupSpec g = parse_group(yc, tasks[i], index_path("tasks", i), c.runner, c.groups);
+        GroupSpec g = parse_group(yc, tasks[i], index_path("tasks", i), c.runner);
         if (!names.insert(g.name).second) {
             yc.fail(tasks[i]["name"], "tasks." + g.name + ".name",
                     "duplicate task group name '" + g.name + "'");
@@ -336,12 +301,12 @@ Config parse_config(const std::string& text, const std::string& path,
     return c;
 }
 
-Config load_config(const std::string& path, std::optional<std::uint64_t> seed) {
+std::string read_config_file(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw ConfigError(path, "(file)", "cannot open the config file for reading");
     std::ostringstream text;
     text << in.rdbuf();
-    return parse_config(text.str(), path, seed);
+    return text.str();
 }
 
 }  // namespace compatbench

@@ -6,6 +6,10 @@
 //   analyses:   [{name: corr, kind: correlation, study: demo, input: work, ...}]
 //
 // The key reference is in README.md ("Config keys").
+//
+// This layer parses and checks the YAML into values and knows no task or analysis kind:
+// parse_config_text leaves each group's and analysis's `kind` unbound and its kind keys
+// unchecked. experiment/experiment.h binds the kinds (load_config, parse_config).
 #pragma once
 
 #include <yaml-cpp/yaml.h>
@@ -20,11 +24,22 @@
 
 #include "config/yaml_check.h"
 #include "core/value.h"
-#include "tasks/task_kind.h"
 
 namespace compatbench {
 
 class AnalysisKind;
+class TaskKind;
+
+// A task that a kind lists itself (instead of `count` or `grid`): the id is
+// "<group>/<suffix>", `keys` become the table's key columns (the same names, in the same
+// order, for every task of the group), `params` are added to the group's scalar keys, and
+// `after` names tasks (exact ids) it depends on.
+struct ListedTask {
+    std::string suffix;
+    std::vector<std::pair<std::string, Scalar>> keys;
+    std::map<std::string, Scalar> params;
+    std::vector<std::string> after;
+};
 
 enum class SignalPolicy { finish, abandon };
 
@@ -41,9 +56,10 @@ struct RunnerSettings {
 // One `tasks:` entry: a group of tasks of one kind, expanded over `count` or `grid`.
 struct GroupSpec {
     std::string name;
-    const TaskKind* kind = nullptr;
+    std::string kind_name;
+    const TaskKind* kind = nullptr;        // bound with its keys checked (experiment/)
     std::string table;                     // results.h5 group holding one row per task
-    std::map<std::string, Scalar> params;  // scalar keys of the kind
+    std::map<std::string, Scalar> params;  // scalar keys of the kind (set when bound)
     std::vector<std::pair<std::string, std::vector<Scalar>>> grid;  // ordered
     std::int64_t count = -1;                                        // -1: no count
     std::string id_template;                                        // "" = default ids
@@ -54,15 +70,16 @@ struct GroupSpec {
     bool print = false;  // print the group's table on the console at the end of a run
     YAML::Mark mark;
     YAML::Node node;
-    std::vector<ColumnSpec> outputs;  // the kind's output columns for this group
+    std::vector<ColumnSpec> outputs;  // the kind's output columns (set when bound)
     std::vector<ListedTask> listed;   // tasks a listing kind made (see TaskKind::lists_tasks)
 };
 
 struct AnalysisSpec {
     std::string name;
-    const AnalysisKind* kind = nullptr;
-    std::string study;  // written under /<study>/analysis/
-    std::string input;  // the task group whose rows it reads
+    std::string kind_name;
+    const AnalysisKind* kind = nullptr;  // bound and checked against its input (experiment/)
+    std::string study;                   // written under /<study>/analysis/
+    std::string input;                   // the task group whose rows it reads
     YAML::Node node;
     YAML::Mark mark;
 };
@@ -78,13 +95,18 @@ struct Config {
     std::vector<AnalysisSpec> analyses;
 };
 
-// Reads and validates `path`. Throws ConfigError (one line: file:line:col: key: reason).
-// `seed` replaces experiment.seed (a seed-replicate job array runs one config under several
-// seeds); the config hash then covers the seed given.
-Config load_config(const std::string& path, std::optional<std::uint64_t> seed = {});
-// Same, from text already in memory (`path` names it in errors).
-Config parse_config(const std::string& text, const std::string& path,
-                    std::optional<std::uint64_t> seed = {});
+// Parses and checks everything but the kinds. Throws ConfigError (one line:
+// file:line:col: key: reason). `seed` replaces experiment.seed (a seed-replicate job array
+// runs one config under several seeds); the config hash then covers the seed given. `path`
+// names the text in errors.
+Config parse_config_text(const std::string& text, const std::string& path,
+                         std::optional<std::uint64_t> seed = {});
+// The text of the config file `path` (ConfigError when it cannot be read).
+std::string read_config_file(const std::string& path);
+
+// The keys every `tasks:` entry, and every `analyses:` entry, may have whatever its kind.
+const std::vector<KeyRule>& group_key_rules();
+const std::vector<KeyRule>& analysis_key_rules();
 
 // YAML -> JSON with scalars as their text (used for the config hash and the ledger).
 nlohmann::json yaml_to_json(const YAML::Node& node);

@@ -63,12 +63,23 @@ void YamlChecker::fail(const YAML::Node& node, const std::string& path,
 
 void YamlChecker::check_map(const YAML::Node& node, const std::string& path,
                             const std::vector<KeyRule>& rules) const {
+    check_keys(node, path, rules, false);
+}
+
+void YamlChecker::check_known_keys(const YAML::Node& node, const std::string& path,
+                                   const std::vector<KeyRule>& rules) const {
+    check_keys(node, path, rules, true);
+}
+
+void YamlChecker::check_keys(const YAML::Node& node, const std::string& path,
+                             const std::vector<KeyRule>& rules, bool others_allowed) const {
     if (!node.IsMap()) fail(node, path, "expected a map of keys");
     for (const auto& entry : node) {
         const std::string key = entry.first.as<std::string>();
         auto rule = std::find_if(rules.begin(), rules.end(),
                                  [&](const KeyRule& r) { return r.name == key; });
         if (rule == rules.end()) {
+            if (others_allowed) continue;
             std::string allowed;
             for (const auto& r : rules) allowed += (allowed.empty() ? "" : ", ") + r.name;
             fail(entry.first, join_path(path, key),

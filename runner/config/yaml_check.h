@@ -40,6 +40,10 @@ class YamlChecker {
     // present and every value of its rule's type, range and choices.
     void check_map(const YAML::Node& node, const std::string& path,
                    const std::vector<KeyRule>& rules) const;
+    // The same for the keys that have a rule; other keys are left for a later check (a
+    // task group's kind keys, checked once the kind is bound).
+    void check_known_keys(const YAML::Node& node, const std::string& path,
+                          const std::vector<KeyRule>& rules) const;
     void check_value(const YAML::Node& value, const std::string& path, const KeyRule& rule) const;
 
     std::int64_t as_int(const YAML::Node& node, const std::string& path) const;
@@ -51,6 +55,8 @@ class YamlChecker {
                            const std::string& reason) const;
 
   private:
+    void check_keys(const YAML::Node& node, const std::string& path,
+                    const std::vector<KeyRule>& rules, bool others_allowed) const;
     std::string file_;
 };
 

@@ -43,13 +43,4 @@ std::vector<ColumnSpec> table_columns(const GroupSpec& group, std::size_t id_wid
     return columns;
 }
 
-bool is_reserved_table(const std::string& path) {
-    const std::string top = path.substr(0, path.find('/'));
-    if (top == "meta" || top == "tasks") return true;
-    const std::string needle = "/analysis";
-    const auto at = path.find(needle);
-    return at != std::string::npos &&
-           (at + needle.size() == path.size() || path[at + needle.size()] == '/');
-}
-
 }  // namespace compatbench

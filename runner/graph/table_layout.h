@@ -18,7 +18,4 @@ struct TableLayout {
 // The group's columns; `id_width` is the byte width of task_id (0 when not yet known).
 std::vector<ColumnSpec> table_columns(const GroupSpec& group, std::size_t id_width = 0);
 
-// Top-level names the runner owns: meta, tasks, and any <study>/analysis subtree.
-bool is_reserved_table(const std::string& path);
-
 }  // namespace compatbench

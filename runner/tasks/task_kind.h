@@ -10,24 +10,11 @@
 #include <string_view>
 #include <vector>
 
+#include "config/config.h"
 #include "config/yaml_check.h"
 #include "core/value.h"
 
 namespace compatbench {
-
-struct GroupSpec;
-struct Config;
-
-// A task that a kind lists itself (instead of `count` or `grid`): the id is
-// "<group>/<suffix>", `keys` become the table's key columns (the same names, in the same
-// order, for every task of the group), `params` are added to the group's scalar keys, and
-// `after` names tasks (exact ids) it depends on.
-struct ListedTask {
-    std::string suffix;
-    std::vector<std::pair<std::string, Scalar>> keys;
-    std::map<std::string, Scalar> params;
-    std::vector<std::string> after;
-};
 
 // What a task sees while it runs: its identity, parameters, seed and where to write.
 struct TaskContext {

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "config/config.h"
+#include "experiment/experiment.h"
 #include "graph/task_graph.h"
 
 namespace fs = std::filesystem;

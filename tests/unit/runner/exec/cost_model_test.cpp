@@ -2,7 +2,7 @@
 // dispatch simulation it runs from a part-way state (exec/simulate.h).
 #include <gtest/gtest.h>
 
-#include "config/config.h"
+#include "experiment/experiment.h"
 #include "exec/cost_model.h"
 #include "exec/simulate.h"
 #include "graph/task_graph.h"

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "common/hash.h"
-#include "config/config.h"
+#include "experiment/experiment.h"
 #include "graph/task_graph.h"
 
 using namespace compatbench;

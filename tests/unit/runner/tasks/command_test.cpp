@@ -3,7 +3,7 @@
 
 #include <filesystem>
 
-#include "config/config.h"
+#include "experiment/experiment.h"
 #include "core/text_template.h"
 #include "graph/task_graph.h"
 #include "tasks/task_kind.h"

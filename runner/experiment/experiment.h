@@ -1,0 +1,21 @@
+// The experiment: a config with every task and analysis kind bound. The config layer parses
+// and checks the YAML into values and knows no kind; here each group finds its kind in the
+// task registry, which checks the group's own keys, lists its tasks and declares its output
+// columns, and each analysis finds its kind, which checks its input groups' columns.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "config/config.h"
+
+namespace compatbench {
+
+// Reads, parses and binds the config file `path`. Throws ConfigError (one line:
+// file:line:col: key: reason). `seed` replaces experiment.seed.
+Config load_config(const std::string& path, std::optional<std::uint64_t> seed = {});
+// Same, from text already in memory (`path` names it in errors).
+Config parse_config(const std::string& text, const std::string& path,
+                    std::optional<std::uint64_t> seed = {});
+
+}  // namespace compatbench
