@@ -28,7 +28,7 @@
 #include "config/config.h"
 #include "exec/signals.h"
 #include "formats/layout.h"
-#include "merging/operators.h"
+#include "merging/model_merge.h"
 
 namespace compatbench {
 
@@ -162,6 +162,76 @@ double peak_rss_mb() {
     return static_cast<double>(u.ru_maxrss) / 1024.0;  // kilobytes on Linux
 }
 
+// A merged tensor's dtype: `out_dtype`, else its input dtype; other tensors keep theirs.
+formats::DType merged_dtype(const MergeSpec& spec, const merging::CheckpointSource& source,
+                            std::size_t i) {
+    return source.mergeable(i) && spec.has_out_dtype ? spec.out_dtype : source.info(i).dtype;
+}
+
+// The output's layout: every tensor of the base at its place, merged ones in `out_dtype`.
+formats::CheckpointLayout output_layout(const MergeSpec& spec,
+                                        const merging::CheckpointSource& source,
+                                        const std::string& out) {
+    formats::CheckpointLayout layout;
+    for (std::size_t i = 0; i < source.size(); ++i) {
+        const auto& t = source.info(i);
+        layout.add(t.name, merged_dtype(spec, source, i), t.shape);
+    }
+    layout.set_metadata("merge_method", merging::method_name(spec.params.method));
+    layout.set_metadata("parameters", spec.parameters.dump());
+    layout.set_metadata("base_model", spec.base);
+    layout.set_metadata("models", nlohmann::json(spec.models).dump());
+    layout.set_metadata("format", "pt");
+    layout.plan(out, static_cast<std::uint64_t>(spec.shard_mb * 1048576.0));
+    return layout;
+}
+
+// PRISM's ρ-gate needs the merge's ρ over the in-scope tensors first (§3.2): each rank
+// measures its tensors and the sums are combined. Other operators do not read it.
+double merge_rho(merging::ModelMerge& merge, const merging::CheckpointSource& source,
+                 const std::vector<int>& owner, int rank) {
+    if (!merge.needs_rho()) return 1.0;
+    for (std::size_t i = 0; i < source.size(); ++i)
+        if (owner[i] == rank) merge.measure(source, i);
+    merging::InterferenceSums total;
+    double local[2] = {merge.sums().interference, merge.sums().cancellation}, sums[2] = {0, 0};
+    MPI_Allreduce(local, sums, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    total.interference = sums[0];
+    total.cancellation = sums[1];
+    return merging::ModelMerge::rho_of(total);
+}
+
+void print_merge(const MergeSpec& spec, const merging::MergeTotals& t, double rho,
+                 std::size_t tensors, std::size_t files, const std::string& out,
+                 std::uint64_t input_bytes, double seconds, int ranks, double max_rss) {
+    const auto method = spec.params.method;
+    std::printf("%s of %zu models into %s: %zu tensors in %zu file(s)\n",
+                merging::method_name(method), spec.models.size(), out.c_str(), tensors, files);
+    if (!spec.scope.empty()) std::printf("scope: %zu patterns\n", spec.scope.size());
+    std::printf(
+        "update norm %.2f%% of the mean task vector's; %.4f%% of in-scope coordinates changed",
+        t.update_pct(), 100.0 * t.keep_fraction());
+    if (rho != 1.0 || method == merging::Method::prism) std::printf("; merge rho %.4f", rho);
+    std::printf("\nread %.3f GB in %.2f s on %d rank(s); peak RSS %.0f MB per rank\n",
+                static_cast<double>(input_bytes) / 1e9, seconds, ranks, max_rss);
+}
+
+// Every tensor on its rank: merged (pass 2) or, when not floating point, the base's bytes.
+void merge_tensors(merging::ModelMerge& merge, const MergeSpec& spec,
+                   const merging::CheckpointSource& source, const std::vector<int>& owner, int rank,
+                   double rho, formats::CheckpointLayout& layout) {
+    for (std::size_t i = 0; i < source.size(); ++i) {
+        if (owner[i] != rank) continue;
+        const auto& t = source.info(i);
+        if (!source.mergeable(i)) {
+            layout.write(i, source.base_checkpoint().file_of(t.name).raw(t));
+            continue;
+        }
+        const std::vector<float> merged = merge.merge(source, i, rho);
+        layout.write(i, formats::from_f32(merged_dtype(spec, source, i), merged));
+    }
+}
+
 }  // namespace
 
 int verb_merge(const std::string& config_path, const std::string& out) {
@@ -177,103 +247,35 @@ int verb_merge(const std::string& config_path, const std::string& out) {
         const auto base = formats::Checkpoint::open(spec.base);
         std::vector<formats::Checkpoint> models;
         for (const auto& m : spec.models) models.push_back(formats::Checkpoint::open(m));
-        const auto names = base.names();
+        const merging::CheckpointSource source(base, models);
         std::vector<std::uint64_t> numel;
-        std::vector<bool> merged(names.size()), scoped(names.size());
         std::uint64_t input_bytes = 0;
-        for (std::size_t i = 0; i < names.size(); ++i) {
-            const auto& t = base.info(names[i]);
-            numel.push_back(t.numel());
-            merged[i] = formats::dtype_is_float(t.dtype);
-            if (!merged[i]) continue;
-            check_like_base(base, models, names[i]);
-            scoped[i] = merging::in_scope(names[i], spec.scope);
-            input_bytes += t.numel() * formats::dtype_size(t.dtype) * (models.size() + 1);
+        for (std::size_t i = 0; i < source.size(); ++i) {
+            numel.push_back(source.numel(i));
+            if (source.mergeable(i))
+                input_bytes += source.numel(i) * formats::dtype_size(source.info(i).dtype) *
+                               (models.size() + 1);
         }
         const std::vector<int> owner = assign_ranks(numel, size);
-        // PRISM's ρ-gate needs the merge's ρ over the in-scope tensors first (§3.2).
-        double merge_rho = 1.0;
-        const auto method = spec.params.method;
-        if (method == merging::Method::prism || method == merging::Method::prism_hard ||
-            method == merging::Method::norm_matched) {
-            double local[2] = {0, 0}, total[2] = {0, 0};
-            for (std::size_t i = 0; i < names.size(); ++i) {
-                if (owner[i] != rank || !merged[i] || !scoped[i]) continue;
-                const auto s = tensor_interference(base, models, names[i]);
-                local[0] += s.interference;
-                local[1] += s.cancellation;
-            }
-            MPI_Allreduce(local, total, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-            merge_rho = total[0] > 0 ? total[1] / total[0] : 0.0;
-        }
-        formats::CheckpointLayout layout;
-        for (std::size_t i = 0; i < names.size(); ++i) {
-            const auto& t = base.info(names[i]);
-            layout.add(names[i], merged[i] && spec.has_out_dtype ? spec.out_dtype : t.dtype,
-                       t.shape);
-        }
-        layout.set_metadata("merge_method", merging::method_name(method));
-        layout.set_metadata("parameters", spec.parameters.dump());
-        layout.set_metadata("base_model", spec.base);
-        layout.set_metadata("models", nlohmann::json(spec.models).dump());
-        layout.set_metadata("format", "pt");
-        layout.plan(out, static_cast<std::uint64_t>(spec.shard_mb * 1048576.0));
+        merging::ModelMerge merge(spec.params, spec.scope);
+        const double rho = merge_rho(merge, source, owner, rank);
+        formats::CheckpointLayout layout = output_layout(spec, source, out);
         if (rank == 0) {
             fs::create_directories(out);
             layout.create();
         }
         MPI_Barrier(MPI_COMM_WORLD);
-        // Per rank: Σ update², Σ τ̄², kept, numel over in-scope merged tensors.
-        double local[4] = {0, 0, 0, 0}, total[4] = {0, 0, 0, 0};
-        for (std::size_t i = 0; i < names.size(); ++i) {
-            if (owner[i] != rank) continue;
-            const auto& t = base.info(names[i]);
-            if (!merged[i]) {
-                const auto raw = base.file_of(names[i]).raw(t);
-                layout.write(i, raw);
-                continue;
-            }
-            const auto b = base.file_of(names[i]).read_f32(t);
-            std::vector<std::vector<float>> values;
-            for (const auto& m : models)
-                values.push_back(m.file_of(names[i]).read_f32(m.info(names[i])));
-            std::vector<std::span<const float>> views(values.begin(), values.end());
-            std::vector<float> result(b.size());
-            merging::TensorScope scope;
-            scope.name = names[i];
-            scope.matrix = t.shape.size() == 2;
-            scope.in_scope = scoped[i];
-            scope.merge_rho = merge_rho;
-            const auto st = merging::merge_tensor(spec.params, scope, b, views, result);
-            if (scoped[i]) {
-                local[0] += st.update_sq;
-                local[1] += st.mean_tau_sq;
-                local[2] += static_cast<double>(st.kept);
-                local[3] += static_cast<double>(st.numel);
-            }
-            const formats::DType dt = spec.has_out_dtype ? spec.out_dtype : t.dtype;
-            layout.write(i, formats::from_f32(dt, result));
-        }
-        MPI_Reduce(local, total, 4, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+        merge_tensors(merge, spec, source, owner, rank, rho, layout);
+        const auto local = merge.totals().values();
+        std::array<double, 6> total{};
+        MPI_Reduce(local.data(), total.data(), 6, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
         double rss = peak_rss_mb(), max_rss = 0;
         MPI_Reduce(&rss, &max_rss, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
         const double seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        if (rank == 0) {
-            std::printf("%s of %zu models into %s: %zu tensors in %zu file(s)\n",
-                        merging::method_name(method), models.size(), out.c_str(), layout.size(),
-                        layout.files().size());
-            if (!spec.scope.empty()) std::printf("scope: %zu patterns\n", spec.scope.size());
-            std::printf(
-                "update norm %.2f%% of the mean task vector's; %.4f%% of in-scope coordinates "
-                "changed",
-                total[1] > 0 ? 100.0 * std::sqrt(total[0] / total[1]) : 0.0,
-                total[3] > 0 ? 100.0 * total[2] / total[3] : 0.0);
-            if (merge_rho != 1.0 || method == merging::Method::prism)
-                std::printf("; merge rho %.4f", merge_rho);
-            std::printf("\nread %.3f GB in %.2f s on %d rank(s); peak RSS %.0f MB per rank\n",
-                        static_cast<double>(input_bytes) / 1e9, seconds, size, max_rss);
-        }
+        if (rank == 0)
+            print_merge(spec, merging::MergeTotals::from_values(total), rho, layout.size(),
+                        layout.files().size(), out, input_bytes, seconds, size, max_rss);
     } catch (const ConfigError& e) {
         if (rank == 0) std::cerr << "compatbench: " << e.what() << "\n";
         code = kExitBadInput;

@@ -15,34 +15,33 @@
 #include "app/verbs.h"
 #include "exec/signals.h"
 #include "formats/safetensors.h"
-#include "merging/operators.h"
+#include "merging/model_merge.h"
 
 namespace compatbench {
 
 namespace {
 
 struct Plan {
-    std::vector<std::string> names;  // in-scope floating-point tensors of the base
-    std::vector<std::uint64_t> numel;
-    std::vector<int> owner;   // rank of each tensor
-    std::uint64_t bytes = 0;  // input bytes read by all ranks together
+    std::vector<std::size_t> tensors;  // the source's in-scope floating-point tensors
+    std::vector<int> owner;            // rank of each
+    std::uint64_t bytes = 0;           // input bytes read by all ranks together
 };
 
-// Checks every model against the base and assigns tensors to ranks.
-Plan plan_screen(const formats::Checkpoint& base, const std::vector<formats::Checkpoint>& models,
-                 const std::vector<std::string>& scope, int ranks) {
+// The in-scope tensors, assigned to ranks.
+Plan plan_screen(const merging::CheckpointSource& source, const std::vector<std::string>& scope,
+                 std::size_t models, int ranks) {
     Plan p;
-    for (const auto& name : base.names()) {
-        const auto& t = base.info(name);
-        if (!formats::dtype_is_float(t.dtype) || !merging::in_scope(name, scope)) continue;
-        check_like_base(base, models, name);
-        p.names.push_back(name);
-        p.numel.push_back(t.numel());
-        p.bytes += t.numel() * formats::dtype_size(t.dtype) * (models.size() + 1);
+    std::vector<std::uint64_t> numel;
+    for (std::size_t i = 0; i < source.size(); ++i) {
+        if (!source.mergeable(i) || !merging::in_scope(source.name(i), scope)) continue;
+        p.tensors.push_back(i);
+        numel.push_back(source.numel(i));
+        p.bytes += source.numel(i) * formats::dtype_size(source.info(i).dtype) * (models + 1);
     }
-    if (p.names.empty())
-        throw formats::FormatError(base.path() + ": no floating-point tensor in scope");
-    p.owner = assign_ranks(p.numel, ranks);
+    if (p.tensors.empty())
+        throw formats::FormatError(source.base_checkpoint().path() +
+                                   ": no floating-point tensor in scope");
+    p.owner = assign_ranks(numel, ranks);
     return p;
 }
 
@@ -59,14 +58,14 @@ int verb_screen(const ScreenOptions& o) {
         const auto base = formats::Checkpoint::open(o.base);
         std::vector<formats::Checkpoint> models;
         for (const auto& m : o.models) models.push_back(formats::Checkpoint::open(m));
-        const Plan plan = plan_screen(base, models, o.scope, size);
+        const merging::CheckpointSource source(base, models, o.scope);
+        const Plan plan = plan_screen(source, o.scope, models.size(), size);
         const auto t0 = std::chrono::steady_clock::now();
         // Per tensor: sums of I, D, C (zeros on ranks that do not own it), then reduced.
-        std::vector<double> local(3 * plan.names.size(), 0.0), total(local.size(), 0.0);
-        for (std::size_t i = 0; i < plan.names.size(); ++i) {
+        std::vector<double> local(3 * plan.tensors.size(), 0.0), total(local.size(), 0.0);
+        for (std::size_t i = 0; i < plan.tensors.size(); ++i) {
             if (plan.owner[i] != rank) continue;
-            const auto& name = plan.names[i];
-            const auto s = tensor_interference(base, models, name);
+            const auto s = source.interference(plan.tensors[i]);
             local[3 * i] = s.interference;
             local[3 * i + 1] = s.dispersion;
             local[3 * i + 2] = s.cancellation;
@@ -78,15 +77,15 @@ int verb_screen(const ScreenOptions& o) {
         if (rank == 0) {
             merging::InterferenceSums whole;
             nlohmann::json tensors = nlohmann::json::array();
-            for (std::size_t i = 0; i < plan.names.size(); ++i) {
+            for (std::size_t i = 0; i < plan.tensors.size(); ++i) {
                 merging::InterferenceSums s;
                 s.interference = total[3 * i];
                 s.dispersion = total[3 * i + 1];
                 s.cancellation = total[3 * i + 2];
-                s.count = plan.numel[i];
+                s.count = source.numel(plan.tensors[i]);
                 whole.add(s);
-                tensors.push_back({{"name", plan.names[i]},
-                                   {"numel", plan.numel[i]},
+                tensors.push_back({{"name", source.name(plan.tensors[i])},
+                                   {"numel", s.count},
                                    {"interference", s.mean_interference()},
                                    {"rho", std::isnan(s.rho()) ? nlohmann::json(nullptr)
                                                                : nlohmann::json(s.rho())}});
@@ -116,7 +115,7 @@ int verb_screen(const ScreenOptions& o) {
                                 t["interference"].get<double>(),
                                 t["rho"].is_null() ? NAN : t["rho"].get<double>());
                 std::printf("\nK = %d, c = %g, %zu tensors, %llu coordinates\n", k, o.coef,
-                            plan.names.size(), static_cast<unsigned long long>(whole.count));
+                            plan.tensors.size(), static_cast<unsigned long long>(whole.count));
                 std::printf("interference (mean) %.6g, rho %.4f, score c*sqrt(I/K) = %.6g\n",
                             whole.mean_interference(), whole.rho(), score);
                 std::printf("threshold %.6g: %s\n", o.threshold, verdict);

@@ -26,7 +26,7 @@
 #include <sstream>
 
 #include "common/hash.h"
-#include "merging/operators.h"
+#include "merging/model_merge.h"
 #include "tasks/compass_common.h"
 #include "tasks/zoo_common.h"
 
@@ -212,16 +212,44 @@ class KwayMergeTask final : public TaskKind {
   protected:
     Row run_(const TaskContext& ctx) const override {
         const ZooPaths paths{ctx.out_dir};
-        const ZooWorld zw = load_zoo_world(ctx);
-        const std::string split_name =
-            ctx.params.count("eval_split") ? ctx.params.at("eval_split").text : "flickr";
-        const zoo::Split split = zw.split(split_name);
-        const auto& spec = zw.world.spec();
-        const auto all_tasks = zoo::latent_tasks(spec);
-        const std::vector<std::string> members = split_csv(ctx.params.at("members").text);
+        const std::string backbone = ctx.params.at("backbone").text;
         const std::vector<std::string> models = split_csv(ctx.params.at("member_models").text);
         const int k = static_cast<int>(models.size());
+        Loaded m = read_members(paths, backbone, models);
+        const merging::MemorySource source = tensors_of(m, models);
 
+        // Pass 1: interference over the in-scope tensors (§3.1), the ρ PRISM's gate reads.
+        merging::ModelMerge merge(merge_params(ctx), scope_of(ctx));
+        for (std::size_t t = 0; t < source.size(); ++t) merge.measure(source, t);
+        if (merge.sums().count == 0)
+            throw std::invalid_argument("the scope matches no tensor of " + backbone);
+        // Pass 2: the merge, tensor by tensor, into a copy of the backbone.
+        zoo::Encoder merged = read_model(paths, backbone);
+        auto pm = merged.params();
+        const double rho = merging::ModelMerge::rho_of(merge.sums());
+        for (std::size_t t = 0; t < source.size(); ++t)
+            set_param_values(pm[t], merge.merge(source, t, rho));
+
+        const Accuracy acc = evaluate(ctx, paths, m, merged, models);
+        const auto& sums = merge.sums();
+        const auto& totals = merge.totals();
+        return {sums.mean_interference(),
+                sums.mean_dispersion(),
+                sums.rho(),
+                sums.sign_conflict(),
+                merging::screening_score(sums.mean_interference(), k, merge.params().coef),
+                acc.merged,
+                acc.finetuned,
+                acc.base,
+                acc.retention,
+                totals.update_pct(),
+                totals.keep_fraction(),
+                totals.lambda_mean(),
+                static_cast<std::int64_t>(acc.merged < acc.base)};
+    }
+
+  private:
+    static merging::MergeParams merge_params(const TaskContext& ctx) {
         merging::MergeParams mp;
         mp.method = merging::method_from_name(ctx.params.at("method").text);
         mp.coef = ctx.real("coef", 1.0);
@@ -231,25 +259,39 @@ class KwayMergeTask final : public TaskKind {
         mp.rho_gate = ctx.real("rho_gate", mp.rho_gate);
         mp.keep_floor = ctx.real("keep_floor", mp.keep_floor);
         mp.seed = ctx.seed;
+        return mp;
+    }
+
+    static std::vector<std::string> scope_of(const TaskContext& ctx) {
         std::vector<std::string> scope;
         if (const YAML::Node s = ctx.group.node["scope"])
             for (const auto& e : s) scope.push_back(e.Scalar());
+        return scope;
+    }
 
-        zoo::Encoder base = read_model(paths, ctx.params.at("backbone").text);
-        zoo::Encoder merged = read_model(paths, ctx.params.at("backbone").text);
-        std::vector<zoo::Encoder> fts;
-        std::vector<nlohmann::json> sidecars(models.size());
+    // The backbone and its fine-tunes (with their sidecars), as read from the library.
+    struct Loaded {
+        zoo::Encoder base;
+        std::vector<zoo::Encoder> finetunes;
+        std::vector<nlohmann::json> sidecars;
+    };
+    static Loaded read_members(const ZooPaths& paths, const std::string& backbone,
+                                const std::vector<std::string>& models) {
+        Loaded m{read_model(paths, backbone), {}, std::vector<nlohmann::json>(models.size())};
         for (std::size_t i = 0; i < models.size(); ++i)
-            fts.push_back(read_model(paths, models[i], &sidecars[i]));
-        // Every parameter in file order (row-major), as `compatbench merge` sees the same
-        // tensors: order matters to DARE's masks and to TIES's ties.
-        auto p0 = base.params();
-        auto pm = merged.params();
-        std::vector<std::vector<float>> v0(p0.size());
-        std::vector<std::vector<std::vector<float>>> vf(fts.size());
-        for (std::size_t t = 0; t < p0.size(); ++t) v0[t] = param_values(p0[t]);
-        for (std::size_t i = 0; i < fts.size(); ++i) {
-            const auto pf = fts[i].params();
+            m.finetunes.push_back(read_model(paths, models[i], &m.sidecars[i]));
+        return m;
+    }
+
+    // Every parameter in file order (row-major), as `compatbench merge` sees the same
+    // tensors: order matters to DARE's masks and to TIES's ties.
+    static merging::MemorySource tensors_of(Loaded& m, const std::vector<std::string>& models) {
+        const auto p0 = m.base.params();
+        std::vector<merging::MemorySource::Tensor> tensors(p0.size());
+        for (std::size_t t = 0; t < p0.size(); ++t)
+            tensors[t] = {p0[t].name, p0[t].shape.size() == 2, param_values(p0[t]), {}};
+        for (std::size_t i = 0; i < m.finetunes.size(); ++i) {
+            const auto pf = m.finetunes[i].params();
             if (pf.size() != p0.size())
                 throw std::invalid_argument(models[i] + " has " + std::to_string(pf.size()) +
                                             " parameters, its backbone " +
@@ -258,56 +300,30 @@ class KwayMergeTask final : public TaskKind {
                 if (pf[t].size != p0[t].size || pf[t].name != p0[t].name)
                     throw std::invalid_argument(models[i] + ": parameter " + pf[t].name +
                                                 " differs from its backbone's " + p0[t].name);
-                vf[i].push_back(param_values(pf[t]));
+                tensors[t].models.push_back(param_values(pf[t]));
             }
         }
-        const auto views = [&](std::size_t t) {
-            std::vector<std::span<const float>> v;
-            for (const auto& f : vf) v.emplace_back(f[t]);
-            return v;
-        };
+        return merging::MemorySource(std::move(tensors));
+    }
 
-        // Pass 1: interference over the in-scope tensors (§3.1), the ρ PRISM's gate reads.
-        merging::InterferenceSums sums;
-        std::vector<std::vector<float>> taus(models.size());
-        for (std::size_t t = 0; t < p0.size(); ++t) {
-            if (!merging::in_scope(p0[t].name, scope)) continue;
-            const auto v = views(t);
-            const std::span<const float> b(v0[t]);
-            for (std::size_t i = 0; i < v.size(); ++i) taus[i] = merging::task_vector(v[i], b);
-            const std::vector<std::span<const float>> tv(taus.begin(), taus.end());
-            sums.add(merging::interference(tv));
-        }
-        if (sums.count == 0)
-            throw std::invalid_argument("the scope matches no tensor of " +
-                                        ctx.params.at("backbone").text);
-        // Pass 2: the merge, tensor by tensor.
-        double update_sq = 0, mean_tau_sq = 0, kept = 0, numel = 0, lambda_sum = 0;
-        int lambda_n = 0;
-        for (std::size_t t = 0; t < p0.size(); ++t) {
-            merging::TensorScope ts;
-            ts.name = p0[t].name;
-            ts.matrix = p0[t].shape.size() == 2;
-            ts.in_scope = merging::in_scope(p0[t].name, scope);
-            ts.merge_rho = sums.rho();
-            std::vector<float> result(v0[t].size());
-            const auto st = merging::merge_tensor(mp, ts, v0[t], views(t), result);
-            set_param_values(pm[t], result);
-            if (!ts.in_scope) continue;
-            update_sq += st.update_sq;
-            mean_tau_sq += st.mean_tau_sq;
-            kept += static_cast<double>(st.kept);
-            numel += static_cast<double>(st.numel);
-            lambda_sum += st.lambda;
-            ++lambda_n;
-        }
-
-        // Evaluation (§3.3): each member's task through the merged encoder and the base, with
-        // the member's own head; the fine-tune's accuracy from its sidecar when it holds one
-        // for this split, else computed.
+    struct Accuracy {
+        double merged = 0, finetuned = 0, base = 0, retention = 0;  // means over the members
+    };
+    // Evaluation (§3.3): each member's task through the merged encoder and the base, with the
+    // member's own head; the fine-tune's accuracy from its sidecar when it holds one for
+    // this split, else computed.
+    static Accuracy evaluate(const TaskContext& ctx, const ZooPaths& paths, Loaded& m,
+                             zoo::Encoder& merged, const std::vector<std::string>& models) {
+        const ZooWorld zw = load_zoo_world(ctx);
+        const std::string split_name =
+            ctx.params.count("eval_split") ? ctx.params.at("eval_split").text : "flickr";
+        const zoo::Split split = zw.split(split_name);
+        const auto& spec = zw.world.spec();
+        const auto all_tasks = zoo::latent_tasks(spec);
+        const std::vector<std::string> members = split_csv(ctx.params.at("members").text);
         const zoo::Mat z_merged = merged.encode(split.images);
-        const zoo::Mat z_base = base.encode(split.images);
-        double acc = 0, ft = 0, base_acc = 0, retention = 0;
+        const zoo::Mat z_base = m.base.encode(split.images);
+        Accuracy acc;
         for (std::size_t i = 0; i < models.size(); ++i) {
             if (ctx.cancel.load()) throw TaskCancelled{};
             const auto& task = zoo::find_latent_task(all_tasks, members.at(i));
@@ -316,32 +332,20 @@ class KwayMergeTask final : public TaskKind {
             const double a = nn::accuracy<float>(head.forward(z_merged), labels);
             const double b = nn::accuracy<float>(head.forward(z_base), labels);
             const std::string cached = "task_accuracy_" + split_name;
-            const double f = sidecars[i].contains(cached)
-                                 ? sidecars[i].at(cached).get<double>()
-                                 : zoo::task_accuracy(fts[i], head, task, split, spec);
-            acc += a;
-            base_acc += b;
-            ft += f;
-            retention += a / f;
+            const double f = m.sidecars[i].contains(cached)
+                                 ? m.sidecars[i].at(cached).get<double>()
+                                 : zoo::task_accuracy(m.finetunes[i], head, task, split, spec);
+            acc.merged += a;
+            acc.base += b;
+            acc.finetuned += f;
+            acc.retention += a / f;
         }
-        const double kk = static_cast<double>(k);
-        acc /= kk;
-        ft /= kk;
-        base_acc /= kk;
-        retention /= kk;
-        return {sums.mean_interference(),
-                sums.mean_dispersion(),
-                sums.rho(),
-                sums.sign_conflict(),
-                merging::screening_score(sums.mean_interference(), k, mp.coef),
-                acc,
-                ft,
-                base_acc,
-                retention,
-                mean_tau_sq > 0 ? 100.0 * std::sqrt(update_sq / mean_tau_sq) : NAN,
-                numel > 0 ? kept / numel : NAN,
-                lambda_n ? lambda_sum / lambda_n : 0.0,
-                static_cast<std::int64_t>(acc < base_acc)};
+        const double kk = static_cast<double>(models.size());
+        acc.merged /= kk;
+        acc.finetuned /= kk;
+        acc.base /= kk;
+        acc.retention /= kk;
+        return acc;
     }
 };
 }  // namespace

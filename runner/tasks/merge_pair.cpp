@@ -17,7 +17,7 @@
 #include <cmath>
 
 #include "formats/safetensors.h"
-#include "merging/merging.h"
+#include "merging/model_merge.h"
 #include "tasks/compass_common.h"
 #include "tasks/shell_task.h"
 #include "tasks/zoo_common.h"
@@ -39,40 +39,32 @@ struct Merged {
     merging::InterferenceSums sums;
 };
 
-Merged merge(const formats::Checkpoint& base, const formats::Checkpoint& a,
-             const formats::Checkpoint& b, double coef, merging::Normalize normalize,
-             const std::atomic<bool>& cancel) {
+// Task arithmetic of the two fine-tunes (§3.2) with the interference of their task vectors
+// (§3.1), tensor by tensor; tensors that are not floating point keep the base's bytes.
+Merged merge(const formats::Checkpoint& base, const std::vector<formats::Checkpoint>& pair,
+             double coef, merging::Normalize normalize, const std::atomic<bool>& cancel) {
+    const merging::CheckpointSource source(base, pair, {}, /*any_float_dtype=*/true);
+    merging::MergeParams params;  // task arithmetic
+    params.coef = coef;
+    params.normalize = normalize;
+    merging::ModelMerge merge(params, {});
     Merged m;
-    for (const auto& name : base.names()) {
-        const formats::TensorInfo& t0 = base.info(name);
-        if (!formats::dtype_is_float(t0.dtype)) {
-            const auto raw = base.file_of(name).raw(t0);
+    for (std::size_t i = 0; i < source.size(); ++i) {
+        const formats::TensorInfo& t0 = source.info(i);
+        if (!source.mergeable(i)) {
+            const auto raw = base.file_of(t0.name).raw(t0);
             m.kept.emplace_back(t0, std::vector<std::uint8_t>(raw.begin(), raw.end()));
             continue;
         }
-        for (const formats::Checkpoint* ft : {&a, &b}) {
-            const auto names = ft->names();
-            if (!std::binary_search(names.begin(), names.end(), name))
-                throw formats::FormatError(ft->path() + ": no tensor '" + name + "' (the base " +
-                                           base.path() + " has it)");
-            if (ft->info(name).shape != t0.shape)
-                throw formats::FormatError(ft->path() + ": tensor '" + name +
-                                           "' differs in shape from the base " + base.path());
-        }
         if (cancel.load()) throw TaskCancelled{};
-        const auto v0 = base.file_of(name).read_f32(t0);
-        const auto ta = merging::task_vector(a.file_of(name).read_f32(a.info(name)), v0);
-        const auto tb = merging::task_vector(b.file_of(name).read_f32(b.info(name)), v0);
-        const std::span<const float> taus[] = {ta, tb};
-        m.sums.add(merging::interference(taus));
-        std::vector<float> out(v0.size());
-        merging::task_arithmetic(v0, taus, coef, normalize, out);
-        m.names.push_back(name);
-        m.values.push_back(std::move(out));
+        merge.measure(source, i);
+        m.values.push_back(merge.merge(source, i, 1.0));
+        m.names.push_back(t0.name);
         m.infos.push_back(t0);
     }
     if (m.names.empty())
         throw formats::FormatError(base.path() + ": no floating-point tensor to merge");
+    m.sums = merge.sums();
     return m;
 }
 
@@ -172,9 +164,10 @@ class MergePairTask final : public TaskKind {
             return catalog_path(ctx.params.at(key).text, ctx.out_dir).string();
         };
         const auto base = formats::Checkpoint::open(path("base_checkpoint"));
-        const auto a = formats::Checkpoint::open(path("a_checkpoint"));
-        const auto b = formats::Checkpoint::open(path("b_checkpoint"));
-        const Merged merged = merge(base, a, b, coef, normalize, ctx.cancel);
+        std::vector<formats::Checkpoint> pair;
+        pair.push_back(formats::Checkpoint::open(path("a_checkpoint")));
+        pair.push_back(formats::Checkpoint::open(path("b_checkpoint")));
+        const Merged merged = merge(base, pair, coef, normalize, ctx.cancel);
 
         std::vector<double> acc;
         if (ctx.params.count("evaluate") && ctx.params.at("evaluate").text == "command") {

@@ -17,7 +17,6 @@ struct TensorRef {
 
 // The sums of I, D and C over the coordinates of one tensor, τ_i = model_i - base. Every
 // reference must have the base's element count (std::invalid_argument otherwise).
-InterferenceSums stream_interference(const TensorRef& base, std::span<const TensorRef> models,
-                                     std::size_t chunk = 1 << 15);
+InterferenceSums stream_interference(const TensorRef& base, std::span<const TensorRef> models);
 
 }  // namespace compatbench::merging

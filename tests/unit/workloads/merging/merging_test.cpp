@@ -1,9 +1,11 @@
-// methods.md §3.1, §3.2: interference decomposition and task arithmetic on hand-computed cases.
+// methods.md §3.1, §3.2: the interference decomposition on hand-computed cases, and the
+// two-pass model merge.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "merging/merging.h"
+#include "merging/model_merge.h"
 #include "test_support.h"
 
 using namespace compatbench::merging;
@@ -12,9 +14,10 @@ TEST(Interference, HandComputedDecomposition) {
     // Coordinate 0: τ = (1, 3): mean 2, mean|τ| 2, mean τ² 5 -> I = 1, D = 1, C = 0.
     // Coordinate 1: τ = (1, -1): mean 0, mean|τ| 1, mean τ² 1 -> I = 1, D = 0, C = 1.
     // Coordinate 2: τ = (0, 0): all zero.
-    const std::vector<float> a = {1, 1, 0}, b = {3, -1, 0};
-    const std::span<const float> taus[] = {a, b};
-    const auto s = interference(taus);
+    const std::vector<float> base = {1, -2, 0.5f}, a = {2, -1, 0.5f}, b = {4, -3, 0.5f};
+    const std::span<const float> models[] = {a, b};
+    const auto s = interference(base, models);
+    EXPECT_EQ(s.sign_conflicts, 1u);  // coordinate 1
     EXPECT_EQ(s.count, 3u);
     EXPECT_DOUBLE_EQ(s.interference, 2.0);
     EXPECT_DOUBLE_EQ(s.dispersion, 1.0);
@@ -31,35 +34,71 @@ TEST(Interference, HandComputedDecomposition) {
 
 TEST(Interference, EqualsTheAmbiguityIdentity) {
     // I_j = mean τ² - τ̄² for K = 5 random task vectors (population variance).
-    const auto m = compatbench::test::random_matrix(200, 5, 3);
-    std::vector<std::vector<float>> cols(5);
-    std::vector<std::span<const float>> taus;
-    for (int i = 0; i < 5; ++i) {
-        cols[static_cast<std::size_t>(i)].assign(m.col(i).data(), m.col(i).data() + 200);
-        taus.emplace_back(cols[static_cast<std::size_t>(i)]);
+    // K = 5 (models known at compile time) and K = 11 (counted at run time): one kernel.
+    for (int k : {5, 11}) {
+        const auto m = compatbench::test::random_matrix(5000, k, 3);
+        const std::vector<float> base(5000, 0.25f);
+        std::vector<std::vector<float>> cols(static_cast<std::size_t>(k));
+        std::vector<std::span<const float>> models;
+        for (int i = 0; i < k; ++i) {
+            auto& c = cols[static_cast<std::size_t>(i)];
+            for (int j = 0; j < 5000; ++j) c.push_back(0.25f + m(j, i));
+            models.emplace_back(c);
+        }
+        double want = 0.0;
+        for (int j = 0; j < 5000; ++j) {
+            const double mean = m.row(j).cast<double>().mean();
+            want += m.row(j).cast<double>().array().square().mean() - mean * mean;
+        }
+        const auto s = interference(base, models);
+        EXPECT_EQ(s.count, 5000u);
+        EXPECT_NEAR(s.interference, want, 1e-5 * want);  // float32 per coordinate
+        EXPECT_NEAR(s.dispersion + s.cancellation, s.interference, 1e-9 * want);
+        EXPECT_GT(s.rho(), 0.3);  // random signs cancel a lot
     }
-    double want = 0.0;
-    for (int j = 0; j < 200; ++j) {
-        const double mean = m.row(j).cast<double>().mean();
-        want += m.row(j).cast<double>().array().square().mean() - mean * mean;
-    }
-    const auto s = interference(taus);
-    EXPECT_NEAR(s.interference, want, 1e-9);
-    EXPECT_NEAR(s.dispersion + s.cancellation, s.interference, 1e-9);
-    EXPECT_GT(s.rho(), 0.3);  // random signs cancel a lot
+    const std::vector<float> base = {1, 2}, short_model = {1};
+    const std::span<const float> bad[] = {short_model};
+    EXPECT_THROW(interference(base, bad), std::invalid_argument);
 }
 
-TEST(TaskArithmetic, MeanAndSum) {
-    const std::vector<float> base = {1, 2}, t1 = {0.5f, -1}, t2 = {1.5f, 1};
-    const std::span<const float> taus[] = {t1, t2};
-    std::vector<float> out(2);
-    task_arithmetic(base, taus, 1.0, Normalize::mean, out);
-    EXPECT_EQ(out, (std::vector<float>{2, 2}));
-    task_arithmetic(base, taus, 0.3, Normalize::sum, out);
-    EXPECT_FLOAT_EQ(out[0], 1.6f);
-    EXPECT_FLOAT_EQ(out[1], 2.0f);
-    EXPECT_EQ(task_vector(std::vector<float>{3, 1}, base), (std::vector<float>{2, -1}));
-    const std::vector<float> short_tau = {1};
-    const std::span<const float> bad[] = {t1, short_tau};
-    EXPECT_THROW(task_arithmetic(base, bad, 1.0, Normalize::mean, out), std::invalid_argument);
+namespace {
+// Two tensors of K = 2 models: "w" (2-D) in scope, "b" out of scope.
+MemorySource two_tensors() {
+    std::vector<MemorySource::Tensor> t(2);
+    t[0] = {"layer.w", true, {1, 2, 3, 4}, {{2, 2, 3, 4}, {1, 4, 3, 2}}};
+    t[1] = {"layer.b", false, {0, 0}, {{1, 1}, {-1, 3}}};
+    return MemorySource(std::move(t));
+}
+}  // namespace
+
+TEST(ModelMerge, TwoPassesOverTheScope) {
+    const MemorySource source = two_tensors();
+    MergeParams p;  // task arithmetic, mean, c = 1
+    ModelMerge merge(p, {"*.w"});
+    EXPECT_FALSE(merge.needs_rho());
+    for (std::size_t i = 0; i < source.size(); ++i) merge.measure(source, i);
+    // Only "layer.w": τ = (1, 0, 0, 0) and (0, 2, 0, -2) -> per coordinate I = 1/4, 1, 0, 1.
+    EXPECT_EQ(merge.sums().count, 4u);
+    EXPECT_DOUBLE_EQ(merge.sums().interference, 2.25);
+    EXPECT_EQ(merge.merge(source, 0, 1.0), (std::vector<float>{1.5f, 3, 3, 3}));
+    EXPECT_EQ(merge.merge(source, 1, 1.0), (std::vector<float>{0, 0}));  // keeps θ0
+    // Totals over the in-scope tensor: ‖θ - θ0‖² = ‖τ̄‖² = 0.25 + 1 + 1.
+    EXPECT_DOUBLE_EQ(merge.totals().update_pct(), 100.0);
+    EXPECT_DOUBLE_EQ(merge.totals().keep_fraction(), 0.75);
+    EXPECT_EQ(merge.totals().lambda_n, 1.0);
+    MergeTotals twice = merge.totals();
+    twice.add(merge.totals());
+    EXPECT_DOUBLE_EQ(twice.numel, 8.0);
+    EXPECT_EQ(MergeTotals::from_values(twice.values()).values(), twice.values());
+}
+
+TEST(ModelMerge, RhoForThePrismFamily) {
+    MergeParams p;
+    p.method = Method::prism;
+    EXPECT_TRUE(ModelMerge(p, {}).needs_rho());
+    EXPECT_DOUBLE_EQ(ModelMerge::rho_of(InterferenceSums{}), 0.0);  // nothing to gate
+    InterferenceSums s;
+    s.interference = 2.0;
+    s.cancellation = 0.5;
+    EXPECT_DOUBLE_EQ(ModelMerge::rho_of(s), 0.25);
 }

@@ -1,0 +1,131 @@
+#include "merging/model_merge.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "merging/stream.h"
+
+namespace compatbench::merging {
+
+CheckpointSource::CheckpointSource(const formats::Checkpoint& base,
+                                   const std::vector<formats::Checkpoint>& models,
+                                   const std::vector<std::string>& scope, bool any_float_dtype)
+    : base_(base), models_(models), names_(base.names()) {
+    for (const auto& name : names_) {
+        const auto& t = base.info(name);
+        if (!formats::dtype_is_float(t.dtype) || !in_scope(name, scope)) continue;
+        for (const auto& m : models) {
+            const auto names = m.names();
+            if (!std::binary_search(names.begin(), names.end(), name))
+                throw formats::FormatError(m.path() + ": no tensor '" + name + "' (the base " +
+                                           base.path() + " has it)");
+            const auto& mt = m.info(name);
+            if (mt.shape != t.shape)
+                throw formats::FormatError(m.path() + ": tensor '" + name +
+                                           "' differs in shape from the base " + base.path());
+            if (mt.dtype != t.dtype && !(any_float_dtype && formats::dtype_is_float(mt.dtype)))
+                throw formats::FormatError(m.path() + ": tensor '" + name + "' is " +
+                                           formats::dtype_name(mt.dtype) + ", the base's is " +
+                                           formats::dtype_name(t.dtype));
+        }
+    }
+}
+
+const formats::TensorInfo& CheckpointSource::info(std::size_t i) const {
+    return base_.info(names_[i]);
+}
+bool CheckpointSource::matrix(std::size_t i) const { return info(i).shape.size() == 2; }
+bool CheckpointSource::mergeable(std::size_t i) const {
+    return formats::dtype_is_float(info(i).dtype);
+}
+std::uint64_t CheckpointSource::numel(std::size_t i) const { return info(i).numel(); }
+
+InterferenceSums CheckpointSource::interference(std::size_t i) const {
+    const std::string& name = names_[i];
+    const TensorRef b{&base_.file_of(name), &base_.info(name)};
+    std::vector<TensorRef> refs;
+    for (const auto& m : models_) refs.push_back({&m.file_of(name), &m.info(name)});
+    return stream_interference(b, refs);
+}
+
+std::vector<float> CheckpointSource::base(std::size_t i) const {
+    return base_.file_of(names_[i]).read_f32(info(i));
+}
+
+std::vector<std::vector<float>> CheckpointSource::models(std::size_t i) const {
+    std::vector<std::vector<float>> out;
+    for (const auto& m : models_) out.push_back(m.file_of(names_[i]).read_f32(m.info(names_[i])));
+    return out;
+}
+
+InterferenceSums MemorySource::interference(std::size_t i) const {
+    const Tensor& t = tensors_[i];
+    const std::vector<std::span<const float>> models(t.models.begin(), t.models.end());
+    return merging::interference(t.base, models);
+}
+
+void MergeTotals::add(const TensorMergeStats& st) {
+    update_sq += st.update_sq;
+    mean_tau_sq += st.mean_tau_sq;
+    kept += static_cast<double>(st.kept);
+    numel += static_cast<double>(st.numel);
+    lambda_sum += st.lambda;
+    lambda_n += 1;
+}
+
+void MergeTotals::add(const MergeTotals& o) {
+    const auto a = values(), b = o.values();
+    std::array<double, 6> s;
+    for (std::size_t i = 0; i < s.size(); ++i) s[i] = a[i] + b[i];
+    *this = from_values(s);
+}
+
+double MergeTotals::update_pct() const {
+    return mean_tau_sq > 0 ? 100.0 * std::sqrt(update_sq / mean_tau_sq)
+                           : std::numeric_limits<double>::quiet_NaN();
+}
+double MergeTotals::keep_fraction() const {
+    return numel > 0 ? kept / numel : std::numeric_limits<double>::quiet_NaN();
+}
+double MergeTotals::lambda_mean() const { return lambda_n > 0 ? lambda_sum / lambda_n : 0.0; }
+
+std::array<double, 6> MergeTotals::values() const {
+    return {update_sq, mean_tau_sq, kept, numel, lambda_sum, lambda_n};
+}
+MergeTotals MergeTotals::from_values(const std::array<double, 6>& v) {
+    return {v[0], v[1], v[2], v[3], v[4], v[5]};
+}
+
+ModelMerge::ModelMerge(MergeParams params, std::vector<std::string> scope)
+    : params_(std::move(params)), scope_(std::move(scope)) {}
+
+bool ModelMerge::needs_rho() const {
+    return params_.method == Method::prism || params_.method == Method::prism_hard ||
+           params_.method == Method::norm_matched;
+}
+
+void ModelMerge::measure(const TensorSource& source, std::size_t i) {
+    if (source.mergeable(i) && in_scope(source.name(i))) sums_.add(source.interference(i));
+}
+
+double ModelMerge::rho_of(const InterferenceSums& sums) {
+    return sums.interference > 0 ? sums.rho() : 0.0;
+}
+
+std::vector<float> ModelMerge::merge(const TensorSource& source, std::size_t i, double rho) {
+    TensorScope scope;
+    scope.name = source.name(i);
+    scope.matrix = source.matrix(i);
+    scope.in_scope = in_scope(scope.name);
+    scope.merge_rho = rho;
+    const std::vector<float> base = source.base(i);
+    const auto models = source.models(i);
+    const std::vector<std::span<const float>> views(models.begin(), models.end());
+    std::vector<float> out(base.size());
+    const TensorMergeStats st = merge_tensor(params_, scope, base, views, out);
+    if (scope.in_scope) totals_.add(st);
+    return out;
+}
+
+}  // namespace compatbench::merging

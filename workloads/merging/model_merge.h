@@ -1,0 +1,125 @@
+// One model merge (methods.md §3.1, §3.2) of K models with one base, tensor by tensor, in two
+// passes: first the interference of the in-scope tensors, whose ρ PRISM's gate reads; then
+// each tensor merged by merge_tensor. The tensors come from a TensorSource: memory-mapped
+// checkpoints (CheckpointSource, streamed) or values in memory (MemorySource). Each pass
+// takes one tensor at a time and its sums add up, so callers may spread the tensors over
+// ranks and combine the sums.
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "formats/safetensors.h"
+#include "merging/merging.h"
+#include "merging/operators.h"
+
+namespace compatbench::merging {
+
+class TensorSource {
+  public:
+    virtual ~TensorSource() = default;
+    virtual std::size_t size() const = 0;
+    virtual const std::string& name(std::size_t i) const = 0;
+    virtual bool matrix(std::size_t i) const = 0;     // a 2-D tensor
+    virtual bool mergeable(std::size_t i) const = 0;  // floating point (others keep the base's)
+    virtual std::uint64_t numel(std::size_t i) const = 0;
+    // Tensor i's interference sums across the models (§3.1).
+    virtual InterferenceSums interference(std::size_t i) const = 0;
+    // Tensor i as float32: the base's values, and each model's.
+    virtual std::vector<float> base(std::size_t i) const = 0;
+    virtual std::vector<std::vector<float>> models(std::size_t i) const = 0;
+};
+
+// The base and K checkpoints. Every floating-point tensor of the base that matches `scope`
+// (empty: all) must be in each model with the base's shape, and with its dtype too unless
+// `any_float_dtype` (formats::FormatError naming the file and the tensor, before anything is
+// read). Mixed dtypes are read through float32.
+class CheckpointSource final : public TensorSource {
+  public:
+    CheckpointSource(const formats::Checkpoint& base,
+                     const std::vector<formats::Checkpoint>& models,
+                     const std::vector<std::string>& scope = {}, bool any_float_dtype = false);
+    std::size_t size() const override { return names_.size(); }
+    const std::string& name(std::size_t i) const override { return names_[i]; }
+    bool matrix(std::size_t i) const override;
+    bool mergeable(std::size_t i) const override;
+    std::uint64_t numel(std::size_t i) const override;
+    InterferenceSums interference(std::size_t i) const override;
+    std::vector<float> base(std::size_t i) const override;
+    std::vector<std::vector<float>> models(std::size_t i) const override;
+    const formats::TensorInfo& info(std::size_t i) const;  // the base's
+    const formats::Checkpoint& base_checkpoint() const { return base_; }
+
+  private:
+    const formats::Checkpoint& base_;
+    const std::vector<formats::Checkpoint>& models_;
+    std::vector<std::string> names_;
+};
+
+// Named float32 tensors in memory: the base's values and each model's, in the same order.
+class MemorySource final : public TensorSource {
+  public:
+    struct Tensor {
+        std::string name;
+        bool matrix = false;
+        std::vector<float> base;
+        std::vector<std::vector<float>> models;
+    };
+    explicit MemorySource(std::vector<Tensor> tensors) : tensors_(std::move(tensors)) {}
+    std::size_t size() const override { return tensors_.size(); }
+    const std::string& name(std::size_t i) const override { return tensors_[i].name; }
+    bool matrix(std::size_t i) const override { return tensors_[i].matrix; }
+    bool mergeable(std::size_t) const override { return true; }
+    std::uint64_t numel(std::size_t i) const override { return tensors_[i].base.size(); }
+    InterferenceSums interference(std::size_t i) const override;
+    std::vector<float> base(std::size_t i) const override { return tensors_[i].base; }
+    std::vector<std::vector<float>> models(std::size_t i) const override {
+        return tensors_[i].models;
+    }
+
+  private:
+    std::vector<Tensor> tensors_;
+};
+
+// What the merge's in-scope tensors add up to.
+struct MergeTotals {
+    double update_sq = 0, mean_tau_sq = 0, kept = 0, numel = 0, lambda_sum = 0, lambda_n = 0;
+    void add(const TensorMergeStats& st);
+    void add(const MergeTotals& other);
+    double update_pct() const;     // 100 ‖θ - θ0‖ / ‖τ̄‖ (NaN for none)
+    double keep_fraction() const;  // coordinates changed (NaN for none)
+    double lambda_mean() const;    // PRISM's mean threshold (0 for none)
+    // As six numbers (to combine across ranks) and back.
+    std::array<double, 6> values() const;
+    static MergeTotals from_values(const std::array<double, 6>& v);
+};
+
+class ModelMerge {
+  public:
+    // `scope`: shell patterns of the tensors to merge (empty: all); the others keep θ0.
+    ModelMerge(MergeParams params, std::vector<std::string> scope);
+    const MergeParams& params() const { return params_; }
+    bool in_scope(const std::string& name) const { return merging::in_scope(name, scope_); }
+    // Whether the operator reads the merge's ρ (the PRISM family): pass 1 must come first.
+    bool needs_rho() const;
+
+    // Pass 1: adds tensor i's interference when it is mergeable and in scope.
+    void measure(const TensorSource& source, std::size_t i);
+    const InterferenceSums& sums() const { return sums_; }
+    // ΣC / ΣI of `sums` (0 without interference: nothing to gate).
+    static double rho_of(const InterferenceSums& sums);
+
+    // Pass 2: tensor i merged with the merge's ρ (float32 values), its statistics added to
+    // totals() when in scope.
+    std::vector<float> merge(const TensorSource& source, std::size_t i, double rho);
+    const MergeTotals& totals() const { return totals_; }
+
+  private:
+    MergeParams params_;
+    std::vector<std::string> scope_;
+    InterferenceSums sums_;
+    MergeTotals totals_;
+};
+
+}  // namespace compatbench::merging
