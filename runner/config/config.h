@@ -32,12 +32,13 @@ class TaskKind;
 
 // A task that a kind lists itself (instead of `count` or `grid`): the id is
 // "<group>/<suffix>", `keys` become the table's key columns (the same names, in the same
-// order, for every task of the group), `params` are added to the group's scalar keys, and
-// `after` names tasks (exact ids) it depends on.
+// order, for every task of the group), `params` are added to the group's scalar keys,
+// `lists` are its list parameters, and `after` names tasks (exact ids) it depends on.
 struct ListedTask {
     std::string suffix;
     std::vector<std::pair<std::string, Scalar>> keys;
     std::map<std::string, Scalar> params;
+    std::map<std::string, std::vector<Scalar>> lists;
     std::vector<std::string> after;
 };
 

@@ -81,8 +81,8 @@ void Executor::loop() {
             c.outcome.status = TaskStatus::cancelled;
             c.outcome.error = "cancelled";
         } else {
-            const TaskContext context{task.id, group, task.params, task.seed,   a.attempt,
-                                      rank_,   out_,  cancel_,     config_.seed};
+            const TaskContext context{task.id,   group, task.params, task.lists, task.seed,
+                                      a.attempt, rank_, out_,        cancel_,    config_.seed};
             c.outcome = group.kind->run(context);
         }
         {

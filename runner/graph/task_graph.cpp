@@ -138,6 +138,7 @@ Task TaskGraph::make_task(const Config& config, std::size_t gi, std::size_t k,
         const ListedTask& listed = g.listed[k];
         t.id = g.name + "/" + listed.suffix;
         for (const auto& [key, value] : listed.params) t.params[key] = value;
+        t.lists = listed.lists;
         for (const auto& [key, value] : listed.keys) t.params[key] = value;
     }
     t.seed = task_seed(config.seed, t.id);

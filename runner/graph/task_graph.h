@@ -21,8 +21,9 @@ struct Task {
     std::size_t group = 0;
     std::size_t row = 0;  // row in its group's table (groups sharing a table follow each other)
     std::uint64_t seed = 0;
-    std::map<std::string, Scalar> params;  // the group's scalar keys + the grid point
-    Row keys;                              // task_id, seed, grid values: the row's key columns
+    std::map<std::string, Scalar> params;              // the group's scalar keys + the grid point
+    std::map<std::string, std::vector<Scalar>> lists;  // a listed task's list parameters
+    Row keys;  // task_id, seed, grid values: the row's key columns
     std::vector<std::size_t> deps;
     std::vector<std::size_t> dependents;
 };

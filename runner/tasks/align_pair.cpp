@@ -119,11 +119,8 @@ class AlignPairTask final : public TaskKind {
             group.params.count("adapter") && group.params.at("adapter").text == "linear";
         const auto epochs =
             linear ? int_list_key(group, "epochs", yc, {10}, 0, 1000000) : std::vector<int>{0};
-        std::string evals;
-        for (const auto& e : string_list_key(group, "eval", yc, {"flickr", "coco"}))
-            append_csv(evals, e);
-        const std::string recall =
-            join_ints(int_list_key(group, "recall_k", yc, {1, 5, 10}, 1, 1000000));
+        const auto evals = list_of(string_list_key(group, "eval", yc, {"flickr", "coco"}));
+        const auto recall = list_of(int_list_key(group, "recall_k", yc, {1, 5, 10}, 1, 1000000));
         std::vector<ListedTask> out;
         for (const ListedTask* c : chosen) {
             for (int e : epochs) {
@@ -134,8 +131,8 @@ class AlignPairTask final : public TaskKind {
                 if (linear) t.keys.emplace_back("epochs", Scalar::parse(std::to_string(e)));
                 t.params = c->params;
                 t.params["epochs_run"] = Scalar::parse(std::to_string(e));
-                t.params["eval_list"] = Scalar::parse(evals);
-                t.params["recall_list"] = Scalar::parse(recall);
+                t.lists["eval_list"] = evals;
+                t.lists["recall_list"] = recall;
                 t.after = {c->params.at("a_features_task").text,
                            c->params.at("b_features_task").text};
                 out.push_back(std::move(t));
@@ -178,8 +175,8 @@ class AlignPairTask final : public TaskKind {
             dim = csa.rho.size();
         }
         if (ctx.cancel.load()) throw TaskCancelled{};
-        const auto ks = parse_int_list(ctx.params.at("recall_list").text);
-        for (const auto& e : split_csv(ctx.params.at("eval_list").text)) {
+        const auto ks = ctx.integers("recall_list");
+        for (const auto& e : ctx.texts("eval_list")) {
             const auto owner = read_caption_image(ctx, e);
             const MatF ev = read_features(ctx, vision, e);
             const MatF et = read_features(ctx, text, e);

@@ -54,26 +54,21 @@ void append_csv(std::string& list, const std::string& item) {
     list += item;
 }
 
-std::vector<std::string> split_csv(const std::string& text) {
-    std::vector<std::string> out;
-    std::size_t begin = 0;
-    while (begin < text.size()) {
-        const std::size_t end = std::min(text.find(',', begin), text.size());
-        out.push_back(text.substr(begin, end - begin));
-        begin = end + 1;
-    }
+std::vector<Scalar> list_of(const std::vector<std::string>& texts) {
+    std::vector<Scalar> out;
+    for (const auto& t : texts) out.push_back(Scalar::parse(t));
     return out;
 }
 
-std::vector<int> parse_int_list(const std::string& text) {
+std::vector<Scalar> list_of(const std::vector<int>& values) {
+    std::vector<Scalar> out;
+    for (int v : values) out.push_back(Scalar::parse(std::to_string(v)));
+    return out;
+}
+
+std::vector<int> ints_of(const std::vector<Scalar>& list) {
     std::vector<int> out;
-    for (const auto& item : split_csv(text)) out.push_back(std::stoi(item));
-    return out;
-}
-
-std::string join_ints(const std::vector<int>& values) {
-    std::string out;
-    for (int v : values) append_csv(out, std::to_string(v));
+    for (const auto& s : list) out.push_back(static_cast<int>(s.integer));
     return out;
 }
 

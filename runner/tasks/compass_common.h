@@ -22,12 +22,12 @@ struct KnnArtifact {
 };
 KnnArtifact read_knn_artifact(const fs::path& path);
 
-// Appends `item` to a comma-separated list.
+// Appends `item` to a comma-separated label (a key column such as a merge's members).
 void append_csv(std::string& list, const std::string& item);
-std::vector<std::string> split_csv(const std::string& text);
-// "10,20,50" <-> {10, 20, 50}
-std::vector<int> parse_int_list(const std::string& text);
-std::string join_ints(const std::vector<int>& values);
+// A list parameter (ListedTask::lists) from texts or integers, and back.
+std::vector<Scalar> list_of(const std::vector<std::string>& texts);
+std::vector<Scalar> list_of(const std::vector<int>& values);
+std::vector<int> ints_of(const std::vector<Scalar>& list);
 
 // An integer list key (`k: [10, 20]` or `k: 10`), each within [lo, hi]; `fallback` if absent.
 std::vector<int> int_list_key(const GroupSpec& group, const std::string& key,

@@ -142,8 +142,8 @@ class EncoderSubsetTask final : public TaskKind {
         Layout l = layout_of(group, nullptr, yc);
         if (l.encoders.empty())  // native: the pool's models, as listed
             for (const auto& t : group.listed)
-                if (t.params.count("pool_names")) {
-                    l.encoders = split_csv(t.params.at("pool_names").text);
+                if (t.lists.count("pool_names")) {
+                    for (const auto& e : t.lists.at("pool_names")) l.encoders.push_back(e.text);
                     break;
                 }
         std::vector<ColumnSpec> out;
@@ -169,8 +169,7 @@ class EncoderSubsetTask final : public TaskKind {
         const unsigned full = (1u << pool_size) - 1;
         const std::int64_t seeds =
             group.params.count("seeds") ? group.params.at("seeds").integer : 3;
-        std::string names;
-        for (const auto& e : l.encoders) append_csv(names, e);
+        const auto names = list_of(l.encoders);
         const GroupSpec* pool =
             is_command(group) ? nullptr : &earlier_group(group, "pool", earlier, "zoo_encoder", yc);
         const auto id_of = [&](std::int64_t seed, unsigned mask) {
@@ -195,7 +194,7 @@ class EncoderSubsetTask final : public TaskKind {
                           {"encoders", Scalar::parse(members)},
                           {"size", Scalar::parse(std::to_string(size))},
                           {"replicate", Scalar::parse(std::to_string(seed))}};
-                t.params["pool_names"] = Scalar::parse(names);
+                t.lists["pool_names"] = names;
                 t.params["full_mask"] = Scalar::parse(std::to_string(full));
                 if (pool) {
                     t.params["world_group"] = pool->listed.front().params.at("world_group");
@@ -212,7 +211,7 @@ class EncoderSubsetTask final : public TaskKind {
 
   protected:
     Row run_(const TaskContext& ctx) const override {
-        const std::vector<std::string> pool = split_csv(ctx.params.at("pool_names").text);
+        const std::vector<std::string> pool = ctx.texts("pool_names");
         const auto mask = static_cast<unsigned>(ctx.params.at("mask").integer);
         const auto full = static_cast<unsigned>(ctx.params.at("full_mask").integer);
         std::vector<double> scores, im, erank(pool.size(), kNaN);

@@ -46,12 +46,12 @@ class FeatureSetTask final : public TaskKind {
         const auto folder = [&](const char* k, const char* fallback) {
             return man.resolve(root[k] ? root[k].Scalar() : std::string(fallback));
         };
-        std::string splits;
+        std::vector<Scalar> splits;
         if (const YAML::Node s = root["splits"]) {
             for (std::size_t i = 0; i < s.size(); ++i)
-                append_csv(splits, my.as_string(s[i], index_path("splits", i)));
+                splits.push_back(Scalar::parse(my.as_string(s[i], index_path("splits", i))));
         } else {
-            for (const auto& name : kZooSplits) append_csv(splits, name);
+            for (const auto& name : kZooSplits) splits.push_back(Scalar::parse(name));
         }
         std::vector<ListedTask> out;
         const YAML::Node models = root["models"];
@@ -72,7 +72,7 @@ class FeatureSetTask final : public TaskKind {
                 t.keys.emplace_back(k, Scalar::parse(my.as_string(models[i][k], p + "." + k)));
             t.params["features_root"] = Scalar::parse(folder("features", "."));
             t.params["pairing_root"] = Scalar::parse(folder("pairing", "pairing"));
-            t.params["splits"] = Scalar::parse(splits);
+            t.lists["splits"] = splits;
             out.push_back(std::move(t));
         }
         return out;
@@ -82,7 +82,7 @@ class FeatureSetTask final : public TaskKind {
     Row run_(const TaskContext& ctx) const override {
         const std::string model = ctx.params.at("name").text;
         const bool vision = ctx.params.at("modality").text == "vision";
-        const auto splits = split_csv(ctx.params.at("splits").text);
+        const auto splits = ctx.texts("splits");
         std::int64_t dim = -1, rows = 0;
         for (const auto& split : splits) {
             const auto caption_image = read_caption_image(ctx, split);

@@ -137,11 +137,11 @@ class KwayMergeTask final : public TaskKind {
         }
         std::vector<int> steps = {0};
         if (checkpoints) {
-            const auto& p = fts.listed.front().params;
+            const auto& p = fts.listed.front().lists;
             if (!p.count("checkpoint_steps"))
                 yc.fail(group.node["checkpoints"], base + ".checkpoints",
                         "group '" + fts.name + "' writes no checkpoints (its 'checkpoints' key)");
-            steps = parse_int_list(p.at("checkpoint_steps").text);
+            steps = ints_of(p.at("checkpoint_steps"));
         }
         const std::int64_t final_steps =
             fts.params.count("steps") ? fts.params.at("steps").integer : 200;
@@ -161,13 +161,15 @@ class KwayMergeTask final : public TaskKind {
                                 "K = " + std::to_string(k) + " but backbone '" + bb.backbone +
                                     "' has " + std::to_string(order.size()) + " fine-tunes");
                     }
-                    std::string members, models;
+                    std::string members;  // the key column's label, "t1,t2"
+                    std::vector<std::string> member_tasks, models;
                     std::vector<std::string> after;
                     for (int i = 0; i < k; ++i) {
                         const std::size_t m = order[static_cast<std::size_t>(i)];
                         append_csv(members, bb.tasks[m]);
-                        append_csv(models, step > 0 ? bb.models[m] + ".step" + std::to_string(step)
-                                                    : bb.models[m]);
+                        member_tasks.push_back(bb.tasks[m]);
+                        models.push_back(step > 0 ? bb.models[m] + ".step" + std::to_string(step)
+                                                  : bb.models[m]);
                         after.push_back(bb.task_ids[m]);
                     }
                     const auto add = [&](const std::string& method, double coef, double kappa) {
@@ -186,7 +188,8 @@ class KwayMergeTask final : public TaskKind {
                             {"coef", Scalar::parse(real_label(coef))},
                             {"kappa",
                              Scalar::parse(real_label(prism_family(method) ? kappa : 0.0))}};
-                        t.params["member_models"] = Scalar::parse(models);
+                        t.lists["member_models"] = list_of(models);
+                        t.lists["member_tasks"] = list_of(member_tasks);
                         t.params["world_group"] = fts.listed.front().params.at("world_group");
                         t.after = after;  // the fine-tunes (after their backbone)
                         out.push_back(std::move(t));
@@ -213,7 +216,7 @@ class KwayMergeTask final : public TaskKind {
     Row run_(const TaskContext& ctx) const override {
         const ZooPaths paths{ctx.out_dir};
         const std::string backbone = ctx.params.at("backbone").text;
-        const std::vector<std::string> models = split_csv(ctx.params.at("member_models").text);
+        const std::vector<std::string> models = ctx.texts("member_models");
         const int k = static_cast<int>(models.size());
         Loaded m = read_members(paths, backbone, models);
         const merging::MemorySource source = tensors_of(m, models);
@@ -276,7 +279,7 @@ class KwayMergeTask final : public TaskKind {
         std::vector<nlohmann::json> sidecars;
     };
     static Loaded read_members(const ZooPaths& paths, const std::string& backbone,
-                                const std::vector<std::string>& models) {
+                               const std::vector<std::string>& models) {
         Loaded m{read_model(paths, backbone), {}, std::vector<nlohmann::json>(models.size())};
         for (std::size_t i = 0; i < models.size(); ++i)
             m.finetunes.push_back(read_model(paths, models[i], &m.sidecars[i]));
@@ -320,7 +323,7 @@ class KwayMergeTask final : public TaskKind {
         const zoo::Split split = zw.split(split_name);
         const auto& spec = zw.world.spec();
         const auto all_tasks = zoo::latent_tasks(spec);
-        const std::vector<std::string> members = split_csv(ctx.params.at("members").text);
+        const std::vector<std::string> members = ctx.texts("member_tasks");
         const zoo::Mat z_merged = merged.encode(split.images);
         const zoo::Mat z_base = m.base.encode(split.images);
         Accuracy acc;

@@ -47,7 +47,8 @@ class PairSimilarityTask final : public TaskKind {
                     {"vision", v->keys[0].second},          {"text", t->keys[0].second},
                     {"vision_family", v->keys[2].second},   {"text_family", t->keys[2].second},
                     {"vision_paradigm", v->keys[3].second}, {"text_paradigm", t->keys[3].second}};
-                p.params = v->params;  // catalog roots, k list
+                p.params = v->params;  // catalog roots
+                p.lists = v->lists;    // the k list
                 p.params["knn_group"] = Scalar::parse(knn.name);
                 p.params["a_features_task"] = v->params.at("features_task");
                 p.params["b_features_task"] = t->params.at("features_task");
@@ -67,7 +68,7 @@ class PairSimilarityTask final : public TaskKind {
             read_knn_artifact(knn_artifact(ctx.out_dir, group, ctx.params.at("a_model").text));
         const auto b =
             read_knn_artifact(knn_artifact(ctx.out_dir, group, ctx.params.at("b_model").text));
-        const auto ks = parse_int_list(ctx.params.at("k_list").text);
+        const auto ks = ctx.integers("k_list");
         Row row;
         row.emplace_back(similarity::mutual_knn(a.lists, b.lists, ks.front()));
         for (int k : ks) row.emplace_back(similarity::mutual_knn(a.lists, b.lists, k));
@@ -95,6 +96,7 @@ class PairSimilarityTask final : public TaskKind {
                           {"paradigm", a.keys[3].second},    {"task_a", a.params.at("task")},
                           {"task_b", b.params.at("task")}};
                 p.params = a.params;
+                p.lists = a.lists;  // the k list
                 p.params.erase("task");
                 p.params.erase("checkpoint");
                 p.params["knn_group"] = Scalar::parse(knn.name);
@@ -119,7 +121,7 @@ class PairSimilarityTask final : public TaskKind {
     static std::vector<int> knn_ks(const GroupSpec& group, const YamlChecker& yc) {
         (void)yc;
         if (group.listed.empty()) return {};
-        return parse_int_list(group.listed.front().params.at("k_list").text);
+        return ints_of(group.listed.front().lists.at("k_list"));
     }
 };
 }  // namespace

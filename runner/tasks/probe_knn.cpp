@@ -53,7 +53,7 @@ class ProbeKnnTask final : public TaskKind {
                       {"paradigm", Scalar::parse(m.paradigm)}};
             add_catalog_params(cat, t.params);
             t.params["zoo"] = Scalar::parse(m.zoo ? "1" : "0");
-            t.params["k_list"] = Scalar::parse(join_ints(ks));
+            t.lists["k_list"] = list_of(ks);
             t.params["features_task"] = Scalar::parse(m.task_id);
             if (!m.base.empty()) {
                 t.params["base"] = Scalar::parse(m.base);
@@ -76,7 +76,7 @@ class ProbeKnnTask final : public TaskKind {
         const std::string model = ctx.params.at("name").text;
         const std::string split = ctx.params.count("split") ? ctx.params.at("split").text : "probe";
         const int n = static_cast<int>(ctx.integer("probe", 1024));
-        const auto ks = parse_int_list(ctx.params.at("k_list").text);
+        const auto ks = ctx.integers("k_list");
         const int kmax = *std::max_element(ks.begin(), ks.end());
         const bool text = ctx.params.at("modality").text == "text";
         // Only a text model's rows need the pairing (each image's first caption).

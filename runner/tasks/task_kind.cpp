@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <exception>
+#include <limits>
 
 #include "config/config.h"
 #include "core/duration.h"
@@ -38,6 +39,28 @@ double TaskContext::real(const std::string& key, double fallback) const {
 std::int64_t TaskContext::integer(const std::string& key, std::int64_t fallback) const {
     const Scalar* s = find(key);
     return s && s->kind == Scalar::Kind::integer ? s->integer : fallback;
+}
+
+std::vector<std::string> TaskContext::texts(const std::string& key) const {
+    const auto it = lists.find(key);
+    if (it == lists.end()) throw std::invalid_argument("task " + id + ": no list '" + key + "'");
+    std::vector<std::string> out;
+    for (const auto& s : it->second) out.push_back(s.text);
+    return out;
+}
+
+std::vector<int> TaskContext::integers(const std::string& key) const {
+    const auto it = lists.find(key);
+    if (it == lists.end()) throw std::invalid_argument("task " + id + ": no list '" + key + "'");
+    std::vector<int> out;
+    for (const auto& s : it->second) {
+        if (s.kind != Scalar::Kind::integer || s.integer < std::numeric_limits<int>::min() ||
+            s.integer > std::numeric_limits<int>::max())
+            throw std::invalid_argument("task " + id + ": list '" + key + "' holds '" + s.text +
+                                        "', not an int");
+        out.push_back(static_cast<int>(s.integer));
+    }
+    return out;
 }
 
 TaskOutcome TaskKind::run(const TaskContext& context) const {

@@ -21,6 +21,7 @@ struct TaskContext {
     const std::string& id;
     const GroupSpec& group;
     const std::map<std::string, Scalar>& params;  // the group's scalar keys + the grid point
+    const std::map<std::string, std::vector<Scalar>>& lists;  // list parameters (listed tasks)
     std::uint64_t seed;
     int attempt;  // 1-based
     int rank;
@@ -31,6 +32,10 @@ struct TaskContext {
     const Scalar* find(const std::string& key) const;
     double real(const std::string& key, double fallback) const;
     std::int64_t integer(const std::string& key, std::int64_t fallback) const;
+    // A list parameter as texts or ints (std::invalid_argument naming a missing key or a
+    // value that is not an int).
+    std::vector<std::string> texts(const std::string& key) const;
+    std::vector<int> integers(const std::string& key) const;
 };
 
 // Thrown by a task that was cancelled (it is then neither done nor failed).

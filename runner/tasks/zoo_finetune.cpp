@@ -91,8 +91,7 @@ class ZooFinetuneTask final : public TaskKind {
             for (const auto& t : tasks) {
                 ListedTask lt;
                 lt.suffix = name + "+" + t + variant;
-                if (!checkpoints.empty())
-                    lt.params["checkpoint_steps"] = Scalar::parse(join_ints(checkpoints));
+                if (!checkpoints.empty()) lt.lists["checkpoint_steps"] = list_of(checkpoints);
                 lt.keys = {{"name", Scalar::parse(lt.suffix)}};
                 lt.params["base"] = Scalar::parse(name);
                 lt.params["task"] = Scalar::parse(t);
@@ -127,8 +126,8 @@ class ZooFinetuneTask final : public TaskKind {
         spec.drift = ctx.real("drift", 1.0);
         spec.seed = base.spec().seed;
         const std::string name = ctx.params.at("name").text;
-        if (const Scalar* c = ctx.find("checkpoint_steps"))
-            spec.checkpoints = parse_int_list(c->text);
+        if (ctx.lists.count("checkpoint_steps"))
+            spec.checkpoints = ctx.integers("checkpoint_steps");
         const int total = std::max(1, static_cast<int>(std::lround(spec.steps * spec.drift)));
         for (int step : spec.checkpoints)
             if (step > total)

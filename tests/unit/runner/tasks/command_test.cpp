@@ -3,8 +3,8 @@
 
 #include <filesystem>
 
-#include "experiment/experiment.h"
 #include "core/text_template.h"
+#include "experiment/experiment.h"
 #include "graph/task_graph.h"
 #include "tasks/task_kind.h"
 
@@ -27,7 +27,8 @@ struct Fixture {
     TaskOutcome run(std::size_t index, int attempt = 1) {
         const Task& t = graph.tasks()[index];
         const TaskContext ctx{
-            t.id, config.groups[t.group], t.params, t.seed, attempt, 0, out, cancel, config.seed};
+            t.id,       config.groups[t.group], t.params, t.lists, t.seed, attempt, 0, out, cancel,
+            config.seed};
         return config.groups[t.group].kind->run(ctx);
     }
 };
@@ -86,4 +87,21 @@ TEST(FailTask, FailsThenSucceeds) {
     const auto o = f.run(0, 3);
     ASSERT_EQ(o.status, TaskStatus::done);
     EXPECT_EQ(std::get<std::int64_t>(o.outputs[0]), 3);
+}
+
+TEST(TaskContext, ListParametersAreTyped) {
+    const std::map<std::string, Scalar> params;
+    const std::map<std::string, std::vector<Scalar>> lists = {
+        {"k_list", {Scalar::parse("10"), Scalar::parse("20")}},
+        {"splits", {Scalar::parse("probe"), Scalar::parse("flickr")}}};
+    const std::string id = "g/t";
+    const auto config = parse_config("experiment: {name: t, seed: 3}\ntasks:\n"
+                                     "  - {name: g, kind: noop, count: 1}\n",
+                                     "test.yaml");
+    std::atomic<bool> cancel{false};
+    const TaskContext ctx{id, config.groups[0], params, lists, 1, 1, 0, "", cancel, 3};
+    EXPECT_EQ(ctx.integers("k_list"), (std::vector<int>{10, 20}));
+    EXPECT_EQ(ctx.texts("splits"), (std::vector<std::string>{"probe", "flickr"}));
+    EXPECT_THROW(ctx.integers("splits"), std::invalid_argument);  // not ints
+    EXPECT_THROW(ctx.texts("eval_list"), std::invalid_argument);  // no such list
 }
