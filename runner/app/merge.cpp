@@ -23,7 +23,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "app/checkpoints.h"
+#include "app/tensor_ranks.h"
 #include "app/verbs.h"
 #include "config/config.h"
 #include "exec/signals.h"
@@ -235,13 +235,7 @@ void merge_tensors(merging::ModelMerge& merge, const MergeSpec& spec,
 }  // namespace
 
 int verb_merge(const std::string& config_path, const std::string& out) {
-    int provided = 0;
-    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
-    int rank = 0, size = 1;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    int code = kExitOk;
-    try {
+    return with_mpi("merge", [&](int rank, int size) {
         const MergeSpec spec = parse_spec(config_path);
         const auto t0 = std::chrono::steady_clock::now();
         const auto base = formats::Checkpoint::open(spec.base);
@@ -276,15 +270,8 @@ int verb_merge(const std::string& config_path, const std::string& out) {
         if (rank == 0)
             print_merge(spec, merging::MergeTotals::from_values(total), rho, layout.size(),
                         layout.files().size(), out, input_bytes, seconds, size, max_rss);
-    } catch (const ConfigError& e) {
-        if (rank == 0) std::cerr << "compatbench: " << e.what() << "\n";
-        code = kExitBadInput;
-    } catch (const std::exception& e) {
-        if (rank == 0) std::cerr << "compatbench: merge: " << e.what() << "\n";
-        code = kExitBadInput;
-    }
-    MPI_Finalize();
-    return code;
+        return kExitOk;
+    });
 }
 
 }  // namespace compatbench

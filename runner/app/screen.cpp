@@ -11,7 +11,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "app/checkpoints.h"
+#include "app/tensor_ranks.h"
 #include "app/verbs.h"
 #include "exec/signals.h"
 #include "formats/safetensors.h"
@@ -45,16 +45,73 @@ Plan plan_screen(const merging::CheckpointSource& source, const std::vector<std:
     return p;
 }
 
+// The screening's numbers, per tensor and whole, with the per-tensor sums reduced on rank 0
+// (`total`: I, D, C of each planned tensor).
+struct Screened {
+    merging::InterferenceSums whole;
+    nlohmann::json tensors = nlohmann::json::array();
+};
+Screened combine(const merging::CheckpointSource& source, const Plan& plan,
+                 const std::vector<double>& total) {
+    Screened out;
+    for (std::size_t i = 0; i < plan.tensors.size(); ++i) {
+        merging::InterferenceSums s;
+        s.interference = total[3 * i];
+        s.dispersion = total[3 * i + 1];
+        s.cancellation = total[3 * i + 2];
+        s.count = source.numel(plan.tensors[i]);
+        out.whole.add(s);
+        out.tensors.push_back(
+            {{"name", source.name(plan.tensors[i])},
+             {"numel", s.count},
+             {"interference", s.mean_interference()},
+             {"rho", std::isnan(s.rho()) ? nlohmann::json(nullptr) : nlohmann::json(s.rho())}});
+    }
+    return out;
+}
+
+void print_screen(const ScreenOptions& o, const Screened& r, const Plan& plan, double seconds,
+                  int ranks) {
+    const int k = static_cast<int>(o.models.size());
+    const auto& whole = r.whole;
+    const double score = merging::screening_score(whole.mean_interference(), k, o.coef);
+    const char* verdict = score > o.threshold ? "destructive" : "harmless";
+    if (o.json) {
+        const nlohmann::json j = {{"k", k},
+                                  {"coef", o.coef},
+                                  {"interference", whole.mean_interference()},
+                                  {"rho", std::isnan(whole.rho()) ? nlohmann::json(nullptr)
+                                                                  : nlohmann::json(whole.rho())},
+                                  {"score", score},
+                                  {"threshold", o.threshold},
+                                  {"verdict", verdict},
+                                  {"tensors", r.tensors},
+                                  {"bytes", plan.bytes},
+                                  {"seconds", seconds},
+                                  {"ranks", ranks}};
+        std::cout << j.dump() << "\n";
+        return;
+    }
+    std::printf("%-60s %14s %14s %8s\n", "tensor", "numel", "interference", "rho");
+    for (const auto& t : r.tensors)
+        std::printf("%-60s %14llu %14.6g %8.4f\n", t["name"].get<std::string>().c_str(),
+                    static_cast<unsigned long long>(t["numel"].get<std::uint64_t>()),
+                    t["interference"].get<double>(),
+                    t["rho"].is_null() ? NAN : t["rho"].get<double>());
+    std::printf("\nK = %d, c = %g, %zu tensors, %llu coordinates\n", k, o.coef, plan.tensors.size(),
+                static_cast<unsigned long long>(whole.count));
+    std::printf("interference (mean) %.6g, rho %.4f, score c*sqrt(I/K) = %.6g\n",
+                whole.mean_interference(), whole.rho(), score);
+    std::printf("threshold %.6g: %s\n", o.threshold, verdict);
+    std::printf("read %.3f GB in %.3f s on %d rank(s): %.2f GB/s\n",
+                static_cast<double>(plan.bytes) / 1e9, seconds, ranks,
+                static_cast<double>(plan.bytes) / 1e9 / seconds);
+}
+
 }  // namespace
 
 int verb_screen(const ScreenOptions& o) {
-    int provided = 0;
-    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
-    int rank = 0, size = 1;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    int code = kExitOk;
-    try {
+    return with_mpi("screen", [&](int rank, int size) {
         const auto base = formats::Checkpoint::open(o.base);
         std::vector<formats::Checkpoint> models;
         for (const auto& m : o.models) models.push_back(formats::Checkpoint::open(m));
@@ -74,62 +131,9 @@ int verb_screen(const ScreenOptions& o) {
                    0, MPI_COMM_WORLD);
         const double seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        if (rank == 0) {
-            merging::InterferenceSums whole;
-            nlohmann::json tensors = nlohmann::json::array();
-            for (std::size_t i = 0; i < plan.tensors.size(); ++i) {
-                merging::InterferenceSums s;
-                s.interference = total[3 * i];
-                s.dispersion = total[3 * i + 1];
-                s.cancellation = total[3 * i + 2];
-                s.count = source.numel(plan.tensors[i]);
-                whole.add(s);
-                tensors.push_back({{"name", source.name(plan.tensors[i])},
-                                   {"numel", s.count},
-                                   {"interference", s.mean_interference()},
-                                   {"rho", std::isnan(s.rho()) ? nlohmann::json(nullptr)
-                                                               : nlohmann::json(s.rho())}});
-            }
-            const int k = static_cast<int>(models.size());
-            const double score = merging::screening_score(whole.mean_interference(), k, o.coef);
-            const char* verdict = score > o.threshold ? "destructive" : "harmless";
-            if (o.json) {
-                nlohmann::json j = {{"k", k},
-                                    {"coef", o.coef},
-                                    {"interference", whole.mean_interference()},
-                                    {"rho", std::isnan(whole.rho()) ? nlohmann::json(nullptr)
-                                                                    : nlohmann::json(whole.rho())},
-                                    {"score", score},
-                                    {"threshold", o.threshold},
-                                    {"verdict", verdict},
-                                    {"tensors", tensors},
-                                    {"bytes", plan.bytes},
-                                    {"seconds", seconds},
-                                    {"ranks", size}};
-                std::cout << j.dump() << "\n";
-            } else {
-                std::printf("%-60s %14s %14s %8s\n", "tensor", "numel", "interference", "rho");
-                for (const auto& t : tensors)
-                    std::printf("%-60s %14llu %14.6g %8.4f\n", t["name"].get<std::string>().c_str(),
-                                static_cast<unsigned long long>(t["numel"].get<std::uint64_t>()),
-                                t["interference"].get<double>(),
-                                t["rho"].is_null() ? NAN : t["rho"].get<double>());
-                std::printf("\nK = %d, c = %g, %zu tensors, %llu coordinates\n", k, o.coef,
-                            plan.tensors.size(), static_cast<unsigned long long>(whole.count));
-                std::printf("interference (mean) %.6g, rho %.4f, score c*sqrt(I/K) = %.6g\n",
-                            whole.mean_interference(), whole.rho(), score);
-                std::printf("threshold %.6g: %s\n", o.threshold, verdict);
-                std::printf("read %.3f GB in %.3f s on %d rank(s): %.2f GB/s\n",
-                            static_cast<double>(plan.bytes) / 1e9, seconds, size,
-                            static_cast<double>(plan.bytes) / 1e9 / seconds);
-            }
-        }
-    } catch (const std::exception& e) {
-        if (rank == 0) std::cerr << "compatbench: screen: " << e.what() << "\n";
-        code = kExitBadInput;
-    }
-    MPI_Finalize();
-    return code;
+        if (rank == 0) print_screen(o, combine(source, plan, total), plan, seconds, size);
+        return kExitOk;
+    });
 }
 
 }  // namespace compatbench
