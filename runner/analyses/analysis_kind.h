@@ -19,6 +19,12 @@ namespace compatbench {
 struct AnalysisSpec;
 struct GroupSpec;
 
+// Column specs of analysis tables: TableData::make("regions", {str("region"), i64("n"),
+// f64("mean")}).
+inline ColumnSpec f64(std::string name) { return {std::move(name), ColumnType::f64, 0}; }
+inline ColumnSpec i64(std::string name) { return {std::move(name), ColumnType::i64, 0}; }
+inline ColumnSpec str(std::string name) { return {std::move(name), ColumnType::str, 0}; }
+
 // A table with its data, column by column (rows = values.size() of any column).
 struct TableData {
     // Relative to the study's analysis group ("correlations" -> /<study>/analysis/

@@ -35,9 +35,6 @@ namespace compatbench {
 
 namespace {
 
-ColumnSpec f64(const std::string& n) { return {n, ColumnType::f64, 0}; }
-ColumnSpec i64(const std::string& n) { return {n, ColumnType::i64, 0}; }
-ColumnSpec str(const std::string& n) { return {n, ColumnType::str, 0}; }
 
 // The replicates of an encoder_subset table: encoders from its erank_<e> columns,
 // categories from its im_<category> columns.

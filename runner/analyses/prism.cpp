@@ -51,9 +51,6 @@ prism::Merges read_merges(const AnalysisInput& in) {
     return m;
 }
 
-ColumnSpec f64(const char* n) { return {n, ColumnType::f64, 0}; }
-ColumnSpec i64(const char* n) { return {n, ColumnType::i64, 0}; }
-ColumnSpec str(const char* n) { return {n, ColumnType::str, 0}; }
 
 std::vector<TableData> tables(const prism::PrismResult& r) {
     TableData ops =

@@ -12,6 +12,7 @@
 
 #include "app/verbs.h"
 #include "exec/signals.h"
+#include "stats/summary.h"
 #include "store/h5.h"
 #include "store/h5_read.h"
 
@@ -39,127 +40,139 @@ bool headline(const Key& k) {
             k.table.ends_with("/screening") || k.table.ends_with("/drift"));
 }
 
+// Every run's statistics: per (table, row, column), the finite values, in first-seen order.
+struct Collected {
+    std::map<Key, std::vector<double>> values;
+    std::vector<Key> order;
+    std::vector<std::string> sources;
+    std::vector<std::int64_t> seeds;
+};
+
+// One analysis table of one run: a row is named by its string columns (numbered when
+// several rows have the same names); each numeric cell joins its (table, row, column).
+void collect_table(const h5::ResultsReader& r, const std::string& table, Collected& c) {
+    std::vector<std::string> text_cols, num_cols;
+    for (const auto& col : r.columns(table)) {
+        if (!r.is_string(table + "/" + col))
+            num_cols.push_back(col);
+        else if (col != "reason")  // why a value is NaN: not part of the row
+            text_cols.push_back(col);
+    }
+    std::vector<std::vector<std::string>> texts;
+    for (const auto& col : text_cols) texts.push_back(r.strings(table + "/" + col));
+    std::vector<std::vector<double>> nums;
+    std::size_t rows = 0;
+    for (const auto& col : num_cols) {
+        nums.push_back(r.numbers(table + "/" + col));
+        rows = std::max(rows, nums.back().size());
+    }
+    for (const auto& t : texts) rows = std::max(rows, t.size());
+    std::map<std::string, int> seen;
+    for (std::size_t i = 0; i < rows; ++i) {
+        std::string row;
+        for (std::size_t k = 0; k < text_cols.size(); ++k) {
+            if (!row.empty()) row += ", ";
+            row += text_cols[k] + "=" + (i < texts[k].size() ? texts[k][i] : "");
+        }
+        if (const int n = seen[row]++; n > 0) row += " #" + std::to_string(n + 1);
+        for (std::size_t k = 0; k < num_cols.size(); ++k) {
+            const Key key{table, row, num_cols[k]};
+            auto [it, added] = c.values.try_emplace(key);
+            if (added) c.order.push_back(key);
+            if (i < nums[k].size() && std::isfinite(nums[k][i])) it->second.push_back(nums[k][i]);
+        }
+    }
+}
+
+Collected collect(const std::vector<std::string>& dirs) {
+    Collected c;
+    for (const auto& d : dirs) {
+        const std::string path = fs::is_directory(d) ? (fs::path(d) / "results.h5").string() : d;
+        const h5::ResultsReader r(path);
+        c.sources.push_back(path);
+        c.seeds.push_back(
+            r.exists("/meta/seed") ? static_cast<std::int64_t>(r.numbers("/meta/seed").at(0)) : -1);
+        for (const auto& table : r.tables("/"))
+            if (table.find("/analysis/") != std::string::npos) collect_table(r, table, c);
+    }
+    if (c.order.empty()) throw std::runtime_error("no analysis tables in the runs given");
+    return c;
+}
+
+// The spread table: one row per statistic.
+struct Spread {
+    std::vector<std::string> table, row, column;
+    std::vector<double> mean, sd, min, max;
+    std::vector<std::int64_t> runs;
+};
+Spread spread_of(const Collected& c) {
+    Spread s;
+    for (const auto& k : c.order) {
+        const auto& v = c.values.at(k);
+        s.table.push_back(k.table);
+        s.row.push_back(k.row);
+        s.column.push_back(k.column);
+        s.runs.push_back(static_cast<std::int64_t>(v.size()));
+        s.mean.push_back(stats::mean(v));
+        s.sd.push_back(stats::sample_sd(v));
+        s.min.push_back(stats::nan_min(v));
+        s.max.push_back(stats::nan_max(v));
+    }
+    return s;
+}
+
+void write_combined(const std::string& file, const Spread& s, const Collected& c) {
+    h5::quiet_errors();
+    h5::Handle f(h5::check(H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
+                           "create " + file),
+                 H5Fclose);
+    h5::create_groups(f.get(), "combine/spread");
+    h5::create_groups(f.get(), "combine/sources");
+    // A column of any cell type; a string column as wide as its longest string.
+    const auto write = [&](const std::string& path, const auto& v, ColumnType type) {
+        std::size_t width = 0;
+        if constexpr (std::is_same_v<std::decay_t<decltype(v[0])>, std::string>)
+            for (const auto& e : v) width = std::max(width, std::max<std::size_t>(1, e.size()));
+        const ColumnSpec spec{path.substr(path.rfind('/') + 1), type, width};
+        std::vector<Value> cells(v.begin(), v.end());
+        auto d = h5::create_column(f.get(), path, spec, v.size());
+        h5::write_column_range(d.get(), spec, 0, cells.data(), cells.size());
+    };
+    write("combine/spread/table", s.table, ColumnType::str);
+    write("combine/spread/row", s.row, ColumnType::str);
+    write("combine/spread/column", s.column, ColumnType::str);
+    write("combine/spread/runs", s.runs, ColumnType::i64);
+    write("combine/spread/mean", s.mean, ColumnType::f64);
+    write("combine/spread/sd", s.sd, ColumnType::f64);
+    write("combine/spread/min", s.min, ColumnType::f64);
+    write("combine/spread/max", s.max, ColumnType::f64);
+    write("combine/sources/path", c.sources, ColumnType::str);
+    write("combine/sources/seed", c.seeds, ColumnType::i64);
+}
+
+void print_spread(const Spread& s, std::size_t runs, const std::string& file) {
+    std::printf("%zu runs, %zu statistics -> %s (/combine/spread)\n\n", runs, s.table.size(),
+                file.c_str());
+    std::printf("%-40s  %-44s  %-14s  %4s  %10s  %10s  %10s  %10s\n", "table", "row", "column",
+                "runs", "mean", "sd", "min", "max");
+    for (std::size_t i = 0; i < s.table.size(); ++i) {
+        if (!headline({s.table[i], s.row[i], s.column[i]})) continue;
+        std::printf("%-40s  %-44.44s  %-14s  %4lld  %10.4g  %10.4g  %10.4g  %10.4g\n",
+                    s.table[i].c_str(), s.row[i].c_str(), s.column[i].c_str(),
+                    static_cast<long long>(s.runs[i]), s.mean[i], s.sd[i], s.min[i], s.max[i]);
+    }
+}
+
 }  // namespace
 
 int verb_combine(const std::vector<std::string>& dirs, const std::string& out) {
     try {
-        std::map<Key, std::vector<double>> values;
-        std::vector<Key> order;
-        std::vector<std::string> sources;
-        std::vector<std::int64_t> seeds;
-        for (const auto& d : dirs) {
-            const std::string path =
-                fs::is_directory(d) ? (fs::path(d) / "results.h5").string() : d;
-            const h5::ResultsReader r(path);
-            sources.push_back(path);
-            seeds.push_back(r.exists("/meta/seed")
-                                ? static_cast<std::int64_t>(r.numbers("/meta/seed").at(0))
-                                : -1);
-            for (const auto& table : r.tables("/")) {
-                if (table.find("/analysis/") == std::string::npos) continue;
-                const auto cols = r.columns(table);
-                std::vector<std::string> text_cols, num_cols;
-                for (const auto& c : cols) {
-                    if (!r.is_string(table + "/" + c)) {
-                        num_cols.push_back(c);
-                    } else if (c != "reason") {  // why a value is NaN: not part of the row
-                        text_cols.push_back(c);
-                    }
-                }
-                std::vector<std::vector<std::string>> texts;
-                for (const auto& c : text_cols) texts.push_back(r.strings(table + "/" + c));
-                std::map<std::string, int> seen;  // rows with the same text: numbered
-                std::size_t rows = 0;
-                std::vector<std::vector<double>> nums;
-                for (const auto& c : num_cols) {
-                    nums.push_back(r.numbers(table + "/" + c));
-                    rows = std::max(rows, nums.back().size());
-                }
-                for (const auto& t : texts) rows = std::max(rows, t.size());
-                for (std::size_t i = 0; i < rows; ++i) {
-                    std::string row;
-                    for (std::size_t c = 0; c < text_cols.size(); ++c) {
-                        if (!row.empty()) row += ", ";
-                        row += text_cols[c] + "=" + (i < texts[c].size() ? texts[c][i] : "");
-                    }
-                    if (const int n = seen[row]++; n > 0) row += " #" + std::to_string(n + 1);
-                    for (std::size_t c = 0; c < num_cols.size(); ++c) {
-                        const Key k{table, row, num_cols[c]};
-                        auto [it, added] = values.try_emplace(k);
-                        if (added) order.push_back(k);
-                        if (i < nums[c].size() && std::isfinite(nums[c][i]))
-                            it->second.push_back(nums[c][i]);
-                    }
-                }
-            }
-        }
-        if (order.empty()) throw std::runtime_error("no analysis tables in the runs given");
-        // The spread table.
-        std::vector<std::string> table_col, row_col, column_col;
-        std::vector<double> mean, sd, lo, hi;
-        std::vector<std::int64_t> runs;
-        for (const auto& k : order) {
-            const auto& v = values.at(k);
-            double m = 0, s = 0, mn = NAN, mx = NAN;
-            for (double x : v) m += x;
-            m = v.empty() ? NAN : m / static_cast<double>(v.size());
-            for (double x : v) {
-                s += (x - m) * (x - m);
-                mn = std::isnan(mn) ? x : std::min(mn, x);
-                mx = std::isnan(mx) ? x : std::max(mx, x);
-            }
-            table_col.push_back(k.table);
-            row_col.push_back(k.row);
-            column_col.push_back(k.column);
-            runs.push_back(static_cast<std::int64_t>(v.size()));
-            mean.push_back(m);
-            sd.push_back(v.size() > 1 ? std::sqrt(s / static_cast<double>(v.size() - 1)) : NAN);
-            lo.push_back(mn);
-            hi.push_back(mx);
-        }
+        const Collected c = collect(dirs);
+        const Spread s = spread_of(c);
         fs::create_directories(out);
         const std::string file = (fs::path(out) / "combined.h5").string();
-        h5::quiet_errors();
-        h5::Handle f(h5::check(H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
-                               "create " + file),
-                     H5Fclose);
-        h5::create_groups(f.get(), "combine/spread");
-        h5::create_groups(f.get(), "combine/sources");
-        const auto write_strings = [&](const std::string& path, const std::vector<std::string>& v) {
-            std::size_t w = 1;
-            for (const auto& s : v) w = std::max(w, s.size());
-            const ColumnSpec spec{path.substr(path.rfind('/') + 1), ColumnType::str, w};
-            std::vector<Value> cells(v.begin(), v.end());
-            auto d = h5::create_column(f.get(), path, spec, v.size());
-            h5::write_column_range(d.get(), spec, 0, cells.data(), cells.size());
-        };
-        const auto write_numbers = [&](const std::string& path, const auto& v, ColumnType type) {
-            const ColumnSpec spec{path.substr(path.rfind('/') + 1), type, 0};
-            std::vector<Value> cells(v.begin(), v.end());
-            auto d = h5::create_column(f.get(), path, spec, v.size());
-            h5::write_column_range(d.get(), spec, 0, cells.data(), cells.size());
-        };
-        write_strings("combine/spread/table", table_col);
-        write_strings("combine/spread/row", row_col);
-        write_strings("combine/spread/column", column_col);
-        write_numbers("combine/spread/runs", runs, ColumnType::i64);
-        write_numbers("combine/spread/mean", mean, ColumnType::f64);
-        write_numbers("combine/spread/sd", sd, ColumnType::f64);
-        write_numbers("combine/spread/min", lo, ColumnType::f64);
-        write_numbers("combine/spread/max", hi, ColumnType::f64);
-        write_strings("combine/sources/path", sources);
-        write_numbers("combine/sources/seed", seeds, ColumnType::i64);
-
-        std::printf("%zu runs, %zu statistics -> %s (/combine/spread)\n\n", sources.size(),
-                    order.size(), file.c_str());
-        std::printf("%-40s  %-44s  %-14s  %4s  %10s  %10s  %10s  %10s\n", "table", "row", "column",
-                    "runs", "mean", "sd", "min", "max");
-        for (std::size_t i = 0; i < order.size(); ++i) {
-            if (!headline(order[i])) continue;
-            std::printf("%-40s  %-44.44s  %-14s  %4lld  %10.4g  %10.4g  %10.4g  %10.4g\n",
-                        table_col[i].c_str(), row_col[i].c_str(), column_col[i].c_str(),
-                        static_cast<long long>(runs[i]), mean[i], sd[i], lo[i], hi[i]);
-        }
+        write_combined(file, s, c);
+        print_spread(s, c.sources.size(), file);
         return kExitOk;
     } catch (const std::exception& e) {
         std::cerr << "compatbench combine: " << e.what() << "\n";

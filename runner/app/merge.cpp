@@ -49,6 +49,74 @@ struct MergeSpec {
 
 const std::vector<std::string> kPrismScope = {"*gate_proj*", "*up_proj*", "*down_proj*"};
 
+// `parameters:` of the merge (coef, normalize, density, drop, dare_then, t, kappa,
+// rho_gate, keep_floor, seed, scope), kept as given for the output's metadata.
+void parse_parameters(const YamlChecker& yc, const YAML::Node& p, MergeSpec& s) {
+    yc.check_map(p, "parameters",
+                 {{"coef", KeyType::real, false, -1e6, 1e6, {}},
+                  {"normalize", KeyType::string, false, 0, 0, {"mean", "sum"}},
+                  {"density", KeyType::real, false, 0, 1, {}},
+                  {"drop", KeyType::real, false, 0, 0.999999, {}},
+                  {"dare_then", KeyType::string, false, 0, 0, {"mean", "ties"}},
+                  {"t", KeyType::real, false, 0, 1, {}},
+                  {"kappa", KeyType::real, false, 0, 1e6, {}},
+                  {"rho_gate", KeyType::real, false, 0, 1, {}},
+                  {"keep_floor", KeyType::real, false, 0, 1, {}},
+                  {"seed", KeyType::integer, false, 0, 9e18, {}},
+                  {"scope", KeyType::scalar_or_list, false, 0, 0, {}}});
+    auto& q = s.params;
+    if (p["coef"]) q.coef = yc.as_real(p["coef"], "parameters.coef");
+    if (p["normalize"])
+        q.normalize =
+            p["normalize"].Scalar() == "sum" ? merging::Normalize::sum : merging::Normalize::mean;
+    if (p["density"]) q.density = yc.as_real(p["density"], "parameters.density");
+    if (p["drop"]) q.drop = yc.as_real(p["drop"], "parameters.drop");
+    if (p["dare_then"]) q.dare_then_ties = p["dare_then"].Scalar() == "ties";
+    if (p["t"]) q.t = yc.as_real(p["t"], "parameters.t");
+    if (p["kappa"]) q.kappa = yc.as_real(p["kappa"], "parameters.kappa");
+    if (p["rho_gate"]) q.rho_gate = yc.as_real(p["rho_gate"], "parameters.rho_gate");
+    if (p["keep_floor"]) q.keep_floor = yc.as_real(p["keep_floor"], "parameters.keep_floor");
+    if (p["seed"]) q.seed = static_cast<std::uint64_t>(yc.as_int(p["seed"], "parameters.seed"));
+    if (const YAML::Node sc = p["scope"]) {
+        if (sc.IsSequence())
+            for (std::size_t i = 0; i < sc.size(); ++i)
+                s.scope.push_back(yc.as_string(sc[i], index_path("parameters.scope", i)));
+        else
+            s.scope.push_back(yc.as_string(sc, "parameters.scope"));
+    }
+    s.parameters = yaml_to_json(p);
+}
+
+// `models:` each with an optional per-model weight (task arithmetic and DARE only).
+template <class Resolve>
+void parse_models(const YamlChecker& yc, const YAML::Node& models, const Resolve& resolve,
+                  MergeSpec& s) {
+    bool weighted = false;
+    for (std::size_t i = 0; i < models.size(); ++i) {
+        const std::string p = index_path("models", i);
+        yc.check_map(models[i], p,
+                     {{"model", KeyType::string, true, 0, 0, {}},
+                      {"parameters", KeyType::map, false, 0, 0, {}}});
+        s.models.push_back(resolve(yc.as_string(models[i]["model"], p + ".model")));
+        double w = 1.0;
+        if (const YAML::Node mp = models[i]["parameters"]) {
+            yc.check_map(mp, p + ".parameters", {{"weight", KeyType::real, false, -1e6, 1e6, {}}});
+            if (mp["weight"]) {
+                w = yc.as_real(mp["weight"], p + ".parameters.weight");
+                weighted = true;
+            }
+        }
+        s.params.weights.push_back(w);
+    }
+    if (!weighted) s.params.weights.clear();
+    if (s.models.empty()) yc.fail(models, "models", "no model to merge");
+    const auto m = s.params.method;
+    if (weighted && m != merging::Method::task_arithmetic && m != merging::Method::dare)
+        yc.fail(models, "models", "per-model weights apply to task_arithmetic and dare only");
+    if (m == merging::Method::slerp && s.models.size() != 2)
+        yc.fail(models, "models", "slerp merges exactly 2 models");
+}
+
 MergeSpec parse_spec(const std::string& path) {
     const YamlChecker yc(path);
     YAML::Node root;
@@ -83,68 +151,9 @@ MergeSpec parse_spec(const std::string& path) {
         yc.fail(root["merge_method"], "merge_method", e.what());
     }
     s.base = resolve(yc.as_string(root["base_model"], "base_model"));
-    const YAML::Node models = root["models"];
-    bool weighted = false;
-    for (std::size_t i = 0; i < models.size(); ++i) {
-        const std::string p = index_path("models", i);
-        yc.check_map(models[i], p,
-                     {{"model", KeyType::string, true, 0, 0, {}},
-                      {"parameters", KeyType::map, false, 0, 0, {}}});
-        s.models.push_back(resolve(yc.as_string(models[i]["model"], p + ".model")));
-        double w = 1.0;
-        if (const YAML::Node mp = models[i]["parameters"]) {
-            yc.check_map(mp, p + ".parameters", {{"weight", KeyType::real, false, -1e6, 1e6, {}}});
-            if (mp["weight"]) {
-                w = yc.as_real(mp["weight"], p + ".parameters.weight");
-                weighted = true;
-            }
-        }
-        s.params.weights.push_back(w);
-    }
-    if (!weighted) s.params.weights.clear();
-    if (s.models.empty()) yc.fail(models, "models", "no model to merge");
-    const std::string m = merging::method_name(s.params.method);
-    if (weighted && m != "task_arithmetic" && m != "dare")
-        yc.fail(models, "models", "per-model weights apply to task_arithmetic and dare only");
-    if (s.params.method == merging::Method::slerp && s.models.size() != 2)
-        yc.fail(models, "models", "slerp merges exactly 2 models");
-    if (const YAML::Node p = root["parameters"]) {
-        yc.check_map(p, "parameters",
-                     {{"coef", KeyType::real, false, -1e6, 1e6, {}},
-                      {"normalize", KeyType::string, false, 0, 0, {"mean", "sum"}},
-                      {"density", KeyType::real, false, 0, 1, {}},
-                      {"drop", KeyType::real, false, 0, 0.999999, {}},
-                      {"dare_then", KeyType::string, false, 0, 0, {"mean", "ties"}},
-                      {"t", KeyType::real, false, 0, 1, {}},
-                      {"kappa", KeyType::real, false, 0, 1e6, {}},
-                      {"rho_gate", KeyType::real, false, 0, 1, {}},
-                      {"keep_floor", KeyType::real, false, 0, 1, {}},
-                      {"seed", KeyType::integer, false, 0, 9e18, {}},
-                      {"scope", KeyType::scalar_or_list, false, 0, 0, {}}});
-        auto& q = s.params;
-        if (p["coef"]) q.coef = yc.as_real(p["coef"], "parameters.coef");
-        if (p["normalize"])
-            q.normalize = p["normalize"].Scalar() == "sum" ? merging::Normalize::sum
-                                                           : merging::Normalize::mean;
-        if (p["density"]) q.density = yc.as_real(p["density"], "parameters.density");
-        if (p["drop"]) q.drop = yc.as_real(p["drop"], "parameters.drop");
-        if (p["dare_then"]) q.dare_then_ties = p["dare_then"].Scalar() == "ties";
-        if (p["t"]) q.t = yc.as_real(p["t"], "parameters.t");
-        if (p["kappa"]) q.kappa = yc.as_real(p["kappa"], "parameters.kappa");
-        if (p["rho_gate"]) q.rho_gate = yc.as_real(p["rho_gate"], "parameters.rho_gate");
-        if (p["keep_floor"]) q.keep_floor = yc.as_real(p["keep_floor"], "parameters.keep_floor");
-        if (p["seed"]) q.seed = static_cast<std::uint64_t>(yc.as_int(p["seed"], "parameters.seed"));
-        if (const YAML::Node sc = p["scope"]) {
-            if (sc.IsSequence())
-                for (std::size_t i = 0; i < sc.size(); ++i)
-                    s.scope.push_back(yc.as_string(sc[i], index_path("parameters.scope", i)));
-            else
-                s.scope.push_back(yc.as_string(sc, "parameters.scope"));
-        }
-        s.parameters = yaml_to_json(p);
-    }
-    const bool prism_family = m == "prism" || m == "prism_hard" || m == "norm_matched";
-    if (s.scope.empty() && prism_family) s.scope = kPrismScope;
+    parse_models(yc, root["models"], resolve, s);
+    if (const YAML::Node p = root["parameters"]) parse_parameters(yc, p, s);
+    if (s.scope.empty() && merging::reads_merge_rho(s.params.method)) s.scope = kPrismScope;
     if (const YAML::Node d = root["out_dtype"]) {
         const std::string v = d.Scalar();
         s.has_out_dtype = true;

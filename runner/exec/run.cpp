@@ -203,6 +203,74 @@ void setup_logging(const std::string& out, int rank, const std::string& level, b
     spdlog::flush_every(std::chrono::seconds(2));
 }
 
+namespace {
+
+// What /meta records of this run.
+RunMeta run_meta(const Config& config, MPI_Comm comm, int rank, int size) {
+    RunMeta meta;
+    meta.config_text = config.text;
+    meta.config_path = config.path;
+    meta.config_hash = config.hash;
+    meta.git_revision = COMPATBENCH_GIT_REVISION;
+    meta.version = COMPATBENCH_VERSION;
+    meta.experiment = config.name;
+    meta.ranks = size;
+    meta.hosts = gather_hosts(comm, rank, size);
+    meta.start_time = now_epoch();
+    return meta;
+}
+
+// Rank 0: the coordinator, resumed from the ledger's records, runs the graph to its end.
+struct Coordinated {
+    CoordinatorReport report;
+    int exit_code = kExitOk;
+    std::size_t resumed = 0;
+};
+Coordinated coordinate(const Config& config, const TaskGraph& graph, const RunOptions& options,
+                       MPI_Comm comm, ResultsFile& results, Executor& executor,
+                       const RunMeta& meta) {
+    const fs::path out(options.out);
+    auto warn = [](const std::string& w) { spdlog::warn("{}", w); };
+    std::vector<nlohmann::json> records;
+    if (options.resume) records = Ledger::read((out / "ledger.jsonl").string(), warn);
+    Ledger ledger((out / "ledger.jsonl").string(), config.runner.fsync_interval, warn);
+    Coordinator coordinator(config, graph, comm, ledger, results, executor);
+    Coordinated c;
+    c.resumed = coordinator.resume_from(records);
+    coordinator.publish_status((out / "status.json").string(), status_header(meta));
+    if (options.resume)
+        spdlog::info(
+            "resume: {} of {} tasks done in earlier runs; results.h5 rebuilt from the "
+            "ledger",
+            c.resumed, graph.tasks().size());
+    results.flush();
+    c.report = coordinator.run();
+    c.exit_code = c.report.interrupted                                          ? kExitRequeue
+                  : (c.report.failed + c.report.skipped + c.report.pending) > 0 ? kExitTasksFailed
+                                                                                : kExitOk;
+    return c;
+}
+
+// Collectively: every rank's rows, the analyses (sent from rank 0), /tasks and /meta.
+std::vector<std::pair<std::string, TableData>> finish_results(ResultsFile& results,
+                                                              const Coordinated& c, MPI_Comm comm,
+                                                              int rank) {
+    results.flush();
+    std::string analyses =
+        rank == 0 ? nlohmann::json(tables_to_json(c.report.analyses)).dump() : std::string();
+    broadcast_string(analyses, comm);
+    auto tables = tables_from_json(nlohmann::json::parse(analyses));
+    results.write_analysis_tables(tables, 0);
+    if (rank == 0) {
+        results.write_task_facts(c.report.facts);
+        results.finish(now_epoch(), c.report.status(), static_cast<std::int64_t>(c.resumed));
+    }
+    results.close();
+    return tables;
+}
+
+}  // namespace
+
 RunSummary run_experiment(const Config& config, const TaskGraph& graph, const RunOptions& options,
                           MPI_Comm comm) {
     RunSummary summary;
@@ -223,74 +291,30 @@ RunSummary run_experiment(const Config& config, const TaskGraph& graph, const Ru
     MPI_Barrier(comm);
     setup_logging(options.out, rank, options.log_level, rank == 0);
     install_stop_signals();
-
-    RunMeta meta;
-    meta.config_text = config.text;
-    meta.config_path = config.path;
-    meta.config_hash = config.hash;
-    meta.git_revision = COMPATBENCH_GIT_REVISION;
-    meta.version = COMPATBENCH_VERSION;
-    meta.experiment = config.name;
-    meta.ranks = size;
-    meta.hosts = gather_hosts(comm, rank, size);
-    meta.start_time = now_epoch();
-
-    const fs::path out(options.out);
-    std::vector<nlohmann::json> records;
-    auto warn = [](const std::string& w) { spdlog::warn("{}", w); };
-    if (rank == 0) {
+    const RunMeta meta = run_meta(config, comm, rank, size);
+    if (rank == 0)
         spdlog::info(
             "compatbench {} ({}): experiment '{}' (config {} hash {}), {} tasks on {} ranks, out "
             "{}",
             meta.version, meta.git_revision, config.name, config.path, config.hash,
             graph.tasks().size(), size, options.out);
-        if (options.resume) records = Ledger::read((out / "ledger.jsonl").string(), warn);
-    }
 
-    ResultsFile results((out / "results.h5").string(), comm, config, graph, meta);
-    Executor executor(config, graph, rank, out);
-    int exit_code = kExitOk;
-    std::size_t resumed = 0;
-    CoordinatorReport report;
-    if (rank == 0) {
-        Ledger ledger((out / "ledger.jsonl").string(), config.runner.fsync_interval, warn);
-        Coordinator coordinator(config, graph, comm, ledger, results, executor);
-        resumed = coordinator.resume_from(records);
-        coordinator.publish_status((out / "status.json").string(), status_header(meta));
-        if (options.resume) {
-            spdlog::info(
-                "resume: {} of {} tasks done in earlier runs; results.h5 rebuilt from the ledger",
-                resumed, graph.tasks().size());
-        }
-        results.flush();
-        report = coordinator.run();
-        exit_code = report.interrupted                                      ? kExitRequeue
-                    : (report.failed + report.skipped + report.pending) > 0 ? kExitTasksFailed
-                                                                            : kExitOk;
-    } else {
+    ResultsFile results((fs::path(options.out) / "results.h5").string(), comm, config, graph, meta);
+    Executor executor(config, graph, rank, fs::path(options.out));
+    Coordinated c;
+    if (rank == 0)
+        c = coordinate(config, graph, options, comm, results, executor, meta);
+    else
         run_worker(config, graph, comm, results, executor);
-    }
-
-    // Finalize, collectively: every rank's rows, the analyses, /tasks and /meta.
-    results.flush();
-    std::string analyses =
-        rank == 0 ? nlohmann::json(tables_to_json(report.analyses)).dump() : std::string();
-    broadcast_string(analyses, comm);
-    const auto tables = tables_from_json(nlohmann::json::parse(analyses));
-    results.write_analysis_tables(tables, 0);
-    if (rank == 0) {
-        results.write_task_facts(report.facts);
-        results.finish(now_epoch(), report.status(), static_cast<std::int64_t>(resumed));
-    }
-    results.close();
-    MPI_Bcast(&exit_code, 1, MPI_INT, 0, comm);
+    const auto tables = finish_results(results, c, comm, rank);
+    MPI_Bcast(&c.exit_code, 1, MPI_INT, 0, comm);
 
     summary.wall_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-    if (rank == 0) print_summary(report, tables, options, summary.wall_seconds);
+    if (rank == 0) print_summary(c.report, tables, options, summary.wall_seconds);
     spdlog::default_logger()->flush();
-    summary.exit_code = exit_code;
-    summary.report = std::move(report);
+    summary.exit_code = c.exit_code;
+    summary.report = std::move(c.report);
     return summary;
 }
 

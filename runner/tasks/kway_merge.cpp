@@ -34,12 +34,10 @@ namespace compatbench {
 
 namespace {
 
-const std::vector<std::string> kAllMethods = {"task_arithmetic", "ties",        "dare",
-                                              "slerp",           "model_stock", "prism",
-                                              "prism_hard",      "norm_matched"};
+const std::vector<std::string>& kAllMethods = merging::method_names();
 
 bool prism_family(const std::string& m) {
-    return m == "prism" || m == "prism_hard" || m == "norm_matched";
+    return merging::reads_merge_rho(merging::method_from_name(m));
 }
 
 std::string real_label(double v) {
@@ -77,6 +75,117 @@ struct Members {
     std::vector<std::string> models, tasks, task_ids;
 };
 
+std::vector<Members> backbones_of(const GroupSpec& fts) {
+    std::vector<Members> backbones;
+    for (const auto& t : fts.listed) {
+        const std::string bb = t.params.at("base").text;
+        if (backbones.empty() || backbones.back().backbone != bb)
+            backbones.push_back({bb, {}, {}, {}});
+        backbones.back().models.push_back(t.keys.front().second.text);
+        backbones.back().tasks.push_back(t.params.at("task").text);
+        backbones.back().task_ids.push_back(fts.name + "/" + t.suffix);
+    }
+    return backbones;
+}
+
+// A fixed order of a backbone's fine-tunes, drawn from its name: its K-way merges take the
+// first K, so they are nested.
+std::vector<std::size_t> merge_order(const Members& bb) {
+    std::vector<std::size_t> order(bb.models.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::uint64_t state = fnv1a64("kway/" + bb.backbone);
+    for (std::size_t i = order.size(); i > 1; --i)
+        std::swap(order[i - 1], order[splitmix64(state++) % i]);
+    return order;
+}
+
+// What a group sweeps: K, operators, coefficients, κ, and the checkpoints merged.
+struct Sweep {
+    std::vector<int> ks;
+    std::vector<std::string> methods;
+    std::vector<double> coefs, kappas;
+    double kappa_coef = 1.0;
+    std::vector<int> steps = {0};  // 0: the final fine-tunes
+    std::int64_t final_steps = 200;
+};
+
+Sweep read_sweep(const GroupSpec& group, const GroupSpec& fts, const YamlChecker& yc) {
+    const std::string base = "tasks." + group.name;
+    Sweep w;
+    w.ks = int_list_key(group, "k", yc, {2, 3, 4, 5, 6, 7, 8}, 2, 64);
+    w.methods = string_list_key(group, "methods", yc, kAllMethods);
+    for (std::size_t i = 0; i < w.methods.size(); ++i)
+        if (std::find(kAllMethods.begin(), kAllMethods.end(), w.methods[i]) == kAllMethods.end())
+            yc.fail(group.node["methods"][i], index_path(base + ".methods", i),
+                    "unknown merge method '" + w.methods[i] + "'");
+    w.coefs = real_list_key(group, "coefs", yc, {0.3, 0.5, 0.7, 1.0}, 0, 100);
+    w.kappas = real_list_key(group, "kappas", yc, {0.25, 0.5, 1, 2, 3}, 0, 100);
+    if (group.params.count("kappa_coef")) w.kappa_coef = group.params.at("kappa_coef").as_double();
+    string_list_key(group, "scope", yc, {});  // checked here, read by each task
+    if (group.params.count("checkpoints") && group.params.at("checkpoints").text == "true") {
+        const auto& lists = fts.listed.front().lists;
+        if (!lists.count("checkpoint_steps"))
+            yc.fail(group.node["checkpoints"], base + ".checkpoints",
+                    "group '" + fts.name + "' writes no checkpoints (its 'checkpoints' key)");
+        w.steps = ints_of(lists.at("checkpoint_steps"));
+    }
+    if (fts.params.count("steps")) w.final_steps = fts.params.at("steps").integer;
+    return w;
+}
+
+// One merge's members: the first K fine-tunes in the backbone's order, at checkpoint `step`.
+struct Merge {
+    std::string label;  // the `members` key column: "t1,t2"
+    std::vector<std::string> tasks, models, after;
+};
+Merge merge_of(const Members& bb, const std::vector<std::size_t>& order, int k, int step) {
+    Merge m;
+    for (int i = 0; i < k; ++i) {
+        const std::size_t f = order[static_cast<std::size_t>(i)];
+        append_csv(m.label, bb.tasks[f]);
+        m.tasks.push_back(bb.tasks[f]);
+        m.models.push_back(step > 0 ? bb.models[f] + ".step" + std::to_string(step) : bb.models[f]);
+        m.after.push_back(bb.task_ids[f]);  // the fine-tunes (after their backbone)
+    }
+    return m;
+}
+
+// The tasks of one merge: each operator at each coefficient (SLERP only for K = 2; SLERP
+// and Model Stock at c = 1), and the κ sweep of the PRISM family at `kappa_coef`.
+void add_merges(std::vector<ListedTask>& out, const Sweep& w, const Members& bb, int step, int k,
+                const Merge& merge, const Scalar& world_group) {
+    const auto add = [&](const std::string& method, double coef, double kappa) {
+        ListedTask t;
+        t.suffix = bb.backbone;
+        if (step > 0) t.suffix += "/step" + std::to_string(step);
+        t.suffix += "/k" + std::to_string(k) + "/" + method + "/c" + real_label(coef);
+        if (prism_family(method)) t.suffix += "/kappa" + real_label(kappa);
+        t.keys = {{"backbone", Scalar::parse(bb.backbone)},
+                  {"step", Scalar::parse(std::to_string(step > 0 ? step : w.final_steps))},
+                  {"k", Scalar::parse(std::to_string(k))},
+                  {"members", Scalar::parse(merge.label)},
+                  {"method", Scalar::parse(method)},
+                  {"coef", Scalar::parse(real_label(coef))},
+                  {"kappa", Scalar::parse(real_label(prism_family(method) ? kappa : 0.0))}};
+        t.lists["member_models"] = list_of(merge.models);
+        t.lists["member_tasks"] = list_of(merge.tasks);
+        t.params["world_group"] = world_group;
+        t.after = merge.after;
+        out.push_back(std::move(t));
+    };
+    for (const auto& method : w.methods) {
+        if (method == "slerp" && k != 2) continue;
+        if (method == "slerp" || method == "model_stock") {
+            add(method, 1.0, 1.0);
+            continue;
+        }
+        for (double c : w.coefs) add(method, c, 1.0);
+        if (!prism_family(method)) continue;
+        for (double kappa : w.kappas)
+            if (kappa != 1.0) add(method, w.kappa_coef, kappa);
+    }
+}
+
 class KwayMergeTask final : public TaskKind {
   public:
     std::string_view name() const override { return "kway_merge"; }
@@ -111,100 +220,18 @@ class KwayMergeTask final : public TaskKind {
                                        const YamlChecker& yc) const override {
         const std::string base = "tasks." + group.name;
         const GroupSpec& fts = earlier_group(group, "finetunes", earlier, "zoo_finetune", yc);
-        const std::vector<int> ks = int_list_key(group, "k", yc, {2, 3, 4, 5, 6, 7, 8}, 2, 64);
-        const std::vector<std::string> methods = string_list_key(group, "methods", yc, kAllMethods);
-        for (std::size_t i = 0; i < methods.size(); ++i)
-            if (std::find(kAllMethods.begin(), kAllMethods.end(), methods[i]) == kAllMethods.end())
-                yc.fail(group.node["methods"][i], index_path(base + ".methods", i),
-                        "unknown merge method '" + methods[i] + "'");
-        const auto coefs = real_list_key(group, "coefs", yc, {0.3, 0.5, 0.7, 1.0}, 0, 100);
-        const auto kappas = real_list_key(group, "kappas", yc, {0.25, 0.5, 1, 2, 3}, 0, 100);
-        const double kappa_coef =
-            group.params.count("kappa_coef") ? group.params.at("kappa_coef").as_double() : 1.0;
-        const bool checkpoints =
-            group.params.count("checkpoints") && group.params.at("checkpoints").text == "true";
-        string_list_key(group, "scope", yc, {});  // checked here, read by each task
-
-        // The fine-tunes per backbone, in the group's order.
-        std::vector<Members> backbones;
-        for (const auto& t : fts.listed) {
-            const std::string bb = t.params.at("base").text;
-            if (backbones.empty() || backbones.back().backbone != bb)
-                backbones.push_back({bb, {}, {}, {}});
-            backbones.back().models.push_back(t.keys.front().second.text);
-            backbones.back().tasks.push_back(t.params.at("task").text);
-            backbones.back().task_ids.push_back(fts.name + "/" + t.suffix);
-        }
-        std::vector<int> steps = {0};
-        if (checkpoints) {
-            const auto& p = fts.listed.front().lists;
-            if (!p.count("checkpoint_steps"))
-                yc.fail(group.node["checkpoints"], base + ".checkpoints",
-                        "group '" + fts.name + "' writes no checkpoints (its 'checkpoints' key)");
-            steps = ints_of(p.at("checkpoint_steps"));
-        }
-        const std::int64_t final_steps =
-            fts.params.count("steps") ? fts.params.at("steps").integer : 200;
-
+        const Sweep sweep = read_sweep(group, fts, yc);
+        const Scalar& world_group = fts.listed.front().params.at("world_group");
         std::vector<ListedTask> out;
-        for (auto& bb : backbones) {
-            // A fixed order of the backbone's tasks, drawn from its name.
-            std::vector<std::size_t> order(bb.models.size());
-            std::iota(order.begin(), order.end(), 0);
-            std::uint64_t state = fnv1a64("kway/" + bb.backbone);
-            for (std::size_t i = order.size(); i > 1; --i)
-                std::swap(order[i - 1], order[splitmix64(state++) % i]);
-            for (int step : steps) {
-                for (int k : ks) {
-                    if (static_cast<std::size_t>(k) > order.size()) {
+        for (const auto& bb : backbones_of(fts)) {
+            const auto order = merge_order(bb);
+            for (int step : sweep.steps) {
+                for (int k : sweep.ks) {
+                    if (static_cast<std::size_t>(k) > order.size())
                         yc.fail(group.node["k"], base + ".k",
                                 "K = " + std::to_string(k) + " but backbone '" + bb.backbone +
                                     "' has " + std::to_string(order.size()) + " fine-tunes");
-                    }
-                    std::string members;  // the key column's label, "t1,t2"
-                    std::vector<std::string> member_tasks, models;
-                    std::vector<std::string> after;
-                    for (int i = 0; i < k; ++i) {
-                        const std::size_t m = order[static_cast<std::size_t>(i)];
-                        append_csv(members, bb.tasks[m]);
-                        member_tasks.push_back(bb.tasks[m]);
-                        models.push_back(step > 0 ? bb.models[m] + ".step" + std::to_string(step)
-                                                  : bb.models[m]);
-                        after.push_back(bb.task_ids[m]);
-                    }
-                    const auto add = [&](const std::string& method, double coef, double kappa) {
-                        ListedTask t;
-                        t.suffix = bb.backbone;
-                        if (step > 0) t.suffix += "/step" + std::to_string(step);
-                        t.suffix +=
-                            "/k" + std::to_string(k) + "/" + method + "/c" + real_label(coef);
-                        if (prism_family(method)) t.suffix += "/kappa" + real_label(kappa);
-                        t.keys = {
-                            {"backbone", Scalar::parse(bb.backbone)},
-                            {"step", Scalar::parse(std::to_string(step > 0 ? step : final_steps))},
-                            {"k", Scalar::parse(std::to_string(k))},
-                            {"members", Scalar::parse(members)},
-                            {"method", Scalar::parse(method)},
-                            {"coef", Scalar::parse(real_label(coef))},
-                            {"kappa",
-                             Scalar::parse(real_label(prism_family(method) ? kappa : 0.0))}};
-                        t.lists["member_models"] = list_of(models);
-                        t.lists["member_tasks"] = list_of(member_tasks);
-                        t.params["world_group"] = fts.listed.front().params.at("world_group");
-                        t.after = after;  // the fine-tunes (after their backbone)
-                        out.push_back(std::move(t));
-                    };
-                    for (const auto& method : methods) {
-                        if (method == "slerp" && k != 2) continue;
-                        if (method == "slerp" || method == "model_stock") {
-                            add(method, 1.0, 1.0);
-                            continue;
-                        }
-                        for (double c : coefs) add(method, c, 1.0);
-                        if (!prism_family(method)) continue;
-                        for (double kappa : kappas)
-                            if (kappa != 1.0) add(method, kappa_coef, kappa);
-                    }
+                    add_merges(out, sweep, bb, step, k, merge_of(bb, order, k, step), world_group);
                 }
             }
         }
@@ -218,6 +245,8 @@ class KwayMergeTask final : public TaskKind {
         const std::string backbone = ctx.params.at("backbone").text;
         const std::vector<std::string> models = ctx.texts("member_models");
         const int k = static_cast<int>(models.size());
+        const ZooWorld zw = load_zoo_world(ctx);
+        const zoo::Split split = zw.split(eval_split(ctx));  // fails before the merge, not after
         Loaded m = read_members(paths, backbone, models);
         const merging::MemorySource source = tensors_of(m, models);
 
@@ -233,7 +262,7 @@ class KwayMergeTask final : public TaskKind {
         for (std::size_t t = 0; t < source.size(); ++t)
             set_param_values(pm[t], merge.merge(source, t, rho));
 
-        const Accuracy acc = evaluate(ctx, paths, m, merged, models);
+        const Accuracy acc = evaluate(ctx, paths, zw, split, m, merged, models);
         const auto& sums = merge.sums();
         const auto& totals = merge.totals();
         return {sums.mean_interference(),
@@ -252,6 +281,10 @@ class KwayMergeTask final : public TaskKind {
     }
 
   private:
+    static std::string eval_split(const TaskContext& ctx) {
+        return ctx.params.count("eval_split") ? ctx.params.at("eval_split").text : "flickr";
+    }
+
     static merging::MergeParams merge_params(const TaskContext& ctx) {
         merging::MergeParams mp;
         mp.method = merging::method_from_name(ctx.params.at("method").text);
@@ -315,12 +348,10 @@ class KwayMergeTask final : public TaskKind {
     // Evaluation (§3.3): each member's task through the merged encoder and the base, with the
     // member's own head; the fine-tune's accuracy from its sidecar when it holds one for
     // this split, else computed.
-    static Accuracy evaluate(const TaskContext& ctx, const ZooPaths& paths, Loaded& m,
-                             zoo::Encoder& merged, const std::vector<std::string>& models) {
-        const ZooWorld zw = load_zoo_world(ctx);
-        const std::string split_name =
-            ctx.params.count("eval_split") ? ctx.params.at("eval_split").text : "flickr";
-        const zoo::Split split = zw.split(split_name);
+    static Accuracy evaluate(const TaskContext& ctx, const ZooPaths& paths, const ZooWorld& zw,
+                             const zoo::Split& split, Loaded& m, zoo::Encoder& merged,
+                             const std::vector<std::string>& models) {
+        const std::string split_name = eval_split(ctx);
         const auto& spec = zw.world.spec();
         const auto all_tasks = zoo::latent_tasks(spec);
         const std::vector<std::string> members = ctx.texts("member_tasks");

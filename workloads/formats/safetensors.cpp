@@ -21,19 +21,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct DTypeEntry {
-    DType dtype;
-    const char* name;
-    std::size_t size;
-};
-constexpr DTypeEntry kDTypes[] = {
-    {DType::BOOL, "BOOL", 1}, {DType::U8, "U8", 1},     {DType::I8, "I8", 1},
-    {DType::I16, "I16", 2},   {DType::U16, "U16", 2},   {DType::I32, "I32", 4},
-    {DType::U32, "U32", 4},   {DType::I64, "I64", 8},   {DType::U64, "U64", 8},
-    {DType::F16, "F16", 2},   {DType::BF16, "BF16", 2}, {DType::F32, "F32", 4},
-    {DType::F64, "F64", 8},
-};
-
 [[noreturn]] void fail(const std::string& file, const std::string& what) {
     throw FormatError(file + ": " + what);
 }
@@ -108,34 +95,6 @@ TensorInfo parse_entry(const std::string& file, const std::string& name,
 }
 
 }  // namespace
-
-const char* dtype_name(DType dtype) {
-    for (const auto& e : kDTypes) {
-        if (e.dtype == dtype) return e.name;
-    }
-    return "?";
-}
-
-std::size_t dtype_size(DType dtype) {
-    for (const auto& e : kDTypes) {
-        if (e.dtype == dtype) return e.size;
-    }
-    return 0;
-}
-
-bool dtype_is_float(DType dtype) {
-    return dtype == DType::F16 || dtype == DType::BF16 || dtype == DType::F32 ||
-           dtype == DType::F64;
-}
-
-DType dtype_from_name(const std::string& name) {
-    for (const auto& e : kDTypes) {
-        if (name == e.name) return e.dtype;
-    }
-    std::string known;
-    for (const auto& e : kDTypes) known += (known.empty() ? "" : ", ") + std::string(e.name);
-    throw FormatError("unsupported dtype '" + name + "' (readable: " + known + ")");
-}
 
 std::uint64_t TensorInfo::numel() const {
     std::uint64_t n = 1;
@@ -306,65 +265,6 @@ std::vector<float> SafetensorsFile::read_f32(const TensorInfo& t) const {
     return out;
 }
 
-void to_f32(DType dtype, const std::uint8_t* src, std::size_t count, float* out) {
-    switch (dtype) {
-        case DType::F32:
-            std::memcpy(out, src, count * 4);
-            return;  // little-endian host
-        case DType::BF16:
-            // Inline and branch-free (a shift into the high half), so that it vectorises:
-            // screening streams gigabytes through here.
-            for (std::size_t i = 0; i < count; ++i) {
-                std::uint16_t h;
-                std::memcpy(&h, src + 2 * i, 2);  // little-endian host
-                const std::uint32_t u = static_cast<std::uint32_t>(h) << 16;
-                std::memcpy(out + i, &u, 4);
-            }
-            return;
-        case DType::F16:
-            for (std::size_t i = 0; i < count; ++i) {
-                out[i] = f16_to_f32(static_cast<std::uint16_t>(src[2 * i] | (src[2 * i + 1] << 8)));
-            }
-            return;
-        case DType::F64:
-            for (std::size_t i = 0; i < count; ++i) {
-                double d;
-                std::memcpy(&d, src + 8 * i, 8);
-                out[i] = static_cast<float>(d);
-            }
-            return;
-        default:
-            throw FormatError(std::string("cannot convert ") + dtype_name(dtype) + " to float32");
-    }
-}
-
-std::vector<std::uint8_t> from_f32(DType dtype, std::span<const float> values) {
-    std::vector<std::uint8_t> out(values.size() * dtype_size(dtype));
-    switch (dtype) {
-        case DType::F32:
-            std::memcpy(out.data(), values.data(), out.size());
-            break;
-        case DType::BF16:
-        case DType::F16:
-            for (std::size_t i = 0; i < values.size(); ++i) {
-                const std::uint16_t h =
-                    dtype == DType::BF16 ? f32_to_bf16(values[i]) : f32_to_f16(values[i]);
-                out[2 * i] = static_cast<std::uint8_t>(h & 0xff);
-                out[2 * i + 1] = static_cast<std::uint8_t>(h >> 8);
-            }
-            break;
-        case DType::F64:
-            for (std::size_t i = 0; i < values.size(); ++i) {
-                const double d = values[i];
-                std::memcpy(out.data() + 8 * i, &d, 8);
-            }
-            break;
-        default:
-            throw FormatError(std::string("cannot store float32 values as ") + dtype_name(dtype));
-    }
-    return out;
-}
-
 // ---- SafetensorsWriter ----------------------------------------------------------------
 
 void SafetensorsWriter::add(const std::string& name, DType dtype, std::vector<std::uint64_t> shape,
@@ -483,76 +383,6 @@ std::vector<std::string> SafetensorsWriter::write_sharded(const std::string& dir
     write_file(index_path, {text.data()}, {text.size()});
     written.push_back(index_path);
     return written;
-}
-
-// ---- Checkpoint ---------------------------------------------------------------------
-
-Checkpoint Checkpoint::open(const std::string& path, const ReadLimits& limits) {
-    Checkpoint c;
-    c.path_ = path;
-    fs::path single = path;
-    const fs::path index = fs::path(path) / "model.safetensors.index.json";
-    if (fs::is_directory(path)) {
-        if (fs::exists(index)) {
-            std::ifstream in(index);
-            nlohmann::json j;
-            try {
-                j = nlohmann::json::parse(in);
-            } catch (const nlohmann::json::exception& e) {
-                fail(index.string(), std::string("not valid JSON: ") + e.what());
-            }
-            if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object()) {
-                fail(index.string(), "expected an object with a 'weight_map' object");
-            }
-            std::map<std::string, std::size_t> file_index;
-            for (const auto& [tensor, file] : j["weight_map"].items()) {
-                if (!file.is_string())
-                    fail(index.string(), "weight_map['" + tensor + "'] must be a file name");
-                const std::string shard = file.get<std::string>();
-                if (shard.find('/') != std::string::npos || shard == ".." || shard.empty()) {
-                    fail(index.string(), "weight_map['" + tensor + "'] = '" + shard +
-                                             "' is not a file in the folder");
-                }
-                if (!file_index.count(shard)) {
-                    file_index[shard] = c.files_.size();
-                    c.files_.push_back(std::make_unique<SafetensorsFile>(
-                        SafetensorsFile::open((fs::path(path) / shard).string(), limits)));
-                }
-                const auto& f = *c.files_[file_index[shard]];
-                if (!f.find(tensor))
-                    fail(f.path(), "has no tensor '" + tensor + "' although " + index.string() +
-                                       " maps it there");
-                c.where_[tensor] = file_index[shard];
-            }
-            if (j.contains("metadata") && j["metadata"].is_object()) {
-                for (const auto& [k, v] : j["metadata"].items())
-                    c.metadata_[k] = v.is_string() ? v.get<std::string>() : v.dump();
-            }
-            return c;
-        }
-        single = fs::path(path) / "model.safetensors";
-        if (!fs::exists(single))
-            fail(path, "a folder without model.safetensors.index.json or model.safetensors");
-    }
-    c.files_.push_back(
-        std::make_unique<SafetensorsFile>(SafetensorsFile::open(single.string(), limits)));
-    for (const auto& t : c.files_[0]->tensors()) c.where_[t.name] = 0;
-    c.metadata_ = c.files_[0]->metadata();
-    return c;
-}
-
-std::vector<std::string> Checkpoint::names() const {
-    std::vector<std::string> out;
-    for (const auto& [name, file] : where_) out.push_back(name);
-    return out;
-}
-
-const TensorInfo& Checkpoint::info(const std::string& name) const { return file_of(name).at(name); }
-
-const SafetensorsFile& Checkpoint::file_of(const std::string& name) const {
-    auto it = where_.find(name);
-    if (it == where_.end()) fail(path_, "no tensor named '" + name + "'");
-    return *files_[it->second];
 }
 
 }  // namespace compatbench::formats

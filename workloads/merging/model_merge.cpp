@@ -100,10 +100,7 @@ MergeTotals MergeTotals::from_values(const std::array<double, 6>& v) {
 ModelMerge::ModelMerge(MergeParams params, std::vector<std::string> scope)
     : params_(std::move(params)), scope_(std::move(scope)) {}
 
-bool ModelMerge::needs_rho() const {
-    return params_.method == Method::prism || params_.method == Method::prism_hard ||
-           params_.method == Method::norm_matched;
-}
+bool ModelMerge::needs_rho() const { return reads_merge_rho(params_.method); }
 
 void ModelMerge::measure(const TensorSource& source, std::size_t i) {
     if (source.mergeable(i) && in_scope(source.name(i))) sums_.add(source.interference(i));

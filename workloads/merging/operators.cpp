@@ -118,6 +118,15 @@ double prism_lambda(const MergeParams& p, const TensorScope& s, const std::vecto
 
 const char* method_name(Method m) { return kNames[static_cast<int>(m)]; }
 
+const std::vector<std::string>& method_names() {
+    static const std::vector<std::string> names(std::begin(kNames), std::end(kNames));
+    return names;
+}
+
+bool reads_merge_rho(Method m) {
+    return m == Method::prism || m == Method::prism_hard || m == Method::norm_matched;
+}
+
 Method method_from_name(const std::string& name) {
     for (int i = 0; i < 8; ++i)
         if (name == kNames[i]) return static_cast<Method>(i);
@@ -132,6 +141,113 @@ bool in_scope(const std::string& name, const std::vector<std::string>& patterns)
         if (fnmatch(p.c_str(), name.c_str(), 0) == 0) return true;
     return false;
 }
+
+namespace {
+
+// θ0 + scale · delta, in double.
+Vec from_delta(std::span<const float> base, const Vec& delta, double scale) {
+    Vec theta(base.size());
+    for (std::size_t j = 0; j < base.size(); ++j) theta[j] = base[j] + scale * delta[j];
+    return theta;
+}
+
+// DARE: each τ_i keeps a coordinate with probability 1 - p, rescaled by 1 / (1 - p); the
+// mask is drawn per (seed, tensor, model), the same whatever rank or order merges it.
+void dare_drop(const MergeParams& p, const TensorScope& s, std::vector<Vec>& taus) {
+    const double keep = 1.0 - p.drop;
+    for (std::size_t i = 0; i < taus.size(); ++i) {
+        std::uint64_t state = p.seed ^ fnv1a64(s.name) ^ splitmix64(i + 1);
+        for (auto& t : taus[i]) {
+            const bool kept = unit_double(splitmix64(state++)) < keep;
+            t = kept && keep > 0.0 ? t / keep : 0.0;
+        }
+    }
+}
+
+// SLERP of the two models' values (not their task vectors) at t.
+Vec slerp(const MergeParams& p, const TensorScope& s,
+          std::span<const std::span<const float>> models) {
+    if (models.size() != 2) throw std::invalid_argument(s.name + ": SLERP merges exactly 2 models");
+    Vec a(models[0].begin(), models[0].end()), b(models[1].begin(), models[1].end());
+    const double na = std::sqrt(dot(a, a)), nb = std::sqrt(dot(b, b));
+    const double cos = na > 0 && nb > 0 ? std::clamp(dot(a, b) / (na * nb), -1.0, 1.0) : 1.0;
+    double wa = 1.0 - p.t, wb = p.t;
+    if (std::abs(cos) <= 0.9995) {
+        const double omega = std::acos(cos), so = std::sin(omega);
+        wa = std::sin((1.0 - p.t) * omega) / so;
+        wb = std::sin(p.t * omega) / so;
+    }
+    Vec theta(a.size());
+    for (std::size_t j = 0; j < a.size(); ++j) theta[j] = wa * a[j] + wb * b[j];
+    return theta;
+}
+
+// Model Stock: t · mean θ_i + (1 - t) · θ0 = θ0 + t · τ̄, t from the mean pairwise cosine.
+double model_stock_t(const std::vector<Vec>& taus) {
+    const std::size_t k = taus.size();
+    double cos_sum = 0.0;
+    int pairs = 0;
+    for (std::size_t i = 0; i < k; ++i)
+        for (std::size_t q = i + 1; q < k; ++q) {
+            const double ni = std::sqrt(dot(taus[i], taus[i])),
+                         nq = std::sqrt(dot(taus[q], taus[q]));
+            cos_sum += ni > 0 && nq > 0 ? dot(taus[i], taus[q]) / (ni * nq) : 0.0;
+            ++pairs;
+        }
+    const double c = pairs ? cos_sum / pairs : 1.0;
+    const double denom = 1.0 + (static_cast<double>(k) - 1.0) * c;
+    return denom != 0.0 ? static_cast<double>(k) * c / denom : 0.0;
+}
+
+// PRISM (soft threshold of τ̄ at λ), PRISM-hard (hard threshold), or the norm-matched mean
+// (τ̄ scaled to the PRISM update's norm).
+Vec prism_delta(const MergeParams& p, const TensorScope& s, const std::vector<Vec>& taus,
+                const Vec& m, TensorMergeStats& st) {
+    const std::size_t n = m.size();
+    st.lambda = prism_lambda(p, s, taus, m);
+    Vec delta(n);
+    for (std::size_t j = 0; j < n; ++j) {
+        const double mag = std::abs(m[j]);
+        if (p.method == Method::prism_hard)
+            delta[j] = mag > st.lambda ? m[j] : 0.0;
+        else
+            delta[j] = mag > st.lambda ? std::copysign(mag - st.lambda, m[j]) : 0.0;
+    }
+    if (p.method == Method::norm_matched) {
+        const double nm = std::sqrt(st.mean_tau_sq);
+        const double scale = nm > 0 ? std::sqrt(dot(delta, delta)) / nm : 0.0;
+        for (std::size_t j = 0; j < n; ++j) delta[j] = m[j] * scale;
+    }
+    return delta;
+}
+
+// The merged values θ of one in-scope tensor, in double (§3.2). `taus` may be modified.
+Vec merged_values(const MergeParams& p, const TensorScope& s, std::span<const float> base,
+                  std::span<const std::span<const float>> models, std::vector<Vec>& taus,
+                  const Vec& m, TensorMergeStats& st) {
+    switch (p.method) {
+        case Method::task_arithmetic:
+            return from_delta(base, weighted(taus, p), p.coef);
+        case Method::ties:
+            for (auto& t : taus) trim_top(t, p.density);
+            return from_delta(base, ties_merge(taus), p.coef);
+        case Method::dare:
+            dare_drop(p, s, taus);
+            return from_delta(base, p.dare_then_ties ? ties_merge(taus) : weighted(taus, p),
+                              p.coef);
+        case Method::slerp:
+            return slerp(p, s, models);
+        case Method::model_stock:
+            return from_delta(base, m, model_stock_t(taus));
+        case Method::prism:
+        case Method::prism_hard:
+        case Method::norm_matched:
+            return from_delta(base, prism_delta(p, s, taus, m, st), p.coef);
+    }
+    throw std::logic_error("merge method without a rule");
+}
+
+}  // namespace
 
 TensorMergeStats merge_tensor(const MergeParams& p, const TensorScope& s,
                               std::span<const float> base,
@@ -159,91 +275,7 @@ TensorMergeStats merge_tensor(const MergeParams& p, const TensorScope& s,
         std::copy(base.begin(), base.end(), out.begin());
         return st;
     }
-    Vec theta(n);  // the merged values, in double
-    const auto from_delta = [&](const Vec& delta, double scale) {
-        for (std::size_t j = 0; j < n; ++j) theta[j] = base[j] + scale * delta[j];
-    };
-    switch (p.method) {
-        case Method::task_arithmetic: {
-            from_delta(weighted(taus, p), p.coef);
-            break;
-        }
-        case Method::ties: {
-            for (auto& t : taus) trim_top(t, p.density);
-            from_delta(ties_merge(taus), p.coef);
-            break;
-        }
-        case Method::dare: {
-            const double keep = 1.0 - p.drop;
-            for (std::size_t i = 0; i < k; ++i) {
-                // A mask per (seed, tensor, model): the same whatever rank or order merges it.
-                std::uint64_t state = p.seed ^ fnv1a64(s.name) ^ splitmix64(i + 1);
-                for (std::size_t j = 0; j < n; ++j) {
-                    const bool kept = unit_double(splitmix64(state++)) < keep;
-                    taus[i][j] = kept && keep > 0.0 ? taus[i][j] / keep : 0.0;
-                }
-            }
-            if (p.dare_then_ties) {
-                from_delta(ties_merge(taus), p.coef);
-            } else {
-                from_delta(weighted(taus, p), p.coef);
-            }
-            break;
-        }
-        case Method::slerp: {
-            if (k != 2) throw std::invalid_argument(s.name + ": SLERP merges exactly 2 models");
-            Vec a(models[0].begin(), models[0].end()), b(models[1].begin(), models[1].end());
-            const double na = std::sqrt(dot(a, a)), nb = std::sqrt(dot(b, b));
-            const double cos =
-                na > 0 && nb > 0 ? std::clamp(dot(a, b) / (na * nb), -1.0, 1.0) : 1.0;
-            double wa = 1.0 - p.t, wb = p.t;
-            if (std::abs(cos) <= 0.9995) {
-                const double omega = std::acos(cos), so = std::sin(omega);
-                wa = std::sin((1.0 - p.t) * omega) / so;
-                wb = std::sin(p.t * omega) / so;
-            }
-            for (std::size_t j = 0; j < n; ++j) theta[j] = wa * a[j] + wb * b[j];
-            break;
-        }
-        case Method::model_stock: {
-            double cos_sum = 0.0;
-            int pairs = 0;
-            for (std::size_t i = 0; i < k; ++i)
-                for (std::size_t q = i + 1; q < k; ++q) {
-                    const double ni = std::sqrt(dot(taus[i], taus[i])),
-                                 nq = std::sqrt(dot(taus[q], taus[q]));
-                    cos_sum += ni > 0 && nq > 0 ? dot(taus[i], taus[q]) / (ni * nq) : 0.0;
-                    ++pairs;
-                }
-            const double c = pairs ? cos_sum / pairs : 1.0;
-            const double denom = 1.0 + (static_cast<double>(k) - 1.0) * c;
-            const double t = denom != 0.0 ? static_cast<double>(k) * c / denom : 0.0;
-            // t · mean θ_i + (1 - t) · θ0 = θ0 + t · τ̄
-            from_delta(m, t);
-            break;
-        }
-        case Method::prism:
-        case Method::prism_hard:
-        case Method::norm_matched: {
-            st.lambda = prism_lambda(p, s, taus, m);
-            Vec delta(n);
-            for (std::size_t j = 0; j < n; ++j) {
-                const double mag = std::abs(m[j]);
-                if (p.method == Method::prism_hard)
-                    delta[j] = mag > st.lambda ? m[j] : 0.0;
-                else
-                    delta[j] = mag > st.lambda ? std::copysign(mag - st.lambda, m[j]) : 0.0;
-            }
-            if (p.method == Method::norm_matched) {
-                // The PRISM update's norm, spread over every coordinate of the mean.
-                const double nm = std::sqrt(st.mean_tau_sq);
-                const double scale = nm > 0 ? std::sqrt(dot(delta, delta)) / nm : 0.0;
-                for (std::size_t j = 0; j < n; ++j) delta[j] = m[j] * scale;
-            }
-            from_delta(delta, p.coef);
-            break;
-        }
-    }
+    const Vec theta = merged_values(p, s, base, models, taus, m, st);
     for (std::size_t j = 0; j < n; ++j) {
         out[j] = static_cast<float>(theta[j]);
         const double u = theta[j] - base[j];

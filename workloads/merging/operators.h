@@ -24,6 +24,11 @@ enum class Method {
     norm_matched
 };
 const char* method_name(Method m);
+// Every operator's name, in the order of Method.
+const std::vector<std::string>& method_names();
+// Whether the operator reads the merge's ρ (the PRISM family: prism, prism_hard,
+// norm_matched), which the merge's first pass measures.
+bool reads_merge_rho(Method m);
 // std::invalid_argument listing the known names.
 Method method_from_name(const std::string& name);
 

@@ -5,11 +5,15 @@
 #include <map>
 #include <tuple>
 
+#include "merging/operators.h"
 #include "stats/summary.h"
 
 namespace compatbench::prism {
 
 namespace {
+
+// The operators are listed in the order of merging::Method (unknown names last).
+const std::vector<std::string>& kMethodOrder = merging::method_names();
 
 std::size_t method_rank(const std::string& m) {
     return static_cast<std::size_t>(std::find(kMethodOrder.begin(), kMethodOrder.end(), m) -
@@ -39,7 +43,7 @@ std::vector<OperatorRow> operators(const Merges& m) {
     for (const auto& [key, rows] : grouped(
              m, [&](std::size_t i) { return main_kappa(m, i); },
              [&](std::size_t i) { return m.coef[i]; })) {
-        out.push_back({kMethodOrder[key.first], key.second, static_cast<std::int64_t>(rows.size()),
+        out.push_back({m.method[rows.front()], key.second, static_cast<std::int64_t>(rows.size()),
                        mean_at(m.merged_mean, rows),
                        stats::nan_sd(stats::pick(m.merged_mean, rows)), mean_at(m.base_mean, rows),
                        mean_at(m.retention, rows), mean_at(m.destructive, rows),
@@ -53,7 +57,7 @@ std::vector<KRow> by_k(const Merges& m, double coef) {
     for (const auto& [key, rows] : grouped(
              m, [&](std::size_t i) { return main_kappa(m, i) && close(m.coef[i], coef); },
              [&](std::size_t i) { return m.k[i]; })) {
-        out.push_back({kMethodOrder[key.first], static_cast<std::int64_t>(key.second),
+        out.push_back({m.method[rows.front()], static_cast<std::int64_t>(key.second),
                        static_cast<std::int64_t>(rows.size()), mean_at(m.merged_mean, rows),
                        mean_at(m.base_mean, rows), mean_at(m.retention, rows),
                        mean_at(m.destructive, rows), mean_at(m.interference, rows),
@@ -67,7 +71,7 @@ std::vector<KappaRow> kappa_sweep(const Merges& m, double coef) {
     for (const auto& [key, rows] : grouped(
              m, [&](std::size_t i) { return m.kappa[i] > 0 && close(m.coef[i], coef); },
              [&](std::size_t i) { return m.kappa[i]; })) {
-        out.push_back({kMethodOrder[key.first], key.second, static_cast<std::int64_t>(rows.size()),
+        out.push_back({m.method[rows.front()], key.second, static_cast<std::int64_t>(rows.size()),
                        mean_at(m.merged_mean, rows), mean_at(m.retention, rows),
                        mean_at(m.destructive, rows), mean_at(m.update_pct, rows),
                        mean_at(m.keep_fraction, rows), mean_at(m.lambda_mean, rows)});

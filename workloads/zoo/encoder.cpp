@@ -96,223 +96,273 @@ std::vector<nn::Param<float>> Encoder::params() {
     return p;
 }
 
+namespace {
+
+// One encoder's training (zoo.md "Paradigms"): the partner modules its paradigm needs
+// (discarded afterwards), and one step of its objective. Members are built in declaration
+// order from one generator, so the draws (and the bytes) follow the spec's seed alone.
+class Trainer {
+  public:
+    Trainer(const EncoderSpec& spec, const World& world, const Split& train, Encoder& enc)
+        : spec_(spec),
+          ws_(world.spec()),
+          train_(train),
+          vision_(spec.modality == Modality::vision),
+          mlp_(enc.mlp()),
+          rng_(splitmix64(spec.seed ^ fnv1a64("train/" + spec.name))),
+          params_(enc.params()),
+          partner_(
+              tower(vision_ ? ws_.text_dim : ws_.image_dim, spec.width, spec.depth, spec.out_dim),
+              rng_),
+          decoder_(tower(spec.out_dim, spec.width, 1, vision_ ? ws_.image_dim : ws_.text_dim),
+                   rng_),
+          head_(spec.out_dim, ws_.concepts, rng_),
+          regressor_(spec.out_dim, ws_.geometry_dim, rng_),
+          n_detail_heads_(std::max(1, ws_.detail_dim / 2)),
+          detail_heads_(spec.out_dim,
+                        std::vector<int>(static_cast<std::size_t>(n_detail_heads_), 4), rng_),
+          log_scale_(spec.paradigm == Paradigm::siglip ? std::log(10.0f) : std::log(1.0f / 0.07f)) {
+        add_paradigm_params(world);
+    }
+
+    // The steps of the schedule: the loss's mean over the first and the last ten.
+    void run(TrainSummary& summary, const std::atomic<bool>* cancel) {
+        nn::AdamW<float> opt(params_, {spec_.lr, 0.9, 0.999, 1e-8, spec_.weight_decay});
+        double first = 0.0, last = 0.0;
+        const int window = std::min(10, spec_.steps);
+        for (int s = 0; s < spec_.steps; ++s) {
+            if (cancel && cancel->load(std::memory_order_relaxed))
+                throw std::runtime_error("cancelled");
+            opt.zero_grad();
+            dlog_scale_ = dbias_ = 0.0f;
+            const float l = step();
+            if (!std::isfinite(l))
+                throw std::runtime_error(spec_.name + ": loss is not finite at step " +
+                                         std::to_string(s));
+            if (s < window) first += l;
+            if (s >= spec_.steps - window) last += l;
+            opt.step(
+                nn::scheduled_lr(spec_.lr, s, spec_.steps, std::max(1, spec_.steps / 20), 0.05));
+        }
+        summary.first_loss = first / window;
+        summary.final_loss = last / window;
+        summary.steps = spec_.steps;
+    }
+
+  private:
+    // The trained parameters beside the encoder's: its paradigm's partner modules.
+    void add_paradigm_params(const World& world) {
+        switch (spec_.paradigm) {
+            case Paradigm::supervised:
+            case Paradigm::classifier:
+                head_.params("head.", params_);
+                break;
+            case Paradigm::clip:
+            case Paradigm::siglip:
+                partner_.params("partner.", params_);
+                params_.push_back({"log_scale", &log_scale_, &dlog_scale_, 1, {}});
+                if (spec_.paradigm == Paradigm::siglip)
+                    params_.push_back({"bias", &bias_, &dbias_, 1, {}});
+                break;
+            case Paradigm::sentence:
+                params_.push_back({"log_scale", &log_scale_, &dlog_scale_, 1, {}});
+                break;
+            case Paradigm::masked:
+                decoder_.params("decoder.", params_);
+                break;
+            case Paradigm::detail:
+                detail_heads_.params("detail.", params_);
+                break;
+            case Paradigm::geometry:
+                regressor_.params("regressor.", params_);
+                break;
+            case Paradigm::invariance:
+                if (vision_) {
+                    view1_ = world.augmented_view(train_.scenes, spec_.seed * 2 + 1);
+                    view2_ = world.augmented_view(train_.scenes, spec_.seed * 2 + 2);
+                }
+                break;
+            case Paradigm::untrained:
+                break;
+        }
+    }
+
+    // One step of the paradigm's objective; returns the loss.
+    float step() {
+        switch (spec_.paradigm) {
+            case Paradigm::supervised:
+            case Paradigm::classifier:
+                return step_classify();
+            case Paradigm::clip:
+            case Paradigm::siglip:
+                return step_contrast_modalities();
+            case Paradigm::sentence:
+            case Paradigm::invariance:
+                return step_two_views();
+            case Paradigm::masked:
+                return step_masked();
+            case Paradigm::detail:
+                return step_detail();
+            case Paradigm::geometry:
+                return step_geometry();
+            case Paradigm::untrained:
+                break;
+        }
+        throw std::logic_error("an untrained encoder takes no step");
+    }
+
+    std::vector<int> batch() {
+        return sample(static_cast<int>(train_.images.rows()), spec_.batch, rng_);
+    }
+    // One caption row, drawn at random, for each image row.
+    std::vector<int> random_captions(const std::vector<int>& img) {
+        const int k = ws_.captions_per_image;
+        std::vector<int> cap;
+        for (int i : img)
+            cap.push_back(i * k + static_cast<int>(rng_.below(static_cast<std::uint64_t>(k))));
+        return cap;
+    }
+    // The encoder's own modality's rows: images, or one random caption of each image.
+    Mat own_rows(const std::vector<int>& img, const std::vector<int>& cap) const {
+        return vision_ ? rows(train_.images, img) : rows(train_.captions, cap);
+    }
+
+    float step_classify() {
+        const auto img = batch();
+        const std::vector<int> cap = random_captions(img);
+        std::vector<int> y;
+        for (int i : img) y.push_back(train_.scenes.concept_id[static_cast<std::size_t>(i)]);
+        nn::Mat<float> d;
+        const float l =
+            nn::softmax_cross_entropy<float>(head_.forward(mlp_.forward(own_rows(img, cap))), y, d);
+        mlp_.backward(head_.backward(d));
+        return l;
+    }
+
+    // CLIP (InfoNCE) or SigLIP (pairwise sigmoid) against the partner tower.
+    float step_contrast_modalities() {
+        const auto img = batch();
+        const std::vector<int> cap = random_captions(img);
+        const Mat images = rows(train_.images, img), captions = rows(train_.captions, cap);
+        const Mat a = mlp_.forward(vision_ ? images : captions);
+        const Mat b = partner_.forward(vision_ ? captions : images);
+        const auto g = spec_.paradigm == Paradigm::clip
+                           ? nn::info_nce<float>(a, b, log_scale_)
+                           : nn::sigmoid_pairwise<float>(a, b, log_scale_, bias_);
+        mlp_.backward(g.da);
+        partner_.backward(g.db);
+        dlog_scale_ = g.dlog_scale;
+        dbias_ = g.dbias;
+        return g.loss;
+    }
+
+    // Sentence (InfoNCE between two captions of an image) or invariance (VICReg between two
+    // augmented views): one tower, two views.
+    float step_two_views() {
+        const int k = ws_.captions_per_image;
+        const auto img = batch();
+        Mat x1, x2;
+        if (vision_) {
+            x1 = rows(view1_, img);
+            x2 = rows(view2_, img);
+        } else {  // two different captions of each image
+            std::vector<int> c1, c2;
+            for (int i : img) {
+                const int j1 = static_cast<int>(rng_.below(static_cast<std::uint64_t>(k)));
+                const int j2 =
+                    (j1 + 1 + static_cast<int>(rng_.below(static_cast<std::uint64_t>(k - 1)))) % k;
+                c1.push_back(i * k + j1);
+                c2.push_back(i * k + (k > 1 ? j2 : j1));
+            }
+            x1 = rows(train_.captions, c1);
+            x2 = rows(train_.captions, c2);
+        }
+        // The second pass's cache serves its own backward; then the first pass again.
+        const Mat z1 = mlp_.forward(x1);
+        const Mat z2 = mlp_.forward(x2);
+        const auto g = spec_.paradigm == Paradigm::sentence
+                           ? nn::info_nce<float>(z1, z2, log_scale_)
+                           : nn::invariance_vicreg<float>(z1, z2);
+        mlp_.backward(g.db);
+        mlp_.forward(x1);
+        mlp_.backward(g.da);
+        dlog_scale_ = g.dlog_scale;
+        return g.loss;
+    }
+
+    // Masked reconstruction: half the input coordinates hidden, the decoder restores them.
+    float step_masked() {
+        const auto img = batch();
+        const std::vector<int> cap = random_captions(img);
+        const Mat x = own_rows(img, cap);
+        Mat mask(x.rows(), x.cols());
+        for (Eigen::Index r = 0; r < mask.rows(); ++r)
+            for (Eigen::Index c = 0; c < mask.cols(); ++c)
+                mask(r, c) = rng_.uniform() < 0.5 ? 1.0f : 0.0f;
+        const Mat visible = x.cwiseProduct(Mat::Ones(x.rows(), x.cols()) - mask);
+        nn::Mat<float> g;
+        const float l = nn::masked_mse<float>(decoder_.forward(mlp_.forward(visible)), x, mask, g);
+        mlp_.backward(decoder_.backward(g));
+        return l;
+    }
+
+    // Detail: four-way heads on the signs of pairs of the scene's detail coordinates.
+    float step_detail() {
+        const auto img = batch();
+        std::vector<std::vector<int>> labels(static_cast<std::size_t>(n_detail_heads_));
+        for (int i : img) {
+            for (int h = 0; h < n_detail_heads_; ++h) {
+                const int c0 = std::min(2 * h, ws_.detail_dim - 1);
+                const int c1 = std::min(2 * h + 1, ws_.detail_dim - 1);
+                labels[static_cast<std::size_t>(h)].push_back(
+                    (train_.scenes.detail(i, c0) > 0) + 2 * (train_.scenes.detail(i, c1) > 0));
+            }
+        }
+        detail_heads_.forward(mlp_.forward(rows(train_.images, img)));
+        nn::Mat<float> df;
+        const float l = detail_heads_.backward(labels, df);
+        mlp_.backward(df);
+        return l;
+    }
+
+    // Geometry: regression of the scene's geometry from the image.
+    float step_geometry() {
+        const auto img = batch();
+        const Mat target = rows(train_.scenes.geometry, img);
+        const Mat pred = regressor_.forward(mlp_.forward(rows(train_.images, img)));
+        nn::Mat<float> g;
+        const float l = nn::masked_mse<float>(pred, target, Mat::Ones(pred.rows(), pred.cols()), g);
+        mlp_.backward(regressor_.backward(g));
+        return l;
+    }
+
+    const EncoderSpec& spec_;
+    const WorldSpec& ws_;
+    const Split& train_;
+    const bool vision_;
+    nn::Mlp<float>& mlp_;
+    nn::Random rng_;
+    std::vector<nn::Param<float>> params_;
+    nn::Mlp<float> partner_, decoder_;
+    nn::Linear<float> head_, regressor_;
+    const int n_detail_heads_;
+    nn::MultiTaskHeads<float> detail_heads_;
+    float log_scale_, bias_ = -10.0f, dlog_scale_ = 0.0f, dbias_ = 0.0f;
+    Mat view1_, view2_;
+};
+
+}  // namespace
+
 Encoder train_encoder(const EncoderSpec& spec, const World& world, const Split& train,
                       TrainSummary& summary, const std::atomic<bool>* cancel) {
-    const WorldSpec& ws = world.spec();
-    const bool vision = spec.modality == Modality::vision;
-    Encoder enc(spec, vision ? ws.image_dim : ws.text_dim);
+    Encoder enc(spec,
+                spec.modality == Modality::vision ? world.spec().image_dim : world.spec().text_dim);
     summary = {};
     if (spec.paradigm == Paradigm::untrained || spec.steps == 0) {
         summary.first_loss = summary.final_loss = std::numeric_limits<double>::quiet_NaN();
         return enc;
     }
-    nn::Random rng(splitmix64(spec.seed ^ fnv1a64("train/" + spec.name)));
-    std::vector<nn::Param<float>> params = enc.params();
-    const int n_images = static_cast<int>(train.images.rows());
-    const int k = ws.captions_per_image;
-
-    // Partner modules (discarded after training).
-    const int other_dim = vision ? ws.text_dim : ws.image_dim;
-    nn::Mlp<float> partner(tower(other_dim, spec.width, spec.depth, spec.out_dim), rng);
-    nn::Mlp<float> decoder(tower(spec.out_dim, spec.width, 1, vision ? ws.image_dim : ws.text_dim),
-                           rng);
-    nn::Linear<float> head(spec.out_dim, ws.concepts, rng);
-    nn::Linear<float> regressor(spec.out_dim, ws.geometry_dim, rng);
-    const int n_detail_heads = std::max(1, ws.detail_dim / 2);
-    nn::MultiTaskHeads<float> detail_heads(
-        spec.out_dim, std::vector<int>(static_cast<std::size_t>(n_detail_heads), 4), rng);
-    float log_scale = spec.paradigm == Paradigm::siglip ? std::log(10.0f) : std::log(1.0f / 0.07f);
-    float bias = -10.0f, dlog_scale = 0.0f, dbias = 0.0f;
-    Mat view1, view2;
-    switch (spec.paradigm) {
-        case Paradigm::supervised:
-        case Paradigm::classifier:
-            head.params("head.", params);
-            break;
-        case Paradigm::clip:
-        case Paradigm::siglip:
-            partner.params("partner.", params);
-            params.push_back({"log_scale", &log_scale, &dlog_scale, 1, {}});
-            if (spec.paradigm == Paradigm::siglip) params.push_back({"bias", &bias, &dbias, 1, {}});
-            break;
-        case Paradigm::sentence:
-            params.push_back({"log_scale", &log_scale, &dlog_scale, 1, {}});
-            break;
-        case Paradigm::masked:
-            decoder.params("decoder.", params);
-            break;
-        case Paradigm::detail:
-            detail_heads.params("detail.", params);
-            break;
-        case Paradigm::geometry:
-            regressor.params("regressor.", params);
-            break;
-        case Paradigm::invariance:
-            if (vision) {
-                view1 = world.augmented_view(train.scenes, spec.seed * 2 + 1);
-                view2 = world.augmented_view(train.scenes, spec.seed * 2 + 2);
-            }
-            break;
-        case Paradigm::untrained:
-            break;
-    }
-    nn::AdamW<float> opt(params, {spec.lr, 0.9, 0.999, 1e-8, spec.weight_decay});
-    auto& mlp = enc.mlp();
-    auto concepts_of_images = [&](const std::vector<int>& idx) {
-        std::vector<int> y;
-        for (int i : idx) y.push_back(train.scenes.concept_id[static_cast<std::size_t>(i)]);
-        return y;
-    };
-
-    // One caption row, drawn at random, for each image row.
-    auto random_captions = [&](const std::vector<int>& img) {
-        std::vector<int> cap;
-        for (int i : img)
-            cap.push_back(i * k + static_cast<int>(rng.below(static_cast<std::uint64_t>(k))));
-        return cap;
-    };
-
-    // One step of the paradigm's objective; returns the loss.
-    std::function<float()> step;
-    switch (spec.paradigm) {
-        case Paradigm::supervised:
-        case Paradigm::classifier:
-            step = [&] {
-                const auto img = sample(n_images, spec.batch, rng);
-                const std::vector<int> cap = random_captions(img);
-                const Mat x = vision ? rows(train.images, img) : rows(train.captions, cap);
-                nn::Mat<float> d;
-                const float l = nn::softmax_cross_entropy<float>(head.forward(mlp.forward(x)),
-                                                                 concepts_of_images(img), d);
-                mlp.backward(head.backward(d));
-                return l;
-            };
-            break;
-        case Paradigm::clip:
-        case Paradigm::siglip:
-            step = [&] {
-                const auto img = sample(n_images, spec.batch, rng);
-                const std::vector<int> cap = random_captions(img);
-                const Mat images = rows(train.images, img), captions = rows(train.captions, cap);
-                const Mat a = mlp.forward(vision ? images : captions);
-                const Mat b = partner.forward(vision ? captions : images);
-                const auto g = spec.paradigm == Paradigm::clip
-                                   ? nn::info_nce<float>(a, b, log_scale)
-                                   : nn::sigmoid_pairwise<float>(a, b, log_scale, bias);
-                mlp.backward(g.da);
-                partner.backward(g.db);
-                dlog_scale = g.dlog_scale;
-                dbias = g.dbias;
-                return g.loss;
-            };
-            break;
-        case Paradigm::sentence:
-        case Paradigm::invariance:
-            step = [&] {
-                const auto img = sample(n_images, spec.batch, rng);
-                Mat x1, x2;
-                if (vision) {
-                    x1 = rows(view1, img);
-                    x2 = rows(view2, img);
-                } else {  // two different captions of each image
-                    std::vector<int> c1, c2;
-                    for (int i : img) {
-                        const int j1 = static_cast<int>(rng.below(static_cast<std::uint64_t>(k)));
-                        const int j2 =
-                            (j1 + 1 +
-                             static_cast<int>(rng.below(static_cast<std::uint64_t>(k - 1)))) %
-                            k;
-                        c1.push_back(i * k + j1);
-                        c2.push_back(i * k + (k > 1 ? j2 : j1));
-                    }
-                    x1 = rows(train.captions, c1);
-                    x2 = rows(train.captions, c2);
-                }
-                // One tower, two views: the second pass's cache serves its own backward.
-                const Mat z1 = mlp.forward(x1);
-                const Mat z2 = mlp.forward(x2);
-                const auto g = spec.paradigm == Paradigm::sentence
-                                   ? nn::info_nce<float>(z1, z2, log_scale)
-                                   : nn::invariance_vicreg<float>(z1, z2);
-                mlp.backward(g.db);
-                mlp.forward(x1);
-                mlp.backward(g.da);
-                dlog_scale = g.dlog_scale;
-                return g.loss;
-            };
-            break;
-        case Paradigm::masked:
-            step = [&] {
-                const auto img = sample(n_images, spec.batch, rng);
-                const std::vector<int> cap = random_captions(img);
-                const Mat x = vision ? rows(train.images, img) : rows(train.captions, cap);
-                Mat mask(x.rows(), x.cols());
-                for (Eigen::Index r = 0; r < mask.rows(); ++r) {
-                    for (Eigen::Index c = 0; c < mask.cols(); ++c)
-                        mask(r, c) = rng.uniform() < 0.5 ? 1.0f : 0.0f;
-                }
-                const Mat visible = x.cwiseProduct(Mat::Ones(x.rows(), x.cols()) - mask);
-                nn::Mat<float> g;
-                const float l =
-                    nn::masked_mse<float>(decoder.forward(mlp.forward(visible)), x, mask, g);
-                mlp.backward(decoder.backward(g));
-                return l;
-            };
-            break;
-        case Paradigm::detail:
-            step = [&] {
-                const auto img = sample(n_images, spec.batch, rng);
-                std::vector<std::vector<int>> labels(static_cast<std::size_t>(n_detail_heads));
-                for (int i : img) {
-                    for (int h = 0; h < n_detail_heads; ++h) {
-                        const int c0 = std::min(2 * h, ws.detail_dim - 1);
-                        const int c1 = std::min(2 * h + 1, ws.detail_dim - 1);
-                        labels[static_cast<std::size_t>(h)].push_back(
-                            (train.scenes.detail(i, c0) > 0) +
-                            2 * (train.scenes.detail(i, c1) > 0));
-                    }
-                }
-                detail_heads.forward(mlp.forward(rows(train.images, img)));
-                nn::Mat<float> df;
-                const float l = detail_heads.backward(labels, df);
-                mlp.backward(df);
-                return l;
-            };
-            break;
-        case Paradigm::geometry:
-            step = [&] {
-                const auto img = sample(n_images, spec.batch, rng);
-                const Mat target = rows(train.scenes.geometry, img);
-                const Mat pred = regressor.forward(mlp.forward(rows(train.images, img)));
-                nn::Mat<float> g;
-                const float l =
-                    nn::masked_mse<float>(pred, target, Mat::Ones(pred.rows(), pred.cols()), g);
-                mlp.backward(regressor.backward(g));
-                return l;
-            };
-            break;
-        case Paradigm::untrained:
-            break;
-    }
-
-    double first = 0.0, last = 0.0;
-    const int window = std::min(10, spec.steps);
-    for (int s = 0; s < spec.steps; ++s) {
-        if (cancel && cancel->load(std::memory_order_relaxed))
-            throw std::runtime_error("cancelled");
-        opt.zero_grad();
-        dlog_scale = dbias = 0.0f;
-        const float l = step();
-        if (!std::isfinite(l))
-            throw std::runtime_error(spec.name + ": loss is not finite at step " +
-                                     std::to_string(s));
-        if (s < window) first += l;
-        if (s >= spec.steps - window) last += l;
-        opt.step(nn::scheduled_lr(spec.lr, s, spec.steps, std::max(1, spec.steps / 20), 0.05));
-    }
-    summary.first_loss = first / window;
-    summary.final_loss = last / window;
-    summary.steps = spec.steps;
+    Trainer(spec, world, train, enc).run(summary, cancel);
     return enc;
 }
 

@@ -1,6 +1,7 @@
 // methods.md §1.2, §1.3, §6: the COMPASS study's tables from plain columns.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "compass/analysis.h"
@@ -56,11 +57,12 @@ TEST(CompassAnalysis, CorrelationsSearchAndRegionStats) {
     EXPECT_NEAR(find(r.correlations, "score", "linear").c.pearson.r, 1.0, 1e-12);
     EXPECT_EQ(find(r.correlations, "ease", "best").c.n, 4u);
     // By score: rows 1, 3, 0, 2; the best target (4) is the first tried.
-    for (const auto& s : r.budget_search) {
-        if (s.predictor != "score" || s.target != "best") continue;
-        EXPECT_EQ(s.best_position, 1);
-        EXPECT_EQ(s.curve, (std::vector<double>{4, 4, 4, 4}));
-    }
+    const auto search = std::find_if(
+        r.budget_search.begin(), r.budget_search.end(),
+        [](const SearchRow& s) { return s.predictor == "score" && s.target == "best"; });
+    ASSERT_NE(search, r.budget_search.end());
+    EXPECT_EQ(search->best_position, 1);
+    EXPECT_EQ(search->curve, (std::vector<double>{4, 4, 4, 4}));
     ASSERT_EQ(r.region_stats.size(), 4u * 2u);  // regions × targets ("best" first, by name)
     EXPECT_EQ(r.region_stats[0].region, "act_now");
     EXPECT_EQ(r.region_stats[0].n, 1);
@@ -91,10 +93,11 @@ TEST(CompassAnalysis, KSensitivityMetadataAndBudgets) {
     ASSERT_EQ(r.k_sensitivity.size(), 3u * 2u);  // score, ease, ceiling × targets
     EXPECT_EQ(r.k_sensitivity[0].key, 5);
     // Ease halved everywhere: ceilings halve too, the score is a quarter, r unchanged.
-    for (const auto& k : r.k_sensitivity)
-        if (k.predictor == "score" && k.target == "linear") {
-            EXPECT_NEAR(k.c.pearson.r, 1.0, 1e-12);
-        }
+    const auto k5 = std::find_if(
+        r.k_sensitivity.begin(), r.k_sensitivity.end(),
+        [](const CountedCorrelation& k) { return k.predictor == "score" && k.target == "linear"; });
+    ASSERT_NE(k5, r.k_sensitivity.end());
+    EXPECT_NEAR(k5->c.pearson.r, 1.0, 1e-12);
     ASSERT_EQ(r.metadata_regressor.size(), 2u * 2u);  // kfold, lofo × targets
     EXPECT_EQ(r.metadata_regressor[0].scheme, "kfold");
     EXPECT_EQ(r.metadata_regressor[1].scheme, "lofo");

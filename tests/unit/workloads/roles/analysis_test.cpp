@@ -48,7 +48,11 @@ TEST(EncoderRoles, CapacityNecessityAndRankings) {
     EXPECT_EQ(r.rankings[0].contexts, 1);
     EXPECT_TRUE(std::isnan(r.rankings[0].tr_context_var));  // one context
     EXPECT_EQ(r.ranking_agreement[0].tr_first, "a");
-    EXPECT_TRUE(r.notes.size() >= 1u);  // Spearman of two encoders is undefined
+    // Spearman of two encoders is undefined (n < 3), for both rankings: said, not invented.
+    EXPECT_TRUE(std::isnan(r.ranking_agreement[0].spearman));
+    ASSERT_GE(r.notes.size(), 2u);
+    EXPECT_EQ(r.notes[0].rfind("singleton Spearman: ", 0), 0u);
+    EXPECT_EQ(r.notes[1].rfind("leave_one_out Spearman: ", 0), 0u);
 }
 
 TEST(EncoderRoles, SizesPairsAndSaturation) {

@@ -1,0 +1,87 @@
+// A checkpoint: one safetensors file, or a folder of shards with its index (declared in
+// safetensors.h).
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "formats/safetensors.h"
+
+namespace compatbench::formats {
+
+namespace fs = std::filesystem;
+
+namespace {
+[[noreturn]] void fail_in(const std::string& file, const std::string& what) {
+    throw FormatError(file + ": " + what);
+}
+}  // namespace
+
+Checkpoint Checkpoint::open(const std::string& path, const ReadLimits& limits) {
+    Checkpoint c;
+    c.path_ = path;
+    fs::path single = path;
+    const fs::path index = fs::path(path) / "model.safetensors.index.json";
+    if (fs::is_directory(path)) {
+        if (fs::exists(index)) {
+            std::ifstream in(index);
+            nlohmann::json j;
+            try {
+                j = nlohmann::json::parse(in);
+            } catch (const nlohmann::json::exception& e) {
+                fail_in(index.string(), std::string("not valid JSON: ") + e.what());
+            }
+            if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object()) {
+                fail_in(index.string(), "expected an object with a 'weight_map' object");
+            }
+            std::map<std::string, std::size_t> file_index;
+            for (const auto& [tensor, file] : j["weight_map"].items()) {
+                if (!file.is_string())
+                    fail_in(index.string(), "weight_map['" + tensor + "'] must be a file name");
+                const std::string shard = file.get<std::string>();
+                if (shard.find('/') != std::string::npos || shard == ".." || shard.empty()) {
+                    fail_in(index.string(), "weight_map['" + tensor + "'] = '" + shard +
+                                                "' is not a file in the folder");
+                }
+                if (!file_index.count(shard)) {
+                    file_index[shard] = c.files_.size();
+                    c.files_.push_back(std::make_unique<SafetensorsFile>(
+                        SafetensorsFile::open((fs::path(path) / shard).string(), limits)));
+                }
+                const auto& f = *c.files_[file_index[shard]];
+                if (!f.find(tensor))
+                    fail_in(f.path(), "has no tensor '" + tensor + "' although " + index.string() +
+                                          " maps it there");
+                c.where_[tensor] = file_index[shard];
+            }
+            if (j.contains("metadata") && j["metadata"].is_object()) {
+                for (const auto& [k, v] : j["metadata"].items())
+                    c.metadata_[k] = v.is_string() ? v.get<std::string>() : v.dump();
+            }
+            return c;
+        }
+        single = fs::path(path) / "model.safetensors";
+        if (!fs::exists(single))
+            fail_in(path, "a folder without model.safetensors.index.json or model.safetensors");
+    }
+    c.files_.push_back(
+        std::make_unique<SafetensorsFile>(SafetensorsFile::open(single.string(), limits)));
+    for (const auto& t : c.files_[0]->tensors()) c.where_[t.name] = 0;
+    c.metadata_ = c.files_[0]->metadata();
+    return c;
+}
+
+std::vector<std::string> Checkpoint::names() const {
+    std::vector<std::string> out;
+    for (const auto& [name, file] : where_) out.push_back(name);
+    return out;
+}
+
+const TensorInfo& Checkpoint::info(const std::string& name) const { return file_of(name).at(name); }
+
+const SafetensorsFile& Checkpoint::file_of(const std::string& name) const {
+    auto it = where_.find(name);
+    if (it == where_.end()) fail_in(path_, "no tensor named '" + name + "'");
+    return *files_[it->second];
+}
+
+}  // namespace compatbench::formats
