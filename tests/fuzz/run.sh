@@ -14,7 +14,8 @@ CXX=${CXX_FUZZ:-clang++}
 command -v "$CXX" > /dev/null || { echo "no $CXX (apt-get install clang libclang-rt-14-dev)"; exit 2; }
 "$CXX" -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
     -I"$SRC/workloads" "$SRC/tests/fuzz/safetensors_fuzz.cpp" \
-    "$SRC/workloads/formats/safetensors.cpp" "$SRC/workloads/formats/half.cpp" -o "$WORK/fuzz"
+    "$SRC/workloads/formats/safetensors.cpp" "$SRC/workloads/formats/dtype.cpp" \
+    "$SRC/workloads/formats/half.cpp" -o "$WORK/fuzz"
 # Seeds: inputs that once crashed it (tests/fuzz/corpus/), a valid file with metadata, and a
 # few near misses.
 cp "$SRC/tests/fuzz/corpus/"* "$WORK/corpus/" 2>/dev/null || true
