@@ -5,25 +5,7 @@
 # then the extrapolated time for a 7B model with K = 2 in BF16 (base + 2 x 13.5 GB).
 #   bash bench/screen.sh [DIR] [LAYERS] [HIDDEN]   (build first; default 8 layers, hidden
 #   2048: about 0.8 GB per checkpoint. The set is kept in DIR for reruns.)
-set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-BIN=$ROOT/build/release/runner/compatbench
-DIR=${1:-${TMPDIR:-/tmp}/compatbench-llm}
-LAYERS=${2:-8}
-HIDDEN=${3:-2048}
-if [[ $(id -u) == 0 ]]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
-export OMPI_MCA_btl_vader_single_copy_mechanism=none
-need_kb=$(( LAYERS * HIDDEN * HIDDEN * 12 * 2 * 3 / 1024 * 12 / 10 ))
-free_kb=$(df -k --output=avail "$(dirname "$DIR")" | tail -1)
-if (( need_kb > free_kb / 2 )); then
-  echo "shrinking: $((need_kb / 1024)) MB would not fit in half the free disk ($((free_kb / 1024)) MB)"
-  while (( need_kb > free_kb / 2 && LAYERS > 1 )); do LAYERS=$((LAYERS / 2)); need_kb=$((need_kb / 2)); done
-fi
-if [[ ! -e $DIR/base.safetensors ]]; then
-  echo "generating $LAYERS layers, hidden $HIDDEN, BF16, in $DIR ..."
-  /usr/bin/python3 "$ROOT/tests/e2e/real/make_llm.py" "$DIR" "$LAYERS" "$HIDDEN" 2
-fi
-du -sh "$DIR"
+source "$(dirname "$0")/llm_set.sh"
 MODELS=("$DIR/ft0.safetensors" "$DIR/ft1")
 "$BIN" bench memory
 screen() { "$@" screen --base "$DIR/base.safetensors" --models "${MODELS[@]}" --json; }

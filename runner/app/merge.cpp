@@ -20,7 +20,9 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "app/tensor_ranks.h"
@@ -171,6 +173,24 @@ double peak_rss_mb() {
     return static_cast<double>(u.ru_maxrss) / 1024.0;  // kilobytes on Linux
 }
 
+// The largest anonymous memory (RssAnon: not the file pages the kernel may drop) seen
+// between tensors, in MB.
+struct AnonPeak {
+    double mb = 0.0;
+    void sample() {
+        std::ifstream status("/proc/self/status");
+        std::string key;
+        double kb = 0.0;
+        while (status >> key) {
+            if (key == "RssAnon:" && status >> kb) {
+                mb = std::max(mb, kb / 1024.0);
+                return;
+            }
+            status.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+        }
+    }
+};
+
 // A merged tensor's dtype: `out_dtype`, else its input dtype; other tensors keep theirs.
 formats::DType merged_dtype(const MergeSpec& spec, const merging::CheckpointSource& source,
                             std::size_t i) {
@@ -212,7 +232,7 @@ double merge_rho(merging::ModelMerge& merge, const merging::CheckpointSource& so
 
 void print_merge(const MergeSpec& spec, const merging::MergeTotals& t, double rho,
                  std::size_t tensors, std::size_t files, const std::string& out,
-                 std::uint64_t input_bytes, double seconds, int ranks, double max_rss) {
+                 std::uint64_t input_bytes, double seconds, int ranks, const double* max_rss) {
     const auto method = spec.params.method;
     std::printf("%s of %zu models into %s: %zu tensors in %zu file(s)\n",
                 merging::method_name(method), spec.models.size(), out.c_str(), tensors, files);
@@ -221,14 +241,18 @@ void print_merge(const MergeSpec& spec, const merging::MergeTotals& t, double rh
         "update norm %.2f%% of the mean task vector's; %.4f%% of in-scope coordinates changed",
         t.update_pct(), 100.0 * t.keep_fraction());
     if (rho != 1.0 || method == merging::Method::prism) std::printf("; merge rho %.4f", rho);
-    std::printf("\nread %.3f GB in %.2f s on %d rank(s); peak RSS %.0f MB per rank\n",
-                static_cast<double>(input_bytes) / 1e9, seconds, ranks, max_rss);
+    std::printf(
+        "\nread %.3f GB in %.2f s on %d rank(s): %.2f GB/s; per rank at most: peak RSS %.0f MB "
+        "(with mapped file pages), anonymous memory %.0f MB\n",
+        static_cast<double>(input_bytes) / 1e9, seconds, ranks,
+        static_cast<double>(input_bytes) / 1e9 / seconds, max_rss[0], max_rss[1]);
 }
 
-// Every tensor on its rank: merged (pass 2) or, when not floating point, the base's bytes.
-void merge_tensors(merging::ModelMerge& merge, const MergeSpec& spec,
-                   const merging::CheckpointSource& source, const std::vector<int>& owner, int rank,
-                   double rho, formats::CheckpointLayout& layout) {
+// Every tensor on its rank: merged (pass 2) a block at a time into the output, or, when not
+// floating point, the base's bytes.
+void merge_tensors(merging::ModelMerge& merge, const merging::CheckpointSource& source,
+                   const std::vector<int>& owner, int rank, double rho,
+                   const formats::CheckpointLayout& layout, AnonPeak& peak) {
     for (std::size_t i = 0; i < source.size(); ++i) {
         if (owner[i] != rank) continue;
         const auto& t = source.info(i);
@@ -236,8 +260,11 @@ void merge_tensors(merging::ModelMerge& merge, const MergeSpec& spec,
             layout.write(i, source.base_checkpoint().file_of(t.name).raw(t));
             continue;
         }
-        const std::vector<float> merged = merge.merge(source, i, rho);
-        layout.write(i, formats::from_f32(merged_dtype(spec, source, i), merged));
+        formats::TensorWriter writer(layout, i);
+        merge.merge(source, i, rho,
+                    [&](std::size_t, std::span<const float> merged) { writer.append(merged); });
+        writer.finish();
+        peak.sample();
     }
 }
 
@@ -268,12 +295,14 @@ int verb_merge(const std::string& config_path, const std::string& out) {
             layout.create();
         }
         MPI_Barrier(MPI_COMM_WORLD);
-        merge_tensors(merge, spec, source, owner, rank, rho, layout);
+        AnonPeak anon;
+        anon.sample();
+        merge_tensors(merge, source, owner, rank, rho, layout, anon);
         const auto local = merge.totals().values();
         std::array<double, 6> total{};
         MPI_Reduce(local.data(), total.data(), 6, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-        double rss = peak_rss_mb(), max_rss = 0;
-        MPI_Reduce(&rss, &max_rss, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+        double rss[2] = {peak_rss_mb(), anon.mb}, max_rss[2] = {0, 0};
+        MPI_Reduce(rss, max_rss, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
         const double seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         if (rank == 0)

@@ -140,7 +140,7 @@ def update(method, c, kappa, base, models):
         if method == "task_arithmetic":
             d = c * m
         elif method == "ties":
-            keep = int(round(0.2 * n))
+            keep = int(0.2 * n)  # mergekit: int(density * numel)
             tr = np.zeros_like(t)
             for i in range(len(t)):
                 idx = np.argsort(-np.abs(t[i]), kind="stable")[:keep]

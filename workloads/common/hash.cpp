@@ -11,18 +11,9 @@ std::uint64_t fnv1a64(std::string_view text, std::uint64_t basis) {
     return h;
 }
 
-std::uint64_t splitmix64(std::uint64_t x) {
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
-
 std::uint64_t task_seed(std::uint64_t experiment_seed, std::string_view task_id) {
     return splitmix64(fnv1a64(task_id) ^ splitmix64(experiment_seed));
 }
-
-double unit_double(std::uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
 
 std::string_view hex64(std::uint64_t value, char (&buffer)[17]) {
     static constexpr char digits[] = "0123456789abcdef";

@@ -83,12 +83,11 @@ void to_f32(DType dtype, const std::uint8_t* src, std::size_t count, float* out)
     }
 }
 
-std::vector<std::uint8_t> from_f32(DType dtype, std::span<const float> values) {
-    std::vector<std::uint8_t> out(values.size() * dtype_size(dtype));
+void from_f32(DType dtype, std::span<const float> values, std::uint8_t* out) {
     switch (dtype) {
         case DType::F32:
-            std::memcpy(out.data(), values.data(), out.size());
-            break;
+            std::memcpy(out, values.data(), values.size() * 4);
+            return;
         case DType::BF16:
         case DType::F16:
             for (std::size_t i = 0; i < values.size(); ++i) {
@@ -97,16 +96,21 @@ std::vector<std::uint8_t> from_f32(DType dtype, std::span<const float> values) {
                 out[2 * i] = static_cast<std::uint8_t>(h & 0xff);
                 out[2 * i + 1] = static_cast<std::uint8_t>(h >> 8);
             }
-            break;
+            return;
         case DType::F64:
             for (std::size_t i = 0; i < values.size(); ++i) {
                 const double d = values[i];
-                std::memcpy(out.data() + 8 * i, &d, 8);
+                std::memcpy(out + 8 * i, &d, 8);
             }
-            break;
+            return;
         default:
             throw FormatError(std::string("cannot store float32 values as ") + dtype_name(dtype));
     }
+}
+
+std::vector<std::uint8_t> from_f32(DType dtype, std::span<const float> values) {
+    std::vector<std::uint8_t> out(values.size() * dtype_size(dtype));
+    from_f32(dtype, values, out.data());
     return out;
 }
 

@@ -19,15 +19,6 @@ float float_of(std::uint32_t u) {
 
 float bf16_to_f32(std::uint16_t bits) { return float_of(static_cast<std::uint32_t>(bits) << 16); }
 
-std::uint16_t f32_to_bf16(float value) {
-    const std::uint32_t u = bits_of(value);
-    if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x007fffffu) != 0) {
-        return static_cast<std::uint16_t>((u >> 16) | 0x0040u);  // quiet NaN, sign kept
-    }
-    const std::uint32_t rounding = 0x7fffu + ((u >> 16) & 1u);
-    return static_cast<std::uint16_t>((u + rounding) >> 16);
-}
-
 float f16_to_f32(std::uint16_t bits) {
     const std::uint32_t sign = (static_cast<std::uint32_t>(bits) & 0x8000u) << 16;
     const std::uint32_t exponent = (bits >> 10) & 0x1fu;

@@ -140,4 +140,51 @@ void CheckpointLayout::write(std::size_t index, std::span<const std::uint8_t> by
     ::close(fd);
 }
 
+CheckpointLayout::Place CheckpointLayout::place(std::size_t index) const {
+    const Tensor& t = tensors_.at(index);
+    return {files_.at(t.file), t.offset, t.bytes, t.dtype};
+}
+
+TensorWriter::TensorWriter(const CheckpointLayout& layout, std::size_t index,
+                           std::size_t buffer_bytes)
+    : place_(layout.place(index)), buffer_(buffer_bytes) {
+    fd_ = ::open(place_.path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd_ < 0)
+        throw FormatError(place_.path + ": cannot open for writing: " + std::strerror(errno));
+}
+
+TensorWriter::~TensorWriter() {
+    if (fd_ >= 0) ::close(fd_);
+}
+
+void TensorWriter::append(std::span<const float> values) {
+    const std::size_t size = dtype_size(place_.dtype);
+    while (!values.empty()) {
+        const std::size_t room = (buffer_.size() - used_) / size;
+        if (room == 0) {
+            flush();
+            continue;
+        }
+        const std::size_t n = std::min(room, values.size());
+        from_f32(place_.dtype, values.first(n), buffer_.data() + used_);
+        used_ += n * size;
+        values = values.subspan(n);
+    }
+}
+
+void TensorWriter::flush() {
+    if (written_ + used_ > place_.bytes)
+        throw std::invalid_argument(place_.path + ": more bytes than the tensor has");
+    write_all(fd_, buffer_.data(), used_, place_.offset + written_, place_.path);
+    written_ += used_;
+    used_ = 0;
+}
+
+void TensorWriter::finish() {
+    flush();
+    if (written_ != place_.bytes)
+        throw std::invalid_argument(place_.path + ": " + std::to_string(written_) +
+                                    " bytes written of a tensor's " + std::to_string(place_.bytes));
+}
+
 }  // namespace compatbench::formats

@@ -29,6 +29,14 @@ class CheckpointLayout {
     // Writes tensor `index`'s bytes (numel x dtype size) at its offset.
     void write(std::size_t index, std::span<const std::uint8_t> bytes) const;
 
+    // Where tensor `index`'s bytes go.
+    struct Place {
+        std::string path;
+        std::uint64_t offset = 0, bytes = 0;
+        DType dtype = DType::F32;
+    };
+    Place place(std::size_t index) const;
+
     std::size_t size() const { return tensors_.size(); }
     const std::vector<std::string>& files() const { return files_; }
 
@@ -47,6 +55,28 @@ class CheckpointLayout {
     std::vector<std::string> headers_;  // per file: the 8-byte size + JSON + padding
     std::vector<std::uint64_t> file_sizes_;
     std::string index_path_, index_text_;
+};
+
+// Writes one tensor of a layout in pieces, in order, through a buffer (one pwrite per
+// `buffer_bytes`), the file open throughout. finish() checks that every byte came.
+class TensorWriter {
+  public:
+    TensorWriter(const CheckpointLayout& layout, std::size_t index,
+                 std::size_t buffer_bytes = std::size_t{4} << 20);
+    ~TensorWriter();
+    TensorWriter(const TensorWriter&) = delete;
+    TensorWriter& operator=(const TensorWriter&) = delete;
+    // Appends float32 values converted to the tensor's dtype.
+    void append(std::span<const float> values);
+    void finish();
+
+  private:
+    void flush();
+    CheckpointLayout::Place place_;
+    int fd_ = -1;
+    std::vector<std::uint8_t> buffer_;
+    std::size_t used_ = 0;
+    std::uint64_t written_ = 0;
 };
 
 }  // namespace compatbench::formats

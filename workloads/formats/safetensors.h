@@ -109,6 +109,8 @@ class SafetensorsFile {
 void to_f32(DType dtype, const std::uint8_t* src, std::size_t count, float* out);
 // Converts float32 values to `dtype` bytes (F32, F16, BF16, F64), rounding to nearest even.
 std::vector<std::uint8_t> from_f32(DType dtype, std::span<const float> values);
+// The same into `out` (values.size() × dtype_size(dtype) bytes).
+void from_f32(DType dtype, std::span<const float> values, std::uint8_t* out);
 
 // Collects tensors and writes one safetensors file.
 class SafetensorsWriter {

@@ -49,14 +49,63 @@ InterferenceSums CheckpointSource::interference(std::size_t i) const {
     return stream_interference(b, refs);
 }
 
-std::vector<float> CheckpointSource::base(std::size_t i) const {
-    return base_.file_of(names_[i]).read_f32(info(i));
+namespace {
+
+// A checkpoint tensor's blocks: converted from the memory-mapped bytes into the source's
+// reused float32 buffers.
+class CheckpointBlocks final : public TensorBlocks {
+  public:
+    CheckpointBlocks(std::vector<TensorRef> refs, std::vector<std::vector<float>>& buffers)
+        : refs_(std::move(refs)), buffers_(buffers) {
+        buffers_.resize(refs_.size());
+    }
+    std::size_t numel() const override { return refs_[0].info->numel(); }
+    std::size_t models() const override { return refs_.size() - 1; }
+    void read(std::size_t begin, std::size_t count, const float*& base,
+              std::vector<const float*>& models) override {
+        for (std::size_t r = 0; r < refs_.size(); ++r) {
+            auto& buffer = buffers_[r];
+            if (buffer.size() < count) buffer.resize(count);
+            const auto& t = *refs_[r].info;
+            const std::size_t size = formats::dtype_size(t.dtype);
+            formats::to_f32(t.dtype, refs_[r].file->raw(t).data() + begin * size, count,
+                            buffer.data());
+            (r == 0 ? base : models[r - 1]) = buffer.data();
+        }
+    }
+
+  private:
+    std::vector<TensorRef> refs_;  // the base, then each model
+    std::vector<std::vector<float>>& buffers_;
+};
+
+// A tensor in memory: pointers into its values.
+class MemoryBlocks final : public TensorBlocks {
+  public:
+    explicit MemoryBlocks(const MemorySource::Tensor& t) : t_(t) {}
+    std::size_t numel() const override { return t_.base.size(); }
+    std::size_t models() const override { return t_.models.size(); }
+    void read(std::size_t begin, std::size_t, const float*& base,
+              std::vector<const float*>& models) override {
+        base = t_.base.data() + begin;
+        for (std::size_t i = 0; i < t_.models.size(); ++i) models[i] = t_.models[i].data() + begin;
+    }
+
+  private:
+    const MemorySource::Tensor& t_;
+};
+
+}  // namespace
+
+std::unique_ptr<TensorBlocks> CheckpointSource::blocks(std::size_t i) const {
+    const std::string& name = names_[i];
+    std::vector<TensorRef> refs = {{&base_.file_of(name), &base_.info(name)}};
+    for (const auto& m : models_) refs.push_back({&m.file_of(name), &m.info(name)});
+    return std::make_unique<CheckpointBlocks>(std::move(refs), buffers_);
 }
 
-std::vector<std::vector<float>> CheckpointSource::models(std::size_t i) const {
-    std::vector<std::vector<float>> out;
-    for (const auto& m : models_) out.push_back(m.file_of(names_[i]).read_f32(m.info(names_[i])));
-    return out;
+std::unique_ptr<TensorBlocks> MemorySource::blocks(std::size_t i) const {
+    return std::make_unique<MemoryBlocks>(tensors_[i]);
 }
 
 InterferenceSums MemorySource::interference(std::size_t i) const {
@@ -110,19 +159,25 @@ double ModelMerge::rho_of(const InterferenceSums& sums) {
     return sums.interference > 0 ? sums.rho() : 0.0;
 }
 
-std::vector<float> ModelMerge::merge(const TensorSource& source, std::size_t i, double rho) {
+void ModelMerge::merge(const TensorSource& source, std::size_t i, double rho,
+                       const BlockSink& out) {
     TensorScope scope;
     scope.name = source.name(i);
     scope.matrix = source.matrix(i);
     scope.in_scope = in_scope(scope.name);
     scope.merge_rho = rho;
-    const std::vector<float> base = source.base(i);
-    const auto models = source.models(i);
-    const std::vector<std::span<const float>> views(models.begin(), models.end());
-    std::vector<float> out(base.size());
-    const TensorMergeStats st = merge_tensor(params_, scope, base, views, out);
+    const auto blocks = source.blocks(i);
+    const TensorMergeStats st = merge_tensor(params_, scope, *blocks, out);
     if (scope.in_scope) totals_.add(st);
-    return out;
+}
+
+std::vector<float> ModelMerge::merge(const TensorSource& source, std::size_t i, double rho) {
+    std::vector<float> values(source.numel(i));
+    merge(source, i, rho, [&](std::size_t begin, std::span<const float> merged) {
+        std::copy(merged.begin(), merged.end(),
+                  values.begin() + static_cast<std::ptrdiff_t>(begin));
+    });
+    return values;
 }
 
 }  // namespace compatbench::merging

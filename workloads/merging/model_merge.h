@@ -7,6 +7,7 @@
 #pragma once
 
 #include <array>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,9 +27,9 @@ class TensorSource {
     virtual std::uint64_t numel(std::size_t i) const = 0;
     // Tensor i's interference sums across the models (§3.1).
     virtual InterferenceSums interference(std::size_t i) const = 0;
-    // Tensor i as float32: the base's values, and each model's.
-    virtual std::vector<float> base(std::size_t i) const = 0;
-    virtual std::vector<std::vector<float>> models(std::size_t i) const = 0;
+    // Tensor i's values, a block at a time as float32 (valid while the source lives; one
+    // at a time: the blocks may share the source's buffers).
+    virtual std::unique_ptr<TensorBlocks> blocks(std::size_t i) const = 0;
 };
 
 // The base and K checkpoints. Every floating-point tensor of the base that matches `scope`
@@ -46,8 +47,7 @@ class CheckpointSource final : public TensorSource {
     bool mergeable(std::size_t i) const override;
     std::uint64_t numel(std::size_t i) const override;
     InterferenceSums interference(std::size_t i) const override;
-    std::vector<float> base(std::size_t i) const override;
-    std::vector<std::vector<float>> models(std::size_t i) const override;
+    std::unique_ptr<TensorBlocks> blocks(std::size_t i) const override;
     const formats::TensorInfo& info(std::size_t i) const;  // the base's
     const formats::Checkpoint& base_checkpoint() const { return base_; }
 
@@ -55,6 +55,7 @@ class CheckpointSource final : public TensorSource {
     const formats::Checkpoint& base_;
     const std::vector<formats::Checkpoint>& models_;
     std::vector<std::string> names_;
+    mutable std::vector<std::vector<float>> buffers_;  // one block per input, reused
 };
 
 // Named float32 tensors in memory: the base's values and each model's, in the same order.
@@ -73,10 +74,7 @@ class MemorySource final : public TensorSource {
     bool mergeable(std::size_t) const override { return true; }
     std::uint64_t numel(std::size_t i) const override { return tensors_[i].base.size(); }
     InterferenceSums interference(std::size_t i) const override;
-    std::vector<float> base(std::size_t i) const override { return tensors_[i].base; }
-    std::vector<std::vector<float>> models(std::size_t i) const override {
-        return tensors_[i].models;
-    }
+    std::unique_ptr<TensorBlocks> blocks(std::size_t i) const override;
 
   private:
     std::vector<Tensor> tensors_;
@@ -110,8 +108,10 @@ class ModelMerge {
     // ΣC / ΣI of `sums` (0 without interference: nothing to gate).
     static double rho_of(const InterferenceSums& sums);
 
-    // Pass 2: tensor i merged with the merge's ρ (float32 values), its statistics added to
-    // totals() when in scope.
+    // Pass 2: tensor i merged with the merge's ρ, sent to `out` a block at a time; its
+    // statistics are added to totals() when in scope.
+    void merge(const TensorSource& source, std::size_t i, double rho, const BlockSink& out);
+    // The same into float32 values in memory.
     std::vector<float> merge(const TensorSource& source, std::size_t i, double rho);
     const MergeTotals& totals() const { return totals_; }
 

@@ -1,10 +1,15 @@
 // Merge operators of methods.md §3.2, applied tensor by tensor: task arithmetic, TIES, DARE,
 // SLERP, Model Stock, PRISM (soft threshold, ρ-gate, keep-rate floor), PRISM-hard and the
-// norm-matched mean. Inputs are float32 views of one tensor of the base and of each model;
-// sums are accumulated in double.
+// norm-matched mean. A tensor is read a block at a time as float32 (the base and each
+// model), in as many passes as the operator needs (one for task arithmetic and DARE; a
+// first pass for norms, dots or PRISM's σ; TIES a selection pass per model), and the merged
+// values leave a block at a time: memory stays at a few blocks, plus one double per
+// coordinate for TIES's selection and PRISM's keep-rate floor. Per coordinate the
+// arithmetic is in double, and sums run in coordinate order.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -64,7 +69,25 @@ struct TensorMergeStats {
     double lambda = 0.0;  // PRISM's threshold (0 otherwise)
 };
 
-// Merges one tensor: `models[i]` are the fine-tuned values θ_i, `out` receives θ.
+// One tensor's values, a block at a time, as float32: the base's and each model's.
+class TensorBlocks {
+  public:
+    virtual ~TensorBlocks() = default;
+    virtual std::size_t numel() const = 0;
+    virtual std::size_t models() const = 0;
+    // Points `base` and `models[i]` at elements [begin, begin + count), valid until the next
+    // call. Blocks are read in order, and each pass reads them all again.
+    virtual void read(std::size_t begin, std::size_t count, const float*& base,
+                      std::vector<const float*>& models) = 0;
+};
+
+// Receives the merged values θ, a block at a time, in order.
+using BlockSink = std::function<void(std::size_t begin, std::span<const float> merged)>;
+
+// Merges one tensor: θ from the base θ0 and the fine-tuned θ_i of `in`.
+TensorMergeStats merge_tensor(const MergeParams& params, const TensorScope& scope, TensorBlocks& in,
+                              const BlockSink& out);
+// The same on values in memory: `models[i]` are the θ_i, `out` receives θ.
 TensorMergeStats merge_tensor(const MergeParams& params, const TensorScope& scope,
                               std::span<const float> base,
                               std::span<const std::span<const float>> models, std::span<float> out);

@@ -52,6 +52,61 @@ TEST(Operators, TiesByHand) {
               (std::vector<float>{3, -2, 0, 4}));
 }
 
+TEST(Operators, TiesKeepsTheFloorOfDensityTimesNLikeMergekit) {
+    // mergekit's magnitude sparsification keeps int(density * numel) = ⌊0.2 · 1024⌋ = 204 of a
+    // 1024-element task vector (rounding would keep 205). τ_j = j + 1: the 204 largest are
+    // j = 820..1023. With one model the disjoint mean is the trimmed task vector itself.
+    const std::vector<float> base(1024, 0.0f);
+    std::vector<float> tau(1024);
+    for (std::size_t j = 0; j < tau.size(); ++j) tau[j] = static_cast<float>(j + 1);
+    MergeParams p;
+    p.method = Method::ties;
+    p.density = 0.2;
+    const auto merged = run(p, {}, base, {tau});
+    std::size_t kept = 0;
+    for (std::size_t j = 0; j < merged.size(); ++j) {
+        kept += merged[j] != 0.0f;
+        EXPECT_EQ(merged[j], j >= 820 ? tau[j] : 0.0f) << j;
+    }
+    EXPECT_EQ(kept, 204u);
+    // Ties at the threshold go to the lower index: of eight equal magnitudes, density 0.25
+    // keeps two, the first two.
+    const std::vector<float> flat(8, 0.0f), equal = {1, -1, 1, -1, 1, -1, 1, -1};
+    p.density = 0.25;
+    EXPECT_EQ(run(p, {}, flat, {equal}), (std::vector<float>{1, -1, 0, 0, 0, 0, 0, 0}));
+}
+
+TEST(Operators, BlockSizeAndPassesDoNotChangeTheResult) {
+    // A tensor longer than a block (16384 elements): an element-wise operator (task
+    // arithmetic) gives the same values merged whole or in pieces, and TIES selects over
+    // the whole tensor, not per block.
+    const std::size_t n = 40000;
+    std::vector<float> base(n), a(n), b(n);
+    for (std::size_t j = 0; j < n; ++j) {
+        base[j] = std::sin(0.001f * static_cast<float>(j));
+        a[j] = base[j] + 0.01f * std::cos(0.37f * static_cast<float>(j));
+        b[j] = base[j] - 0.02f * std::sin(0.11f * static_cast<float>(j));
+    }
+    MergeParams p;
+    const auto whole = run(p, {}, base, {a, b});
+    std::vector<float> pieces;
+    for (std::size_t begin = 0; begin < n; begin += 16384) {
+        const std::size_t end = std::min(n, begin + 16384);
+        const std::vector<float> bb(base.begin() + begin, base.begin() + end),
+            aa(a.begin() + begin, a.begin() + end), cc(b.begin() + begin, b.begin() + end);
+        const auto part = run(p, {}, bb, {aa, cc});
+        pieces.insert(pieces.end(), part.begin(), part.end());
+    }
+    EXPECT_EQ(whole, pieces);
+    // TIES on the whole keeps ⌊0.2 n⌋ per model in total, not per block.
+    p.method = Method::ties;
+    p.density = 0.2;
+    const auto ties = run(p, {}, base, {a});
+    std::size_t kept = 0;
+    for (std::size_t j = 0; j < n; ++j) kept += ties[j] != base[j];
+    EXPECT_EQ(kept, 8000u);
+}
+
 TEST(Operators, PrismSoftThresholdGateAndFloor) {
     // K = 2, n = 4: τ0 = (1, 0.1, -0.2, 0), τ1 = (1, -0.1, 0.2, 0): m = (1, 0, 0, 0),
     // I_j = (0, 0.01, 0.04, 0), Ī = 0.0125, σ = 0.1118, λ = κ σ sqrt(2 ln 4) = 0.1862.

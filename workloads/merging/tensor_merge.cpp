@@ -1,0 +1,438 @@
+// merge_tensor (operators.h): each operator of methods.md §3.2 as passes over a tensor's
+// blocks. Per coordinate j the arithmetic is that of the definitions, in double, on
+// τ_ij = θ_ij − θ0_j; every sum over coordinates runs in coordinate order, so the result
+// does not depend on the block size.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include "common/hash.h"
+#include "merging/operators.h"
+
+namespace compatbench::merging {
+
+namespace {
+
+constexpr std::size_t kBlock = 16384;
+
+// One block of a tensor: θ0, the task vectors τ_i = θ_i − θ0 in double, their mean, and
+// the merged values. The loops over a block run as the definitions read over a whole
+// tensor (model by model, coordinate by coordinate), so the compiler vectorises them the
+// same way; a block only bounds the memory.
+struct Block {
+    std::size_t begin = 0, count = 0;
+    const float* base = nullptr;
+    std::vector<const float*> x;         // θ_i
+    std::vector<std::vector<double>> t;  // τ_i
+    std::vector<double> mean, theta;
+};
+
+// Calls f(block) for every block of `in`, in order, with τ and their mean filled in.
+template <class F>
+void for_blocks(TensorBlocks& in, F&& f) {
+    const std::size_t k = in.models();
+    Block b;
+    b.x.resize(k);
+    b.t.assign(k, std::vector<double>(std::min(kBlock, in.numel())));
+    b.mean.resize(std::min(kBlock, in.numel()));
+    b.theta.resize(b.mean.size());
+    for (b.begin = 0; b.begin < in.numel(); b.begin += kBlock) {
+        b.count = std::min(kBlock, in.numel() - b.begin);
+        in.read(b.begin, b.count, b.base, b.x);
+        for (std::size_t i = 0; i < k; ++i)
+            for (std::size_t j = 0; j < b.count; ++j)
+                b.t[i][j] = static_cast<double>(b.x[i][j]) - b.base[j];
+        std::fill_n(b.mean.begin(), b.count, 0.0);
+        for (std::size_t i = 0; i < k; ++i)
+            for (std::size_t j = 0; j < b.count; ++j) b.mean[j] += b.t[i][j];
+        for (std::size_t j = 0; j < b.count; ++j) b.mean[j] /= static_cast<double>(k);
+        f(b);
+    }
+}
+
+// What a first pass sums over the coordinates, for the operators that need a tensor-wide
+// quantity before merging (SLERP, Model Stock, the PRISM family).
+struct FirstPass {
+    double mean_tau_sq = 0.0;  // ‖τ̄‖² (norm-matched)
+    double sum_var = 0.0;      // PRISM: Σ_j max(0, mean_i τ_ij² − τ̄_j²)
+    std::vector<double> dots;  // SLERP: θ1·θ1, θ2·θ2, θ1·θ2; Model Stock: τ_i·τ_q, i <= q
+};
+
+bool needs_first_pass(const MergeParams& p) {
+    return p.method == Method::slerp || p.method == Method::model_stock ||
+           reads_merge_rho(p.method);
+}
+
+// Σ_j a_j b_j over one block, continuing `s`.
+inline void add_dot(double& s, const double* a, const double* b, std::size_t n) {
+    for (std::size_t j = 0; j < n; ++j) s += a[j] * b[j];
+}
+inline void add_dot(double& s, const float* a, const float* b, std::size_t n) {
+    for (std::size_t j = 0; j < n; ++j) s += static_cast<double>(a[j]) * static_cast<double>(b[j]);
+}
+
+FirstPass first_pass(const MergeParams& p, TensorBlocks& in) {
+    const std::size_t k = in.models();
+    const bool slerp = p.method == Method::slerp, stock = p.method == Method::model_stock;
+    FirstPass f;
+    f.dots.assign(slerp ? 3 : stock ? k * (k + 1) / 2 : 0, 0.0);
+    for_blocks(in, [&](const Block& b) {
+        add_dot(f.mean_tau_sq, b.mean.data(), b.mean.data(), b.count);
+        if (reads_merge_rho(p.method)) {
+            for (std::size_t j = 0; j < b.count; ++j) {
+                double sq = 0.0;
+                for (const auto& t : b.t) sq += t[j] * t[j];
+                f.sum_var += std::max(0.0, sq / static_cast<double>(k) - b.mean[j] * b.mean[j]);
+            }
+        } else if (slerp) {
+            add_dot(f.dots[0], b.x[0], b.x[0], b.count);
+            add_dot(f.dots[1], b.x[1], b.x[1], b.count);
+            add_dot(f.dots[2], b.x[0], b.x[1], b.count);
+        } else if (stock) {
+            std::size_t d = 0;
+            for (std::size_t i = 0; i < k; ++i)
+                for (std::size_t q = i; q < k; ++q)
+                    add_dot(f.dots[d++], b.t[i].data(), b.t[q].data(), b.count);
+        }
+    });
+    return f;
+}
+
+// The last pass: rule(block) fills block.theta; θ goes on as float32, with ‖τ̄‖² and the
+// update's statistics.
+template <class Rule>
+void last_pass(TensorBlocks& in, const BlockSink& out, TensorMergeStats& st, Rule&& rule) {
+    std::vector<float> merged(std::min(kBlock, in.numel()));
+    for_blocks(in, [&](Block& b) {
+        rule(b);
+        // Two running sums in coordinate order, side by side (independent chains).
+        double mean_tau_sq = st.mean_tau_sq, update_sq = st.update_sq;
+        std::uint64_t kept = 0;
+        for (std::size_t j = 0; j < b.count; ++j) {
+            mean_tau_sq += b.mean[j] * b.mean[j];
+            merged[j] = static_cast<float>(b.theta[j]);
+            const double u = b.theta[j] - b.base[j];
+            update_sq += u * u;
+            kept += u != 0.0;
+        }
+        st.mean_tau_sq = mean_tau_sq;
+        st.update_sq = update_sq;
+        st.kept += kept;
+        out(b.begin, {merged.data(), b.count});
+    });
+}
+
+// θ = θ0 + scale · delta over a block.
+inline void from_delta(Block& b, const std::vector<double>& delta, double scale) {
+    for (std::size_t j = 0; j < b.count; ++j) b.theta[j] = b.base[j] + scale * delta[j];
+}
+
+// Σ_i w_i τ_i, divided by Σ_i w_i for `normalize: mean` (task arithmetic, DARE).
+void weighted(const MergeParams& p, const Block& b, std::vector<double>& d) {
+    std::fill_n(d.begin(), b.count, 0.0);
+    double total = 0.0;
+    for (std::size_t i = 0; i < b.t.size(); ++i) {
+        const double w = p.weights.empty() ? 1.0 : p.weights.at(i);
+        total += w;
+        for (std::size_t j = 0; j < b.count; ++j) d[j] += w * b.t[i][j];
+    }
+    if (p.normalize == Normalize::mean && total != 0.0)
+        for (std::size_t j = 0; j < b.count; ++j) d[j] /= total;
+}
+
+// TIES's disjoint mean: elect the sign of Σ_i τ_ij (0 -> +), average the τ_ij that agree.
+void elect_and_average(const Block& b, std::vector<double>& delta) {
+    for (std::size_t j = 0; j < b.count; ++j) {
+        double sum = 0.0;
+        for (const auto& t : b.t) sum += t[j];
+        const double sign = sum < 0.0 ? -1.0 : 1.0;
+        double agree = 0.0;
+        int count = 0;
+        for (const auto& t : b.t) {
+            if (t[j] != 0.0 && (t[j] < 0.0 ? -1.0 : 1.0) == sign) {
+                agree += t[j];
+                ++count;
+            }
+        }
+        delta[j] = count ? agree / count : 0.0;
+    }
+}
+
+// DARE: τ_ij kept with probability 1 − p and rescaled by 1 / (1 − p); the mask is drawn per
+// (seed, tensor, model, coordinate), the same whatever rank or order merges it.
+void dare_drop(const MergeParams& p, const TensorScope& s, Block& b) {
+    const double keep = 1.0 - p.drop;
+    for (std::size_t i = 0; i < b.t.size(); ++i) {
+        const std::uint64_t stream = p.seed ^ fnv1a64(s.name) ^ splitmix64(i + 1);
+        for (std::size_t j = 0; j < b.count; ++j) {
+            const bool kept = unit_double(splitmix64(stream + b.begin + j)) < keep;
+            b.t[i][j] = kept && keep > 0.0 ? b.t[i][j] / keep : 0.0;
+        }
+    }
+}
+
+// One double per coordinate, reused across tensors (TIES's selection, PRISM's floor).
+std::vector<double>& magnitudes(std::size_t n) {
+    thread_local std::vector<double> buffer;
+    if (buffer.size() < n) buffer.resize(n);
+    return buffer;
+}
+
+// The k-th largest (1-based) of the non-negative values v[0..n): a histogram of the top 16
+// bits of their bit patterns (ordered as the values are, for non-negative doubles) finds
+// the bucket that holds it, and only that bucket's values are partially sorted. Two passes
+// over v instead of a partial sort of all of it.
+double kth_largest(const std::vector<double>& v, std::size_t n, std::size_t k) {
+    const auto top = [](double x) {
+        std::uint64_t bits;
+        std::memcpy(&bits, &x, 8);
+        return static_cast<std::size_t>(bits >> 48);
+    };
+    std::vector<std::size_t> count(std::size_t{1} << 16, 0);
+    for (std::size_t j = 0; j < n; ++j) ++count[top(v[j])];
+    std::size_t bucket = count.size(), above = 0;
+    while (bucket-- > 0 && above + count[bucket] < k) above += count[bucket];
+    thread_local std::vector<double> in_bucket;
+    in_bucket.clear();
+    for (std::size_t j = 0; j < n; ++j)
+        if (top(v[j]) == bucket) in_bucket.push_back(v[j]);
+    const auto at = in_bucket.begin() + static_cast<std::ptrdiff_t>(k - above - 1);
+    std::nth_element(in_bucket.begin(), at, in_bucket.end(), std::greater<>());
+    return *at;
+}
+
+// TIES keeps the k = ⌊density · n⌋ largest |τ_ij| of each task vector (mergekit's
+// int(density * numel)); ties go to the lower index. Per model: the k-th largest magnitude
+// and how many coordinates equal to it are kept.
+struct Trim {
+    double threshold = 0.0;
+    std::size_t equal_kept = 0;
+    bool all = false, none = false;
+};
+std::vector<Trim> ties_trims(const MergeParams& p, TensorBlocks& in) {
+    const std::size_t n = in.numel(), k = in.models();
+    const auto keep = static_cast<std::size_t>(std::floor(p.density * static_cast<double>(n)));
+    std::vector<Trim> trims(k);
+    if (keep >= n || keep == 0) {
+        for (auto& tr : trims) (keep == 0 ? tr.none : tr.all) = true;
+        return trims;
+    }
+    std::vector<double>& mag = magnitudes(n);
+    for (std::size_t i = 0; i < k; ++i) {
+        for_blocks(in, [&](const Block& b) {
+            for (std::size_t j = 0; j < b.count; ++j) mag[b.begin + j] = std::abs(b.t[i][j]);
+        });
+        const double threshold = kth_largest(mag, n, keep);
+        const auto above = static_cast<std::size_t>(
+            std::count_if(mag.begin(), mag.begin() + static_cast<std::ptrdiff_t>(n),
+                          [&](double v) { return v > threshold; }));
+        trims[i] = {threshold, keep - above, false, false};
+    }
+    return trims;
+}
+
+// Zeroes the τ_ij that TIES trims, coordinates in order (`seen`: coordinates equal to each
+// model's threshold met so far, over the blocks before).
+void trim(const std::vector<Trim>& trims, std::vector<std::size_t>& seen, Block& b) {
+    for (std::size_t i = 0; i < trims.size(); ++i) {
+        const Trim& tr = trims[i];
+        if (tr.all) continue;
+        for (std::size_t j = 0; j < b.count; ++j) {
+            const double a = std::abs(b.t[i][j]);
+            const bool kept =
+                !tr.none && (a > tr.threshold || (a == tr.threshold && seen[i]++ < tr.equal_kept));
+            if (!kept) b.t[i][j] = 0.0;
+        }
+    }
+}
+
+// The PRISM threshold of one tensor (§3.2): κ σ sqrt(2 ln n), 0 below the ρ-gate, lowered for
+// a matrix to keep at least `keep_floor` of its coordinates.
+double prism_lambda(const MergeParams& p, const TensorScope& s, TensorBlocks& in,
+                    const FirstPass& f) {
+    const std::size_t n = in.numel();
+    if (s.merge_rho < p.rho_gate || n < 2) return 0.0;
+    const double sigma = std::sqrt(f.sum_var / static_cast<double>(n));
+    double lambda = p.kappa * sigma * std::sqrt(2.0 * std::log(static_cast<double>(n)));
+    if (!s.matrix || p.keep_floor <= 0.0) return lambda;
+    const auto floor_k = static_cast<std::size_t>(std::ceil(p.keep_floor * static_cast<double>(n)));
+    if (floor_k >= n) return lambda;
+    std::vector<double>& mag = magnitudes(n);
+    std::size_t survive = 0;
+    for_blocks(in, [&](const Block& b) {
+        for (std::size_t j = 0; j < b.count; ++j) {
+            mag[b.begin + j] = std::abs(b.mean[j]);
+            survive += mag[b.begin + j] > lambda;
+        }
+    });
+    if (survive >= floor_k) return lambda;
+    return kth_largest(mag, n, floor_k + 1);  // exactly the top floor_k lie above it
+}
+
+// PRISM's update from τ̄ over a block: soft (or, for PRISM-hard, hard) threshold at λ.
+void prism_delta(const MergeParams& p, const Block& b, double lambda, std::vector<double>& delta) {
+    for (std::size_t j = 0; j < b.count; ++j) {
+        const double m = b.mean[j], mag = std::abs(m);
+        if (p.method == Method::prism_hard)
+            delta[j] = mag > lambda ? m : 0.0;
+        else
+            delta[j] = mag > lambda ? std::copysign(mag - lambda, m) : 0.0;
+    }
+}
+
+// The norm-matched mean's scale: ‖PRISM's update‖ / ‖τ̄‖.
+double norm_matched_scale(const MergeParams& p, TensorBlocks& in, double mean_tau_sq,
+                          double lambda) {
+    std::vector<double> delta(std::min(kBlock, in.numel()));
+    double sq = 0.0;
+    for_blocks(in, [&](const Block& b) {
+        prism_delta(p, b, lambda, delta);
+        add_dot(sq, delta.data(), delta.data(), b.count);
+    });
+    const double nm = std::sqrt(mean_tau_sq);
+    return nm > 0 ? std::sqrt(sq) / nm : 0.0;
+}
+
+// Model Stock: t · mean θ_i + (1 − t) · θ0 = θ0 + t · τ̄, t from the mean pairwise cosine.
+double model_stock_t(const std::vector<double>& dots, std::size_t k) {
+    const auto at = [&](std::size_t i, std::size_t q) {  // i <= q
+        return dots[i * k - i * (i - 1) / 2 + (q - i)];
+    };
+    double cos_sum = 0.0;
+    int pairs = 0;
+    for (std::size_t i = 0; i < k; ++i)
+        for (std::size_t q = i + 1; q < k; ++q) {
+            const double ni = std::sqrt(at(i, i)), nq = std::sqrt(at(q, q));
+            cos_sum += ni > 0 && nq > 0 ? at(i, q) / (ni * nq) : 0.0;
+            ++pairs;
+        }
+    const double c = pairs ? cos_sum / pairs : 1.0;
+    const double denom = 1.0 + (static_cast<double>(k) - 1.0) * c;
+    return denom != 0.0 ? static_cast<double>(k) * c / denom : 0.0;
+}
+
+// SLERP's weights of θ1 and θ2 at t.
+std::pair<double, double> slerp_weights(const MergeParams& p, const std::vector<double>& dots) {
+    const double na = std::sqrt(dots[0]), nb = std::sqrt(dots[1]);
+    const double cos = na > 0 && nb > 0 ? std::clamp(dots[2] / (na * nb), -1.0, 1.0) : 1.0;
+    if (!(std::abs(cos) <= 0.9995)) return {1.0 - p.t, p.t};
+    const double omega = std::acos(cos), so = std::sin(omega);
+    return {std::sin((1.0 - p.t) * omega) / so, std::sin(p.t * omega) / so};
+}
+
+// The last pass of each operator.
+void merge_pass(const MergeParams& p, const TensorScope& s, TensorBlocks& in, const BlockSink& out,
+                const FirstPass& f, TensorMergeStats& st) {
+    std::vector<double> delta(std::min(kBlock, in.numel()));
+    switch (p.method) {
+        case Method::task_arithmetic:
+            return last_pass(in, out, st, [&](Block& b) {
+                weighted(p, b, delta);
+                from_delta(b, delta, p.coef);
+            });
+        case Method::ties: {
+            const std::vector<Trim> trims = ties_trims(p, in);
+            std::vector<std::size_t> seen(in.models(), 0);
+            return last_pass(in, out, st, [&](Block& b) {
+                trim(trims, seen, b);
+                elect_and_average(b, delta);
+                from_delta(b, delta, p.coef);
+            });
+        }
+        case Method::dare:
+            return last_pass(in, out, st, [&](Block& b) {
+                dare_drop(p, s, b);
+                if (p.dare_then_ties)
+                    elect_and_average(b, delta);
+                else
+                    weighted(p, b, delta);
+                from_delta(b, delta, p.coef);
+            });
+        case Method::slerp: {
+            const auto [wa, wb] = slerp_weights(p, f.dots);
+            return last_pass(in, out, st, [&](Block& b) {
+                for (std::size_t j = 0; j < b.count; ++j)
+                    b.theta[j] =
+                        wa * static_cast<double>(b.x[0][j]) + wb * static_cast<double>(b.x[1][j]);
+            });
+        }
+        case Method::model_stock: {
+            const double t = model_stock_t(f.dots, in.models());
+            return last_pass(in, out, st, [&](Block& b) { from_delta(b, b.mean, t); });
+        }
+        case Method::prism:
+        case Method::prism_hard:
+        case Method::norm_matched: {
+            st.lambda = prism_lambda(p, s, in, f);
+            const double scale = p.method == Method::norm_matched
+                                     ? norm_matched_scale(p, in, f.mean_tau_sq, st.lambda)
+                                     : 0.0;
+            return last_pass(in, out, st, [&](Block& b) {
+                prism_delta(p, b, st.lambda, delta);
+                if (p.method == Method::norm_matched)
+                    for (std::size_t j = 0; j < b.count; ++j) delta[j] = b.mean[j] * scale;
+                from_delta(b, delta, p.coef);
+            });
+        }
+    }
+}
+
+// Values in memory as blocks: pointers into the spans.
+class SpanBlocks final : public TensorBlocks {
+  public:
+    SpanBlocks(std::span<const float> base, std::span<const std::span<const float>> models)
+        : base_(base), models_(models) {}
+    std::size_t numel() const override { return base_.size(); }
+    std::size_t models() const override { return models_.size(); }
+    void read(std::size_t begin, std::size_t, const float*& base,
+              std::vector<const float*>& models) override {
+        base = base_.data() + begin;
+        for (std::size_t i = 0; i < models_.size(); ++i) models[i] = models_[i].data() + begin;
+    }
+
+  private:
+    std::span<const float> base_;
+    std::span<const std::span<const float>> models_;
+};
+
+}  // namespace
+
+TensorMergeStats merge_tensor(const MergeParams& p, const TensorScope& s, TensorBlocks& in,
+                              const BlockSink& out) {
+    const std::size_t k = in.models();
+    if (k == 0) throw std::invalid_argument(s.name + ": no models to merge");
+    if (p.method == Method::slerp && k != 2)
+        throw std::invalid_argument(s.name + ": SLERP merges exactly 2 models");
+    TensorMergeStats st;
+    st.numel = in.numel();
+    if (!s.in_scope) {  // θ0, unchanged; ‖τ̄‖² still counts
+        for_blocks(in, [&](const Block& b) {
+            add_dot(st.mean_tau_sq, b.mean.data(), b.mean.data(), b.count);
+            out(b.begin, {b.base, b.count});
+        });
+        return st;
+    }
+    const FirstPass f = needs_first_pass(p) ? first_pass(p, in) : FirstPass{};
+    merge_pass(p, s, in, out, f, st);
+    return st;
+}
+
+TensorMergeStats merge_tensor(const MergeParams& p, const TensorScope& s,
+                              std::span<const float> base,
+                              std::span<const std::span<const float>> models,
+                              std::span<float> out) {
+    if (out.size() != base.size()) throw std::invalid_argument(s.name + ": output size differs");
+    for (std::size_t i = 0; i < models.size(); ++i) {
+        if (models[i].size() != base.size())
+            throw std::invalid_argument(s.name + ": model " + std::to_string(i) + " has " +
+                                        std::to_string(models[i].size()) + " values, the base " +
+                                        std::to_string(base.size()));
+    }
+    SpanBlocks in(base, models);
+    return merge_tensor(p, s, in, [&](std::size_t begin, std::span<const float> merged) {
+        std::copy(merged.begin(), merged.end(), out.begin() + static_cast<std::ptrdiff_t>(begin));
+    });
+}
+
+}  // namespace compatbench::merging
