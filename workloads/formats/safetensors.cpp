@@ -249,6 +249,13 @@ std::span<const std::uint8_t> SafetensorsFile::raw(const TensorInfo& t) const {
     return {map_ + header_.data_start + t.begin, static_cast<std::size_t>(t.bytes())};
 }
 
+void SafetensorsFile::will_need(const TensorInfo& t) const {
+    static const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+    const auto begin = reinterpret_cast<std::uintptr_t>(raw(t).data()) & ~(page - 1);
+    const auto end = reinterpret_cast<std::uintptr_t>(raw(t).data() + raw(t).size());
+    if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_WILLNEED);
+}
+
 void SafetensorsFile::read_f32(const TensorInfo& t, std::span<float> out) const {
     if (!dtype_is_float(t.dtype))
         fail(path_, tensor_ref(t.name) + ": dtype " + dtype_name(t.dtype) +

@@ -92,6 +92,9 @@ class SafetensorsFile {
     const TensorInfo& at(const std::string& name) const;
     // The tensor's raw little-endian bytes inside the mapping.
     std::span<const std::uint8_t> raw(const TensorInfo& tensor) const;
+    // Asks the kernel to read the tensor's pages ahead (madvise WILLNEED): a cold read then
+    // streams from the disk while the pages before are being used.
+    void will_need(const TensorInfo& tensor) const;
     // The tensor as float32 (from F32, F16, BF16 or F64; FormatError for other dtypes).
     void read_f32(const TensorInfo& tensor, std::span<float> out) const;
     std::vector<float> read_f32(const TensorInfo& tensor) const;

@@ -46,6 +46,8 @@ InterferenceSums CheckpointSource::interference(std::size_t i) const {
     const TensorRef b{&base_.file_of(name), &base_.info(name)};
     std::vector<TensorRef> refs;
     for (const auto& m : models_) refs.push_back({&m.file_of(name), &m.info(name)});
+    b.file->will_need(*b.info);
+    for (const auto& r : refs) r.file->will_need(*r.info);
     return stream_interference(b, refs);
 }
 
@@ -101,6 +103,7 @@ std::unique_ptr<TensorBlocks> CheckpointSource::blocks(std::size_t i) const {
     const std::string& name = names_[i];
     std::vector<TensorRef> refs = {{&base_.file_of(name), &base_.info(name)}};
     for (const auto& m : models_) refs.push_back({&m.file_of(name), &m.info(name)});
+    for (const auto& r : refs) r.file->will_need(*r.info);
     return std::make_unique<CheckpointBlocks>(std::move(refs), buffers_);
 }
 
