@@ -245,6 +245,9 @@ void TaskGraph::link_after(const Config& config, std::size_t gi, const std::stri
         for (const auto& [k, v] : tasks_[t].params) texts[k] = v.text;
         const std::string dep_id = tmpl.render(texts, false);
         auto found = index_.find(dep_id);
+        if (found == index_.end() && dep_id == entry)  // a plain name, not a template
+            throw ConfigError(config.path, mark, key,
+                              "no task group or task is named '" + entry + "'");
         if (found == index_.end()) {
             throw ConfigError(config.path, mark, key,
                               "'" + entry + "' gives '" + dep_id + "' for task '" + tasks_[t].id +

@@ -185,6 +185,12 @@ std::vector<int> first_caption_rows(const std::vector<int>& caption_image, int n
         if (i < n && first[static_cast<std::size_t>(i)] < 0)
             first[static_cast<std::size_t>(i)] = static_cast<int>(c);
     }
+    int images = 0;
+    for (const int i : caption_image) images = std::max(images, i + 1);
+    if (images < n)
+        throw std::invalid_argument("the probe needs " + std::to_string(n) +
+                                    " images (the `probe` key); the probe split has " +
+                                    std::to_string(images));
     for (int i = 0; i < n; ++i) {
         if (first[static_cast<std::size_t>(i)] < 0)
             throw std::invalid_argument("image " + std::to_string(i) +

@@ -5,6 +5,8 @@
 //
 //   - {name: align_knn, kind: probe_knn, features: features, modalities: [vision, text],
 //      probe: 1024, k: [10, 20, 50, 100]}
+#include <algorithm>
+
 #include "tasks/compass_common.h"
 #include "tasks/zoo_common.h"
 
@@ -34,7 +36,10 @@ class ProbeKnnTask final : public TaskKind {
         const FeatureCatalog cat = feature_catalog(
             group.node["features"], "tasks." + group.name + ".features", earlier, yc);
         const auto modalities = string_list_key(group, "modalities", yc, {});
-        const auto ks = int_list_key(group, "k", yc, {10}, 1, 1000000);
+        // Ascending, each once: the pairs' `ease` column is the ease at the smallest k.
+        auto ks = int_list_key(group, "k", yc, {10}, 1, 1000000);
+        std::sort(ks.begin(), ks.end());
+        ks.erase(std::unique(ks.begin(), ks.end()), ks.end());
         const std::int64_t probe =
             group.params.count("probe") ? group.params.at("probe").integer : 1024;
         if (*std::max_element(ks.begin(), ks.end()) >= probe)
