@@ -133,8 +133,10 @@ class AlignPairTask final : public TaskKind {
                 t.params["epochs_run"] = Scalar::parse(std::to_string(e));
                 t.lists["eval_list"] = evals;
                 t.lists["recall_list"] = recall;
+                // The pair's grid task too: a pair whose ease and ceiling could not be
+                // computed is not fitted either (it is skipped, and says why).
                 t.after = {c->params.at("a_features_task").text,
-                           c->params.at("b_features_task").text};
+                           c->params.at("b_features_task").text, grid.name + "/" + c->suffix};
                 out.push_back(std::move(t));
             }
         }

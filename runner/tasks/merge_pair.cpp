@@ -147,7 +147,9 @@ class MergePairTask final : public TaskKind {
             t.suffix = g.suffix;
             t.keys = g.keys;
             t.params = g.params;
-            t.after = {g.params.at("a_features_task").text, g.params.at("b_features_task").text};
+            // The pair's grid task too: no merge of a pair whose ease could not be computed.
+            t.after = {g.params.at("a_features_task").text, g.params.at("b_features_task").text,
+                       grid.name + "/" + g.suffix};
             out.push_back(std::move(t));
         }
         return out;

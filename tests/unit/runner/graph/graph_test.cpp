@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "common/hash.h"
 #include "experiment/experiment.h"
 #include "graph/task_graph.h"
@@ -80,4 +82,25 @@ TEST(Graph, ParamsFromGridOverrideKindKeys) {
         "  - {name: s, kind: sleep, seconds: 1, grid: {seconds: [0.5, 0.25]}}\n",
         c);
     EXPECT_EQ(g.tasks()[1].params.at("seconds").as_double(), 0.25);
+}
+
+TEST(Graph, FitsAndMergesWaitForTheirGridPair) {
+    // An evaluated pair is fitted (or merged) only after its ease and ceiling inputs exist:
+    // a pair whose grid task failed is skipped, not fitted and then missing from the grid.
+    const Config config =
+        load_config(std::string(COMPATBENCH_TEST_DATA) + "/../../configs/smoke.yaml");
+    const TaskGraph graph = TaskGraph::build(config);
+    const auto& tasks = graph.tasks();
+    std::size_t checked = 0;
+    for (const auto& t : tasks) {
+        const std::string& group = config.groups[t.group].name;
+        const std::string grid = group == "merges" ? "merge_grid/" : "align_grid/";
+        if (group != "align_pairs" && group != "merges") continue;
+        const std::string pair = t.id.substr(t.id.find('/') + 1);
+        const bool waits = std::any_of(t.deps.begin(), t.deps.end(),
+                                       [&](std::size_t d) { return tasks[d].id == grid + pair; });
+        EXPECT_TRUE(waits) << t.id << " does not wait for " << grid << pair;
+        ++checked;
+    }
+    EXPECT_EQ(checked, 10u);  // 4 alignment fits and 6 merges in the smoke config
 }
