@@ -120,13 +120,15 @@ fs::path catalog_path(const std::string& root, const fs::path& out_dir) {
     return root;
 }
 
-MatF read_features(const TaskContext& ctx, const std::string& model, const std::string& split) {
-    const fs::path path = catalog_path(ctx.params.at("features_root").text, ctx.out_dir) / model /
-                          (split + ".safetensors");
-    if (!fs::exists(path))
-        throw formats::FormatError(path.string() + ": no such file (features of model '" + model +
-                                   "' on split '" + split + "')");
-    const auto f = formats::SafetensorsFile::open(path.string());
+namespace {
+
+fs::path features_file(const fs::path& root, const std::string& model, const std::string& split) {
+    return root / model / (split + ".safetensors");
+}
+
+// The features tensor of an open file, checked: 2-D rows × dim, a float dtype.
+const formats::TensorInfo& features_tensor(const formats::SafetensorsFile& f,
+                                           const fs::path& path) {
     const auto& t = f.at("features");
     if (t.shape.size() != 2 || t.shape[0] == 0 || t.shape[1] == 0)
         throw formats::FormatError(path.string() + ": tensor 'features' must be 2-D rows x dim");
@@ -134,6 +136,24 @@ MatF read_features(const TaskContext& ctx, const std::string& model, const std::
         throw formats::FormatError(path.string() + ": tensor 'features' has dtype " +
                                    formats::dtype_name(t.dtype) +
                                    "; F32, F16, BF16 or F64 expected");
+    return t;
+}
+
+formats::SafetensorsFile open_features(const fs::path& path, const std::string& model,
+                                       const std::string& split) {
+    if (!fs::exists(path))
+        throw formats::FormatError(path.string() + ": no such file (features of model '" + model +
+                                   "' on split '" + split + "')");
+    return formats::SafetensorsFile::open(path.string());
+}
+
+}  // namespace
+
+MatF read_features(const TaskContext& ctx, const std::string& model, const std::string& split) {
+    const fs::path path =
+        features_file(catalog_path(ctx.params.at("features_root").text, ctx.out_dir), model, split);
+    const auto f = open_features(path, model, split);
+    const auto& t = features_tensor(f, path);
     const auto values = f.read_f32(t);
     const auto rows = static_cast<Eigen::Index>(t.shape[0]);
     const auto cols = static_cast<Eigen::Index>(t.shape[1]);
@@ -149,8 +169,11 @@ MatF read_features(const TaskContext& ctx, const std::string& model, const std::
 }
 
 std::vector<int> read_caption_image(const TaskContext& ctx, const std::string& split) {
-    const fs::path path =
-        catalog_path(ctx.params.at("pairing_root").text, ctx.out_dir) / (split + ".safetensors");
+    return caption_image_of(catalog_path(ctx.params.at("pairing_root").text, ctx.out_dir), split);
+}
+
+std::vector<int> caption_image_of(const fs::path& pairing_root, const std::string& split) {
+    const fs::path path = pairing_root / (split + ".safetensors");
     if (!fs::exists(path))
         throw formats::FormatError(path.string() + ": no such file (caption_image of split '" +
                                    split + "')");
@@ -176,6 +199,37 @@ std::vector<int> read_caption_image(const TaskContext& ctx, const std::string& s
         out[i] = static_cast<int>(v);
     }
     return out;
+}
+
+std::pair<std::int64_t, std::int64_t> check_model_files(const fs::path& features_root,
+                                                        const fs::path& pairing_root,
+                                                        const std::string& model, bool vision,
+                                                        const std::vector<std::string>& splits) {
+    std::int64_t dim = -1, rows = 0;
+    for (const auto& split : splits) {
+        const auto caption_image = caption_image_of(pairing_root, split);
+        const std::int64_t want =
+            vision ? (caption_image.empty()
+                          ? 0
+                          : *std::max_element(caption_image.begin(), caption_image.end()) + 1)
+                   : static_cast<std::int64_t>(caption_image.size());
+        const fs::path path = features_file(features_root, model, split);
+        const auto f = open_features(path, model, split);
+        const auto& t = features_tensor(f, path);
+        const auto n = static_cast<std::int64_t>(t.shape[0]),
+                   d = static_cast<std::int64_t>(t.shape[1]);
+        if (n != want)
+            throw formats::FormatError(path.string() + ": tensor 'features' has " +
+                                       std::to_string(n) + " rows; the split has " +
+                                       std::to_string(want) + (vision ? " images" : " captions"));
+        if (dim >= 0 && d != dim)
+            throw formats::FormatError(path.string() + ": tensor 'features' has " +
+                                       std::to_string(d) + " columns; other splits have " +
+                                       std::to_string(dim));
+        dim = d;
+        rows += n;
+    }
+    return {dim, rows};
 }
 
 std::vector<int> first_caption_rows(const std::vector<int>& caption_image, int n) {

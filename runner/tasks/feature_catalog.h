@@ -59,6 +59,14 @@ fs::path catalog_path(const std::string& root, const fs::path& out_dir);
 MatF read_features(const TaskContext& ctx, const std::string& model, const std::string& split);
 // caption_image of a split (FormatError naming the file for a missing tensor or bad value).
 std::vector<int> read_caption_image(const TaskContext& ctx, const std::string& split);
+std::vector<int> caption_image_of(const fs::path& pairing_root, const std::string& split);
+// A user's model's files, from their headers (FormatError naming the file): every split's
+// features present, 2-D, float, with one row per image (vision) or caption (text) of the
+// split's pairing and the same dim in every split. Returns {dim, rows over the splits}.
+std::pair<std::int64_t, std::int64_t> check_model_files(const fs::path& features_root,
+                                                        const fs::path& pairing_root,
+                                                        const std::string& model, bool vision,
+                                                        const std::vector<std::string>& splits);
 
 // Paired probe rows: the first `n` images and, for each, its first caption. Returns the
 // caption rows; std::invalid_argument when fewer than `n` images have a caption.

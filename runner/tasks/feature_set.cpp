@@ -15,6 +15,7 @@
 
 #include "formats/safetensors.h"
 #include "tasks/compass_common.h"
+#include "tasks/feature_catalog.h"
 #include "tasks/zoo_artifacts.h"
 
 namespace compatbench {
@@ -73,42 +74,36 @@ class FeatureSetTask final : public TaskKind {
             t.params["features_root"] = Scalar::parse(folder("features", "."));
             t.params["pairing_root"] = Scalar::parse(folder("pairing", "pairing"));
             t.lists["splits"] = splits;
+            if (group.after.empty()) check_files(t, models[i], p, my);
             out.push_back(std::move(t));
         }
         return out;
     }
 
   protected:
+    // Every file again when the task runs (they may have changed since the config was read).
     Row run_(const TaskContext& ctx) const override {
-        const std::string model = ctx.params.at("name").text;
-        const bool vision = ctx.params.at("modality").text == "vision";
         const auto splits = ctx.texts("splits");
-        std::int64_t dim = -1, rows = 0;
-        for (const auto& split : splits) {
-            const auto caption_image = read_caption_image(ctx, split);
-            const MatF f = read_features(ctx, model, split);
-            const std::int64_t want =
-                vision ? (caption_image.empty()
-                              ? 0
-                              : *std::max_element(caption_image.begin(), caption_image.end()) + 1)
-                       : static_cast<std::int64_t>(caption_image.size());
-            const std::string file =
-                (catalog_path(ctx.params.at("features_root").text, ctx.out_dir) / model /
-                 (split + ".safetensors"))
-                    .string();
-            if (f.rows() != want)
-                throw formats::FormatError(file + ": tensor 'features' has " +
-                                           std::to_string(f.rows()) + " rows; the split has " +
-                                           std::to_string(want) +
-                                           (vision ? " images" : " captions"));
-            if (dim >= 0 && f.cols() != dim)
-                throw formats::FormatError(file + ": tensor 'features' has " +
-                                           std::to_string(f.cols()) +
-                                           " columns; other splits have " + std::to_string(dim));
-            dim = f.cols();
-            rows += f.rows();
-        }
+        const auto [dim, rows] = check_model_files(
+            ctx.params.at("features_root").text, ctx.params.at("pairing_root").text,
+            ctx.params.at("name").text, ctx.params.at("modality").text == "vision", splits);
         return {static_cast<std::int64_t>(splits.size()), dim, rows};
+    }
+
+  private:
+    // The model's files, checked when the config is read (`validate` reports a missing or
+    // short file before any task runs), at the manifest's entry of the model. Not when the
+    // group waits for other tasks (`after:`): those may be what writes the files.
+    static void check_files(const ListedTask& t, const YAML::Node& node, const std::string& path,
+                            const YamlChecker& manifest) {
+        std::vector<std::string> splits;
+        for (const auto& s : t.lists.at("splits")) splits.push_back(s.text);
+        try {
+            check_model_files(t.params.at("features_root").text, t.params.at("pairing_root").text,
+                              t.suffix, t.keys[1].second.text == "vision", splits);
+        } catch (const formats::FormatError& e) {
+            manifest.fail(node, path, e.what());
+        }
     }
 };
 }  // namespace

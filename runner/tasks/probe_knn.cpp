@@ -7,7 +7,9 @@
 //      probe: 1024, k: [10, 20, 50, 100]}
 #include <algorithm>
 
+#include "formats/safetensors.h"
 #include "tasks/compass_common.h"
+#include "tasks/feature_catalog.h"
 #include "tasks/zoo_common.h"
 
 namespace compatbench {
@@ -45,6 +47,7 @@ class ProbeKnnTask final : public TaskKind {
         if (*std::max_element(ks.begin(), ks.end()) >= probe)
             yc.fail(group.node["k"], "tasks." + group.name + ".k",
                     "every k must be below the probe size " + std::to_string(probe));
+        check_probe_size(group, earlier, cat, probe, yc);
         std::vector<ListedTask> out;
         for (const auto& m : cat.models) {
             if (!modalities.empty() &&
@@ -74,6 +77,34 @@ class ProbeKnnTask final : public TaskKind {
             yc.fail(group.node, "tasks." + group.name,
                     "no model of group '" + cat.group + "' has one of the listed modalities");
         return out;
+    }
+
+  private:
+    // A user's features: the probe split must have `probe` images (said when the config is
+    // read, not when the first text model's task fails).
+    static void check_probe_size(const GroupSpec& group, const std::vector<GroupSpec>& earlier,
+                                 const FeatureCatalog& cat, std::int64_t probe,
+                                 const YamlChecker& yc) {
+        if (cat.models.empty() || cat.models.front().zoo || cat.pairing_root.rfind("@out/", 0) == 0)
+            return;
+        for (const auto& g : earlier)  // files that tasks may still write: checked when read
+            if (g.name == cat.group && !g.after.empty()) return;
+        if (std::none_of(cat.models.begin(), cat.models.end(), [](const CatalogModel& m) {
+                return m.modality == "vision" || m.modality == "text";
+            }))
+            return;  // checkpoints (merging): their probe is no image-caption split
+        std::int64_t images = 0;
+        try {
+            for (const int i : caption_image_of(cat.pairing_root, "probe"))
+                images = std::max<std::int64_t>(images, i + 1);
+        } catch (const formats::FormatError& e) {
+            yc.fail(group.node["features"], "tasks." + group.name + ".features", e.what());
+        }
+        if (images < probe)
+            yc.fail(group.node["probe"] ? group.node["probe"] : group.node,
+                    "tasks." + group.name + ".probe",
+                    "the probe needs " + std::to_string(probe) + " images; the probe split of '" +
+                        cat.group + "' has " + std::to_string(images));
     }
 
   protected:
