@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
+
+#include "common/hash.h"
 
 namespace compatbench::similarity {
 
@@ -29,14 +33,17 @@ inline bool ranks_before(const Entry& a, const Entry& b) {
 // is rejected: ties go to the lower index without comparing indices here.
 class RowTopK {
   public:
-    void reset(int k) {
+    // `any_order`: columns may come in any index order (equal values are then kept and
+    // ranked by index when compacting).
+    void reset(int k, bool any_order = false) {
         k_ = static_cast<std::size_t>(k);
+        any_order_ = any_order;
         buffer_.clear();
         buffer_.reserve(2 * k_);
         threshold_ = -std::numeric_limits<float>::infinity();
     }
     void offer(float value, std::int32_t index) {
-        if (!(value > threshold_)) return;
+        if (!(value > threshold_) && !(any_order_ && value == threshold_)) return;
         buffer_.emplace_back(value, index);
         if (buffer_.size() == 2 * k_) compact();
     }
@@ -56,9 +63,70 @@ class RowTopK {
         for (const Entry& e : buffer_) threshold_ = std::min(threshold_, e.first);
     }
     std::size_t k_ = 0;
+    bool any_order_ = false;
     std::vector<Entry> buffer_;
     float threshold_ = 0.0f;
 };
+
+// For each row, the first row with the same bits (itself when it has no earlier copy).
+std::vector<int> first_copies(const MatF& features) {
+    const auto n = static_cast<int>(features.rows());
+    std::unordered_map<std::uint64_t, std::vector<int>> by_hash;
+    std::vector<int> first(static_cast<std::size_t>(n));
+    const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> rows = features;
+    for (int i = 0; i < n; ++i) {
+        const float* r = rows.row(i).data();
+        const auto bytes = static_cast<std::size_t>(rows.cols()) * sizeof(float);
+        const std::uint64_t h = fnv1a64(std::string_view(reinterpret_cast<const char*>(r), bytes));
+        first[static_cast<std::size_t>(i)] = i;
+        for (int j : by_hash[h])
+            if (std::memcmp(rows.row(j).data(), r, bytes) == 0) {
+                first[static_cast<std::size_t>(i)] = j;
+                break;
+            }
+        if (first[static_cast<std::size_t>(i)] == i) by_hash[h].push_back(i);
+    }
+    return first;
+}
+
+// k-NN lists when some rows are exact copies of others: similarities are formed between
+// the distinct rows only, so every copy of a row gets the same value and ties go to the
+// lower index exactly. Each distinct row keeps its k + 1 best columns (its own copies and
+// itself included); a row's list is that list without the row itself.
+void knn_lists_with_copies(const MatF& unit, const std::vector<int>& first, int k, int block,
+                           KnnLists& lists) {
+    const int n = static_cast<int>(unit.rows());
+    std::vector<int> distinct;
+    std::vector<std::vector<std::int32_t>> copies(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) {
+        if (first[static_cast<std::size_t>(i)] == i) distinct.push_back(i);
+        copies[static_cast<std::size_t>(first[static_cast<std::size_t>(i)])].push_back(i);
+    }
+    const MatF u = unit(distinct, Eigen::all);
+    const int m = static_cast<int>(distinct.size());
+    RowTopK top;
+    std::vector<std::int32_t> best(static_cast<std::size_t>(k + 1));
+    MatF sim;
+    for (int i0 = 0; i0 < m; i0 += block) {
+        const int bi = std::min(block, m - i0);
+        sim.noalias() = u * u.middleRows(i0, bi).transpose();  // column i: row i0 + i
+        for (int i = 0; i < bi; ++i) {
+            top.reset(k + 1, true);
+            for (int v = 0; v < m; ++v)
+                for (std::int32_t c :
+                     copies[static_cast<std::size_t>(distinct[static_cast<std::size_t>(v)])])
+                    top.offer(sim(v, i), c);
+            top.finish(best.data());
+            for (std::int32_t r :
+                 copies[static_cast<std::size_t>(distinct[static_cast<std::size_t>(i0 + i)])]) {
+                std::int32_t* out = lists.index.data() + static_cast<std::size_t>(r) * k;
+                int j = 0;
+                for (std::int32_t c : best)
+                    if (c != r && j < k) out[j++] = c;
+            }
+        }
+    }
+}
 
 }  // namespace
 
@@ -83,6 +151,12 @@ KnnLists knn_lists(const MatF& features, int k, int block) {
     lists.k = k;
     lists.index.resize(static_cast<std::size_t>(n) * static_cast<std::size_t>(k));
     block = std::max(1, block);
+    const std::vector<int> first = first_copies(features);
+    for (int i = 0; i < n; ++i)
+        if (first[static_cast<std::size_t>(i)] != i) {
+            knn_lists_with_copies(unit, first, k, block, lists);
+            return lists;
+        }
     // Similarity is symmetric: row block I is multiplied with rows i0.. only (half the
     // products), and the result serves the rows of I (against columns i0..) and every later
     // row (against the columns of I). Each row meets its columns in increasing order, as

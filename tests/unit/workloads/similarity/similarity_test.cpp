@@ -123,3 +123,30 @@ TEST(EffectiveRank, MethodsReferenceValue) {
     // Centring removes the shared mean direction.
     EXPECT_TRUE(std::isnan(effective_rank(MatD::Ones(6, 4), true)));
 }
+
+TEST(MutualKnn, ExactDuplicateRowsTieExactly) {
+    // Captions repeated verbatim give identical feature rows. Each row's similarity to two
+    // identical rows must be the same float, so the lower index always ranks first, whatever
+    // block the rows fall in (blocks of 7 split duplicates across blocks).
+    const MatF base = compatbench::test::random_matrix(150, 24, 11);
+    MatF x(300, 24);
+    for (int i = 0; i < 150; ++i) x.row(2 * i) = x.row(2 * i + 1) = base.row(i);
+    for (int block : {7, 64, 300}) {
+        const auto lists = knn_lists(x, 11, block);
+        for (int r = 0; r < 300; ++r) {
+            const std::int32_t* row = lists.row(r);
+            std::vector<int> position(300, -1);
+            for (int j = 0; j < 11; ++j) position[static_cast<std::size_t>(row[j])] = j;
+            for (int c = 0; c < 300; c += 2) {  // c and c + 1 are identical rows
+                if (c == r || c + 1 == r || position[static_cast<std::size_t>(c + 1)] < 0) continue;
+                EXPECT_GE(position[static_cast<std::size_t>(c)], 0)
+                    << "row " << r << " keeps " << c + 1 << " but not its twin " << c;
+                EXPECT_LT(position[static_cast<std::size_t>(c)],
+                          position[static_cast<std::size_t>(c + 1)])
+                    << "row " << r << ", block " << block;
+            }
+            // A row's own twin is its nearest neighbour.
+            EXPECT_EQ(row[0], r % 2 ? r - 1 : r + 1) << r;
+        }
+    }
+}
