@@ -16,13 +16,6 @@ namespace compatbench::compass {
 namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-double quantile_sorted(const std::vector<double>& v, double q) {
-    const double pos = q * static_cast<double>(v.size() - 1);
-    const auto lo = static_cast<std::size_t>(std::floor(pos));
-    const std::size_t hi = std::min(lo + 1, v.size() - 1);
-    return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
-}
-
 // A seeded permutation of 0..n-1 (Fisher-Yates over SplitMix64 draws).
 std::vector<std::size_t> permutation(std::size_t n, std::uint64_t seed) {
     std::vector<std::size_t> p(n);
@@ -66,11 +59,9 @@ double CeilingStat::apply(std::vector<double> values) const {
         case Kind::max:
             return *std::max_element(values.begin(), values.end());
         case Kind::mean:
-            return std::accumulate(values.begin(), values.end(), 0.0) /
-                   static_cast<double>(values.size());
+            return stats::mean(values);
         case Kind::quantile:
-            std::sort(values.begin(), values.end());
-            return quantile_sorted(values, q);
+            return stats::quantile(std::move(values), q);
     }
     return kNaN;
 }

@@ -41,14 +41,17 @@ bool CheckpointSource::mergeable(std::size_t i) const {
 }
 std::uint64_t CheckpointSource::numel(std::size_t i) const { return info(i).numel(); }
 
-InterferenceSums CheckpointSource::interference(std::size_t i) const {
+std::vector<TensorRef> CheckpointSource::refs(std::size_t i) const {
     const std::string& name = names_[i];
-    const TensorRef b{&base_.file_of(name), &base_.info(name)};
-    std::vector<TensorRef> refs;
+    std::vector<TensorRef> refs = {{&base_.file_of(name), &base_.info(name)}};
     for (const auto& m : models_) refs.push_back({&m.file_of(name), &m.info(name)});
-    b.file->will_need(*b.info);
     for (const auto& r : refs) r.file->will_need(*r.info);
-    return stream_interference(b, refs);
+    return refs;
+}
+
+InterferenceSums CheckpointSource::interference(std::size_t i) const {
+    const std::vector<TensorRef> all = refs(i);
+    return stream_interference(all.front(), std::span(all).subspan(1));
 }
 
 namespace {
@@ -81,34 +84,16 @@ class CheckpointBlocks final : public TensorBlocks {
     std::vector<std::vector<float>>& buffers_;
 };
 
-// A tensor in memory: pointers into its values.
-class MemoryBlocks final : public TensorBlocks {
-  public:
-    explicit MemoryBlocks(const MemorySource::Tensor& t) : t_(t) {}
-    std::size_t numel() const override { return t_.base.size(); }
-    std::size_t models() const override { return t_.models.size(); }
-    void read(std::size_t begin, std::size_t, const float*& base,
-              std::vector<const float*>& models) override {
-        base = t_.base.data() + begin;
-        for (std::size_t i = 0; i < t_.models.size(); ++i) models[i] = t_.models[i].data() + begin;
-    }
-
-  private:
-    const MemorySource::Tensor& t_;
-};
-
 }  // namespace
 
 std::unique_ptr<TensorBlocks> CheckpointSource::blocks(std::size_t i) const {
-    const std::string& name = names_[i];
-    std::vector<TensorRef> refs = {{&base_.file_of(name), &base_.info(name)}};
-    for (const auto& m : models_) refs.push_back({&m.file_of(name), &m.info(name)});
-    for (const auto& r : refs) r.file->will_need(*r.info);
-    return std::make_unique<CheckpointBlocks>(std::move(refs), buffers_);
+    return std::make_unique<CheckpointBlocks>(refs(i), buffers_);
 }
 
 std::unique_ptr<TensorBlocks> MemorySource::blocks(std::size_t i) const {
-    return std::make_unique<MemoryBlocks>(tensors_[i]);
+    const Tensor& t = tensors_[i];
+    return std::make_unique<SpanBlocks>(
+        t.base, std::vector<std::span<const float>>(t.models.begin(), t.models.end()));
 }
 
 InterferenceSums MemorySource::interference(std::size_t i) const {

@@ -14,6 +14,7 @@
 #include "formats/safetensors.h"
 #include "merging/merging.h"
 #include "merging/operators.h"
+#include "merging/stream.h"
 
 namespace compatbench::merging {
 
@@ -52,6 +53,8 @@ class CheckpointSource final : public TensorSource {
     const formats::Checkpoint& base_checkpoint() const { return base_; }
 
   private:
+    // The base's and each model's tensor i, their pages asked for (madvise WILLNEED).
+    std::vector<TensorRef> refs(std::size_t i) const;
     const formats::Checkpoint& base_;
     const std::vector<formats::Checkpoint>& models_;
     std::vector<std::string> names_;

@@ -81,6 +81,21 @@ class TensorBlocks {
                       std::vector<const float*>& models) = 0;
 };
 
+// Values in memory as blocks: pointers into them (the views are kept, not the values).
+class SpanBlocks final : public TensorBlocks {
+  public:
+    SpanBlocks(std::span<const float> base, std::vector<std::span<const float>> models)
+        : base_(base), models_(std::move(models)) {}
+    std::size_t numel() const override { return base_.size(); }
+    std::size_t models() const override { return models_.size(); }
+    void read(std::size_t begin, std::size_t count, const float*& base,
+              std::vector<const float*>& models) override;
+
+  private:
+    std::span<const float> base_;
+    std::vector<std::span<const float>> models_;
+};
+
 // Receives the merged values θ, a block at a time, in order.
 using BlockSink = std::function<void(std::size_t begin, std::span<const float> merged)>;
 

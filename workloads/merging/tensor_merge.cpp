@@ -378,25 +378,13 @@ void merge_pass(const MergeParams& p, const TensorScope& s, TensorBlocks& in, co
     }
 }
 
-// Values in memory as blocks: pointers into the spans.
-class SpanBlocks final : public TensorBlocks {
-  public:
-    SpanBlocks(std::span<const float> base, std::span<const std::span<const float>> models)
-        : base_(base), models_(models) {}
-    std::size_t numel() const override { return base_.size(); }
-    std::size_t models() const override { return models_.size(); }
-    void read(std::size_t begin, std::size_t, const float*& base,
-              std::vector<const float*>& models) override {
-        base = base_.data() + begin;
-        for (std::size_t i = 0; i < models_.size(); ++i) models[i] = models_[i].data() + begin;
-    }
-
-  private:
-    std::span<const float> base_;
-    std::span<const std::span<const float>> models_;
-};
-
 }  // namespace
+
+void SpanBlocks::read(std::size_t begin, std::size_t, const float*& base,
+                      std::vector<const float*>& models) {
+    base = base_.data() + begin;
+    for (std::size_t i = 0; i < models_.size(); ++i) models[i] = models_[i].data() + begin;
+}
 
 TensorMergeStats merge_tensor(const MergeParams& p, const TensorScope& s, TensorBlocks& in,
                               const BlockSink& out) {
@@ -429,7 +417,7 @@ TensorMergeStats merge_tensor(const MergeParams& p, const TensorScope& s,
                                         std::to_string(models[i].size()) + " values, the base " +
                                         std::to_string(base.size()));
     }
-    SpanBlocks in(base, models);
+    SpanBlocks in(base, {models.begin(), models.end()});
     return merge_tensor(p, s, in, [&](std::size_t begin, std::span<const float> merged) {
         std::copy(merged.begin(), merged.end(), out.begin() + static_cast<std::ptrdiff_t>(begin));
     });

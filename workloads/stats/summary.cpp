@@ -48,16 +48,17 @@ double nan_mean(std::span<const double> values) { return mean(without_nan(values
 
 double nan_sd(std::span<const double> values) { return sample_sd(without_nan(values)); }
 
-double median(std::vector<double> values) {
+double quantile(std::vector<double> values, double q) {
     std::erase_if(values, [](double v) { return std::isnan(v); });
     if (values.empty()) return kNaN;
     std::sort(values.begin(), values.end());
-    // Linear interpolation at position (n - 1) / 2: the middle value, or between the two.
-    const double pos = 0.5 * static_cast<double>(values.size() - 1);
+    const double pos = q * static_cast<double>(values.size() - 1);
     const auto lo = static_cast<std::size_t>(std::floor(pos));
     const std::size_t hi = std::min(lo + 1, values.size() - 1);
     return values[lo] + (pos - static_cast<double>(lo)) * (values[hi] - values[lo]);
 }
+
+double median(std::vector<double> values) { return quantile(std::move(values), 0.5); }
 
 double nan_min(std::span<const double> values) {
     double out = kNaN;

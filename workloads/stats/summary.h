@@ -26,8 +26,11 @@ double sample_variance(std::span<const double> values);
 double sample_sd(std::span<const double> values);
 double nan_mean(std::span<const double> values);
 double nan_sd(std::span<const double> values);
-// numpy.median over the values that are not NaN (mean of the two middle values for an even
-// count); NaN for none.
+// The q-quantile (0 <= q <= 1) of the values that are not NaN, interpolating linearly
+// between order statistics (numpy's default); NaN for none.
+double quantile(std::vector<double> values, double q);
+// quantile(values, 0.5): the middle value, or for an even count the point halfway between
+// the two middle ones (a + (b − a)/2).
 double median(std::vector<double> values);
 // Smallest and largest value that is not NaN; NaN for none.
 double nan_min(std::span<const double> values);
