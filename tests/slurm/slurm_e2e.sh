@@ -17,19 +17,32 @@ export CB_SLURM_STATE=$WORK/slurm-state CB_SLURM_CPUS=4
 export CB_BIN=$BIN CB_MAX_RESTARTS=6
 bash "$SRC/slurm/local-cluster.sh" stop > /dev/null 2>&1 || true
 bash "$SRC/slurm/local-cluster.sh" start > "$WORK/cluster.log" 2>&1 || { cat "$WORK/cluster.log"; fail "no local SLURM"; }
-trap 'bash "$SRC/slurm/local-cluster.sh" stop > /dev/null 2>&1 || true; rm -rf "$WORK"' EXIT
+# On failure the controller's view of the jobs is printed before the cluster goes.
+cleanup() {
+  local rc=$?
+  if ((rc != 0 && rc != 77)); then
+    echo "--- slurmctld.log (last 40 lines)"; tail -n 40 "$CB_SLURM_STATE/log/slurmctld.log" 2> /dev/null || true
+  fi
+  bash "$SRC/slurm/local-cluster.sh" stop > /dev/null 2>&1 || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
 
 state() { scontrol show job -o "$1" 2> /dev/null | grep -o 'JobState=[A-Z_]*' | head -1 | cut -d= -f2; }
 field() { scontrol show job -o "$1" 2> /dev/null | grep -o "$2=[^ ]*" | head -1 | cut -d= -f2; }
-# wait_done JOB SECONDS: until SLURM no longer lists it as pending or running; a requeued
-# job's start (held ~2 minutes by SLURM) is brought forward.
+# wait_done JOB SECONDS: until SLURM lists the job in a final state on 3 polls in a row (a
+# job that requeues itself can pass through a final-looking state on its way back to
+# pending); a requeued job's start (held ~2 minutes by SLURM) is brought forward. Each
+# change of state is printed on stderr, so a failure shows the job's path.
 wait_done() {
-  local j=$1 to=$2 t0=$SECONDS st
+  local j=$1 to=$2 t0=$SECONDS st last="" final=0
   while :; do
     st=$(state "$j")
+    [[ $st == "$last" ]] || { echo "[$((SECONDS - t0)) s] job $j: $st, restarts $(field "$j" Restarts)" >&2; last=$st; }
     case $st in
-      PENDING) scontrol update JobId="$j" StartTime=now 2> /dev/null || true ;;
-      COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY) return 0 ;;
+      PENDING) final=0; scontrol update JobId="$j" StartTime=now 2> /dev/null || true ;;
+      COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY) ((++final < 3)) || return 0 ;;
+      *) final=0 ;;
     esac
     ((SECONDS - t0 < to)) || { echo "job $j still $st after $to s"; return 1; }
     sleep 1
@@ -86,7 +99,7 @@ timelimit)
   grep -q "runner exited 75" "$WORK/log.txt" || fail "the runner did not stop cleanly (75)"
   grep -q "requeueing" "$WORK/log.txt" || fail "the job did not requeue itself"
   ! grep -q "DUE TO TIME LIMIT" "$WORK/log.txt" || fail "the time limit killed the job"
-  check_ledger_once "$WORK/job/ledger.jsonl" 186
+  check_ledger_once "$WORK/job/ledger.jsonl" 186 || { cat "$WORK/log.txt"; fail "the ledger is incomplete"; }
   pass "time limit: USR1 before it, clean stop (75), requeued by the job itself $(field "$J" Restarts) time(s), completed"
   ;;
 array)
