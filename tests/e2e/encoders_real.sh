@@ -29,8 +29,6 @@ def erank(x):                                            # methods.md 1.5, centr
     p = sv / sv.sum(); p = p[p > 0]
     return np.exp(-(p * np.log(p)).sum())
 import glob, os
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath("train_subset.py")), "..", "..", "python"))
-from safetensors_np import read
 S = {m: s["average"][s["mask"] == m].mean() for m in range(1, 32)}
 SI = {m: s["im_average"][s["mask"] == m].mean() for m in range(1, 32)}
 cn = {k: f["encoders/analysis/capacity_necessity"][k][:] for k in f["encoders/analysis/capacity_necessity"]}

@@ -29,11 +29,12 @@ cmp out_dare/model.safetensors out_dare2/model.safetensors || fail "dare differs
 cmp out_prism/model.safetensors out_prism2/model.safetensors || fail "prism differs on 2 ranks"
 { cat ta.yaml; echo "shard_mb: 0.05"; echo "out_dtype: float32"; } > sharded.yaml
 expect_code 0 mpi 2 merge sharded.yaml --out out_sharded > /dev/null
-"$PY" - "$SRC/tests/python" "$SRC/tests/e2e/real" <<'PYEOF'
+"$PY" - "$SRC/python" <<'PYEOF'
 import glob, json, os, sys, numpy as np
-sys.path.insert(0, sys.argv[1]); sys.path.insert(0, sys.argv[2])
-from safetensors_np import read
-from extract_probe import load
+sys.path.insert(0, sys.argv[1])
+from compatnets.safetensors import load as load_file, read
+def load(path):
+    return {n: t.astype(np.float64) for n, t in load_file(path).items()}
 base = load("base.safetensors"); fts = [load("ft0.safetensors"), load("ft1"), load("ft2.safetensors")]
 def bf16(x):
     u = np.asarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
@@ -43,9 +44,9 @@ def close(got, want, name):
 out = {m: load(f"out_{m}") for m in ("ta", "ties", "dare", "slerp", "stock", "prism", "hard", "norm")}
 for m, w in out.items():
     assert set(w) == set(base), (m, sorted(set(base) ^ set(w)))
-    meta = read(f"out_{m}/model.safetensors")["metadata"]
+    meta = read(f"out_{m}/model.safetensors").metadata
     assert meta["format"] == "pt" and meta["merge_method"] in ("task_arithmetic", "ties", "dare", "slerp", "model_stock", "prism", "prism_hard", "norm_matched")
-    assert read(f"out_{m}/model.safetensors")["tensors"]["lm_head.weight"]["dtype"] == "BF16"
+    assert read(f"out_{m}/model.safetensors").dtypes["lm_head.weight"] == "BF16"
 # Task arithmetic: θ0 + 0.7 · mean τ, rounded to BF16.
 for n in base:
     close(out["ta"][n], base[n] + 0.7 * np.mean([f[n] - base[n] for f in fts], axis=0), n)
@@ -70,7 +71,7 @@ assert changed > 0
 files = sorted(glob.glob("out_sharded/model-*-of-*.safetensors"))
 index = json.load(open("out_sharded/model.safetensors.index.json"))
 assert len(files) > 1 and set(index["weight_map"]) == set(base)
-assert read(files[0])["tensors"][next(iter(read(files[0])["tensors"]))]["dtype"] == "F32"
+assert set(read(files[0]).dtypes.values()) == {"F32"}
 sh = load("out_sharded")
 for n in base:
     assert np.allclose(sh[n], base[n] + 0.7 * np.mean([f[n] - base[n] for f in fts], axis=0), atol=1e-6), n
@@ -78,13 +79,12 @@ print("merge: 8 methods written; TA and PRISM equal numpy; sharded float32 outpu
 PYEOF
 # Bad input.
 "$PY" -c "
-import sys; sys.path.insert(0, '$SRC/tests/python')
+import sys; sys.path.insert(0, '$SRC/python')
 import numpy as np
-from safetensors_np import read, save
-t = read('ft0.safetensors')['tensors']
-arr = {n: ('BF16', np.asarray(v['values'], dtype=np.float32).reshape(v['shape'])) for n, v in t.items()}
-arr['model.layers.0.mlp.up_proj.weight'] = ('BF16', np.zeros((4, 4), dtype=np.float32))
-save('badshape.safetensors', arr)"
+from compatnets.safetensors import load, save
+arr = load('ft0.safetensors')
+arr['model.layers.0.mlp.up_proj.weight'] = np.zeros((4, 4), dtype=np.float32)
+save('badshape.safetensors', arr, dtypes='BF16')"
 write bad task_arithmetic "{coef: 1}" ft0.safetensors badshape.safetensors
 set +e; "$BIN" merge bad.yaml --out out_bad > err.txt 2>&1; code=$?; set -e
 [[ $code == 2 ]] && grep -qF "badshape.safetensors: tensor 'model.layers.0.mlp.up_proj.weight' differs in shape" err.txt \

@@ -37,7 +37,7 @@ expect_code 0 mpi 1 run keep.yaml --out keep --log-level error > /dev/null
 import glob, json, os, sys, numpy as np
 sys.path.insert(0, sys.argv[2])
 from extract_probe import load
-from safetensors_np import read
+from compatnets.safetensors import read
 merged_dir = [d for d in glob.glob(sys.argv[1] + "/artifacts/merges/*") if "bb_a_t1_t2" in d][0]
 m = load(merged_dir)
 base, a, b = load("ckpt/bb_a.safetensors"), load("ckpt/bb_a_t1"), load("ckpt/bb_a_t2.safetensors")
@@ -45,7 +45,7 @@ for k in ("w1", "w2"):
     want = base[k] + ((a[k] - base[k]) + (b[k] - base[k])) / 2
     assert np.allclose(m[k], want, atol=1e-6), k
 assert m["step"].tolist() == [3] and "head" not in m
-meta = read(os.path.join(merged_dir, "model.safetensors"))["metadata"]
+meta = read(os.path.join(merged_dir, "model.safetensors")).metadata
 assert meta["merge_method"] == "task_arithmetic" and meta["normalize"] == "mean", meta
 print("kept merge equals numpy's task arithmetic")
 PYEOF
@@ -54,9 +54,9 @@ PYEOF
 sed -e '/- name: extract/,/^  - name: real_models/{/^  - name: real_models/!d}' \
     -e '/    after: \[extract\]/d' merging-real.example.yaml > bad.yaml
 "$PY" -c "
-import sys; sys.path.insert(0, '$SRC/tests/python')
+import sys; sys.path.insert(0, '$SRC/python')
 import numpy as np
-from safetensors_np import save
+from compatnets.safetensors import save
 rng = np.random.default_rng(1)
 save('ckpt/bb_b_t3.safetensors', {'w1': rng.normal(size=(6, 16)).astype(np.float32),
      'w2': rng.normal(size=(16, 9)).astype(np.float32), 'step': np.array([3])})"

@@ -9,23 +9,17 @@ expect_code 0 mpi 0 screen --base "$WORK/llm/base.safetensors" --models "${M[@]}
 expect_code 0 mpi 2 screen --base "$WORK/llm/base.safetensors" --models "${M[@]}" --coef 0.5 --json > "$WORK/two.json"
 expect_code 0 mpi 0 screen --base "$WORK/llm/base.safetensors" --models "${M[@]}" --json \
   --scope '*gate_proj*' '*up_proj*' '*down_proj*' --threshold 1 > "$WORK/mlp.json"
-"$PY" - "$WORK" "$SRC/tests/python" <<'PYEOF'
+"$PY" - "$WORK" "$SRC/python" <<'PYEOF'
 import json, os, sys, numpy as np
 sys.path.insert(0, sys.argv[2])
-from safetensors_np import read
+from compatnets.safetensors import load as load_file
 w = sys.argv[1]
 one, two, mlp = (json.load(open(f"{w}/{n}.json")) for n in ("one", "two", "mlp"))
 for key in ("interference", "rho", "score"):
     assert one[key] == two[key], (key, one[key], two[key])   # same bytes on 1 and 2 ranks
 assert one["k"] == 2 and one["coef"] == 0.5 and two["ranks"] == 2
 def load(path):
-    files = [path] if path.endswith(".safetensors") else [
-        os.path.join(path, f) for f in sorted(set(json.load(open(path + "/model.safetensors.index.json"))["weight_map"].values()))]
-    out = {}
-    for f in files:
-        for n, t in read(f)["tensors"].items():
-            out[n] = np.asarray(t["values"], dtype=np.float64)
-    return out
+    return {n: t.astype(np.float64).ravel() for n, t in load_file(path).items()}
 base, a, b = load(f"{w}/llm/base.safetensors"), load(f"{w}/llm/ft0.safetensors"), load(f"{w}/llm/ft1")
 tot_i = tot_c = count = 0.0
 per = {}
@@ -47,17 +41,17 @@ assert one["verdict"] == ("destructive" if one["score"] > 1.9e-3 else "harmless"
 print(f"screen: I = {mean_i:.4g}, rho = {tot_c / tot_i:.4f} as numpy; 1 and 2 ranks equal")
 PYEOF
 # Bad input.
-"$PY" - "$WORK/llm" "$SRC/tests/python" <<'PYEOF'
+"$PY" - "$WORK/llm" "$SRC/python" <<'PYEOF'
 import sys, numpy as np
 sys.path.insert(0, sys.argv[2])
-from safetensors_np import read, save
+from compatnets.safetensors import load, save
 d = sys.argv[1]
-t = {n: np.asarray(v["values"], dtype=np.float32).reshape(v["shape"]) for n, v in read(d + "/ft0.safetensors")["tensors"].items()}
-missing = {n: ("BF16", v) for n, v in t.items() if n != "model.layers.1.mlp.up_proj.weight"}
-save(d + "/missing.safetensors", missing)
-shape = {n: ("BF16", v) for n, v in t.items()}
-shape["model.norm.weight"] = ("BF16", np.zeros(65, dtype=np.float32))
-save(d + "/shape.safetensors", shape)
+t = load(d + "/ft0.safetensors")
+missing = {n: v for n, v in t.items() if n != "model.layers.1.mlp.up_proj.weight"}
+save(d + "/missing.safetensors", missing, dtypes="BF16")
+shape = dict(t)
+shape["model.norm.weight"] = np.zeros(65, dtype=np.float32)
+save(d + "/shape.safetensors", shape, dtypes="BF16")
 save(d + "/f32.safetensors", t)
 open(d + "/cut.safetensors", "wb").write(open(d + "/ft0.safetensors", "rb").read()[:5000])
 PYEOF

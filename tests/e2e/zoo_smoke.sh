@@ -9,10 +9,10 @@ for n in 2 3; do
   "$BIN" compare "$WORK/n1/results.h5" "$WORK/n$n/results.h5" || fail "results on $n ranks differ"
   diff -r -q "$WORK/n1/artifacts" "$WORK/n$n/artifacts" || fail "artifacts on $n ranks differ"
 done
-"$PY" - "$WORK/n2" "$SRC/tests/python" <<'PYEOF'
+"$PY" - "$WORK/n2" "$SRC/python" <<'PYEOF'
 import json, sys, h5py
 sys.path.insert(0, sys.argv[2])
-from safetensors_np import read
+from compatnets.safetensors import read
 out = sys.argv[1]
 f = h5py.File(out + "/results.h5", "r")
 m = {k: f["zoo/models"][k][:] for k in f["zoo/models"]}
@@ -23,33 +23,32 @@ assert all(0 <= a <= 1 for a in m["probe_acc"])
 world = json.load(open(out + "/artifacts/world/world.json"))
 for name in names:
     side = json.load(open(f"{out}/artifacts/models/{name}.json"))
-    w = read(f"{out}/artifacts/models/{name}.safetensors")["tensors"]
+    w = read(f"{out}/artifacts/models/{name}.safetensors").tensors
     first = w["layers.0.weight"]
-    assert first["shape"] == [side["spec"]["width"], side["input_dim"]], (name, first["shape"])
+    assert first.shape == (side["spec"]["width"], side["input_dim"]), (name, first.shape)
     if name.endswith("-long"):
         continue  # the drift fine-tunes have no features
-    feats = read(f"{out}/artifacts/features/{name}/probe.safetensors")["tensors"]["features"]
+    feats = read(f"{out}/artifacts/features/{name}/probe.safetensors").tensors["features"]
     rows = world["splits"]["probe"] * (5 if side["modality"] == "text" else 1)
-    assert feats["shape"] == [rows, side["spec"]["out_dim"]], (name, feats["shape"])
+    assert feats.shape == (rows, side["spec"]["out_dim"]), (name, feats.shape)
     if side["modality"] == "finetune":
         assert "head.weight" in w and side["task"] in name
-split = read(out + "/artifacts/world/train.safetensors")["tensors"]
-assert split["images"]["shape"] == [2048, 64] and split["captions"]["shape"] == [10240, 48]
+split = read(out + "/artifacts/world/train.safetensors").tensors
+assert split["images"].shape == (2048, 64) and split["captions"].shape == (10240, 48)
 print("zoo artifacts: 20 models, weights and features readable with numpy")
 PYEOF
 # The alignment study on the smoke zoo: tables present, and ease and CKA of every grid pair
 # recomputed with numpy from the probe features the k-NN tasks stored.
-"$PY" - "$WORK/n2" "$SRC/tests/python" <<'PYEOF'
+"$PY" - "$WORK/n2" "$SRC/python" <<'PYEOF'
 import sys, h5py, numpy as np
 sys.path.insert(0, sys.argv[2])
-from safetensors_np import read
+from compatnets.safetensors import read
 out = sys.argv[1]
 f = h5py.File(out + "/results.h5", "r")
 grid = {k: f["alignment/grid"][k][:] for k in f["alignment/grid"]}
 assert len(grid["vision"]) == 6
 def probe(name):
-    t = read(f"{out}/artifacts/knn/align_knn/{name}.safetensors")["tensors"]["probe"]
-    return np.asarray(t["values"]).reshape(t["shape"])
+    return read(f"{out}/artifacts/knn/align_knn/{name}.safetensors").tensors["probe"].astype(np.float64)
 def knn(x, k):
     x = x / np.linalg.norm(x, axis=1, keepdims=True)
     s = x @ x.T
@@ -76,17 +75,17 @@ print("alignment on the smoke zoo: ease and CKA agree with numpy")
 PYEOF
 # The merging study: every pair of fine-tunes of a backbone merged; interference recomputed
 # with numpy from the stored weights; retention and destructive from the accuracies.
-"$PY" - "$WORK/n2" "$SRC/tests/python" <<'PYEOF'
+"$PY" - "$WORK/n2" "$SRC/python" <<'PYEOF'
 import sys, h5py, numpy as np
 sys.path.insert(0, sys.argv[2])
-from safetensors_np import read
+from compatnets.safetensors import read
 out = sys.argv[1]
 f = h5py.File(out + "/results.h5", "r")
 p = {k: f["merging/pairs"][k][:] for k in f["merging/pairs"]}
 assert len(p["model_a"]) == 6
 def weights(name):
-    t = read(f"{out}/artifacts/models/{name}.safetensors")["tensors"]
-    return {k: np.asarray(v["values"]) for k, v in t.items() if not k.startswith("head.")}
+    t = read(f"{out}/artifacts/models/{name}.safetensors").tensors
+    return {k: v.astype(np.float64).ravel() for k, v in t.items() if not k.startswith("head.")}
 for i in range(6):
     base = weights(p["backbone"][i].decode())
     a, b = weights(p["model_a"][i].decode()), weights(p["model_b"][i].decode())
@@ -116,17 +115,17 @@ PYEOF
 # The PRISM study: every K-way merge's update norm and kept fraction recomputed with numpy
 # from the stored weights (TA, TIES, SLERP, Model Stock, PRISM, PRISM-hard, norm-matched), a
 # pair merged by both merge kinds scored alike, and the drift exponent refitted.
-"$PY" - "$WORK/n2" "$SRC/tests/python" <<'PYEOF'
+"$PY" - "$WORK/n2" "$SRC/python" <<'PYEOF'
 import math, sys, h5py, numpy as np
 sys.path.insert(0, sys.argv[2])
-from safetensors_np import read
+from compatnets.safetensors import read
 out = sys.argv[1]
 f = h5py.File(out + "/results.h5", "r")
 g = {k: f["prism/merges"][k][:] for k in f["prism/merges"]}
 assert len(g["method"]) == 78, len(g["method"])
 def weights(name):
-    t = read(f"{out}/artifacts/models/{name}.safetensors")["tensors"]
-    return {k: (np.asarray(v["values"], dtype=np.float64), v["shape"]) for k, v in t.items() if not k.startswith("head.")}
+    t = read(f"{out}/artifacts/models/{name}.safetensors").tensors
+    return {k: (v.astype(np.float64).ravel(), list(v.shape)) for k, v in t.items() if not k.startswith("head.")}
 def update(method, c, kappa, base, models):
     """theta - theta0 per tensor (file order), methods.md 3.2."""
     names = list(base)

@@ -13,13 +13,12 @@ import sys
 import numpy as np
 import scipy.linalg
 
-sys.path.insert(0, __import__("os").path.dirname(__file__))
-from safetensors_np import read  # noqa: E402
+sys.path.insert(0, __import__("os").path.join(__import__("os").path.dirname(__file__), "..", "..", "python"))
+from compatnets.safetensors import read  # noqa: E402
 
 
 def tensor(f, name):
-    t = f["tensors"][name]
-    return np.asarray(t["values"], dtype=np.float64).reshape(t["shape"])
+    return f.tensors[name].astype(np.float64)
 
 
 def main():

@@ -12,12 +12,12 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(__file__))
-from safetensors_np import read  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
+from compatnets.safetensors import load  # noqa: E402
 
 
 def main():
-    t = {k: np.asarray(v["values"], dtype=np.float64) for k, v in read(sys.argv[1])["tensors"].items()}
+    t = {k: v.astype(np.float64).ravel() for k, v in load(sys.argv[1]).items()}
     base, models = t["base"], [t["m0"], t["m1"], t["m2"]]
     taus = np.stack([m - base for m in models])
     # TIES: keep the top half by magnitude (stable order: ties to the lower index).

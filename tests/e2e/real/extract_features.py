@@ -14,8 +14,8 @@ import zlib
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "python"))
-from safetensors_np import read, save  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "..", "python"))
+from compatnets.safetensors import read, save  # noqa: E402
 
 
 def main():
@@ -28,8 +28,7 @@ def main():
     rows = 0
     w1 = w2 = None
     for split in ("train", "probe", "flickr", "coco"):
-        t = read(os.path.join(a.data, split + ".safetensors"))["tensors"][key]
-        x = np.asarray(t["values"], dtype=np.float64).reshape(t["shape"])
+        x = read(os.path.join(a.data, split + ".safetensors")).tensors[key].astype(np.float64)
         if w1 is None:
             w1 = rng.normal(size=(x.shape[1], 32)) / np.sqrt(x.shape[1])
             w2 = rng.normal(size=(32, 24)) / np.sqrt(32)

@@ -13,24 +13,13 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "python"))
-from safetensors_np import read, save  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "..", "python"))
+from compatnets.safetensors import load as load_checkpoint, read, save  # noqa: E402
 
 
 def load(path):
     """{name: float64 array} of a checkpoint file or folder."""
-    files = [path]
-    if os.path.isdir(path):
-        index = os.path.join(path, "model.safetensors.index.json")
-        if os.path.exists(index):
-            files = sorted({os.path.join(path, f) for f in json.load(open(index))["weight_map"].values()})
-        else:
-            files = [os.path.join(path, "model.safetensors")]
-    out = {}
-    for f in files:
-        for name, t in read(f)["tensors"].items():
-            out[name] = np.asarray(t["values"], dtype=np.float64).reshape(t["shape"])
-    return out
+    return {name: t.astype(np.float64) for name, t in load_checkpoint(path).items()}
 
 
 def main():
@@ -40,8 +29,7 @@ def main():
     a = p.parse_args()
     stem = os.path.join(a.ckpt, a.model.replace("+", "_"))
     w = load(stem if os.path.isdir(stem) else stem + ".safetensors")
-    t = read(a.probe)["tensors"]["inputs"]
-    x = np.asarray(t["values"]).reshape(t["shape"])
+    x = read(a.probe).tensors["inputs"].astype(np.float64)
     features = np.tanh(x @ w["w1"]) @ w["w2"]
     os.makedirs(os.path.dirname(a.out), exist_ok=True)
     save(a.out, {"features": features.astype(np.float32)})

@@ -11,8 +11,8 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "python"))
-from safetensors_np import save  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "..", "python"))
+from compatnets.safetensors import save  # noqa: E402
 
 
 def save_sharded(folder, tensors):

@@ -10,8 +10,8 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
-from safetensors_np import save  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "python"))
+from compatnets.safetensors import save  # noqa: E402
 
 SIZES = {"train": 600, "probe": 300, "flickr": 80, "coco": 80}
 

@@ -13,8 +13,8 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "python"))
-from safetensors_np import save  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "..", "python"))
+from compatnets.safetensors import save  # noqa: E402
 
 
 def shapes(layers, hidden, vocab=512):
@@ -42,10 +42,10 @@ def main():
     rng = np.random.default_rng(5)
     shp = shapes(layers, hidden)
     base = {n: rng.normal(scale=0.02, size=s).astype(np.float32) for n, s in shp.items()}
-    save(os.path.join(root, "base.safetensors"), {n: ("BF16", v) for n, v in base.items()})
+    save(os.path.join(root, "base.safetensors"), base, dtypes="BF16")
     shared = {n: rng.normal(size=s).astype(np.float32) for n, s in shp.items()}
     for i in range(k):
-        ft = {n: ("BF16", base[n] + scales[i] * (0.5 * shared[n] + 0.5 * rng.normal(size=shp[n])).astype(np.float32))
+        ft = {n: base[n] + scales[i] * (0.5 * shared[n] + 0.5 * rng.normal(size=shp[n])).astype(np.float32)
               for n in shp}
         if i == 1 and layers > 1:
             folder = os.path.join(root, "ft1")
@@ -55,12 +55,12 @@ def main():
                      "model-00002-of-00002.safetensors": {n: ft[n] for n in shp if n not in half}}
             weight_map = {}
             for file, tensors in parts.items():
-                save(os.path.join(folder, file), tensors)
+                save(os.path.join(folder, file), tensors, dtypes="BF16")
                 weight_map.update({n: file for n in tensors})
             json.dump({"metadata": {}, "weight_map": weight_map},
                       open(os.path.join(folder, "model.safetensors.index.json"), "w"))
         else:
-            save(os.path.join(root, f"ft{i}.safetensors"), ft)
+            save(os.path.join(root, f"ft{i}.safetensors"), ft, dtypes="BF16")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "formats/half.h"
 #include "formats/safetensors.h"
 
 using namespace compatbench::formats;
@@ -17,7 +18,8 @@ namespace {
 bool have_numpy() {
     return std::system("/usr/bin/python3 -c 'import numpy' > /dev/null 2>&1") == 0;
 }
-const std::string kScript = std::string(COMPATBENCH_SOURCE_DIR) + "/tests/python/safetensors_np.py";
+const std::string kScript =
+    std::string(COMPATBENCH_SOURCE_DIR) + "/tests/python/safetensors_fixture.py";
 
 }  // namespace
 
@@ -32,7 +34,7 @@ TEST(SafetensorsPython, NumpyReadsWhatWeWrite) {
     w.set_metadata("format", "pt");
     w.write(p.string());
     const auto j = nlohmann::json::parse(
-        compatbench::test::run_command("/usr/bin/python3 " + kScript + " read " + p.string()));
+        compatbench::test::run_command("/usr/bin/python3 " + kScript + " dump " + p.string()));
     EXPECT_EQ(j["metadata"]["format"], "pt");
     EXPECT_EQ(j["data_start"].get<int>() % 8, 0);
     const auto f = SafetensorsFile::open(p.string());
@@ -61,4 +63,19 @@ TEST(SafetensorsPython, WeReadWhatNumpyWrites) {
     EXPECT_EQ(ints[0], 7);
     EXPECT_EQ(ints[1], -7);
     EXPECT_EQ(f.at("w").shape, (std::vector<std::uint64_t>{2, 3}));
+}
+
+TEST(SafetensorsPython, NumpyRoundsToBf16AsWeDo) {
+    if (!have_numpy()) GTEST_SKIP() << "/usr/bin/python3 has no numpy";
+    const fs::path p = fs::path(::testing::TempDir()) / "bf16_from_numpy.safetensors";
+    ASSERT_EQ(std::system(("/usr/bin/python3 " + kScript + " bf16 " + p.string()).c_str()), 0);
+    const auto f = SafetensorsFile::open(p.string());
+    const auto x = f.read_f32(f.at("x"));
+    const auto raw = f.raw(f.at("x_bf16"));
+    ASSERT_EQ(raw.size(), 2 * x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        std::uint16_t theirs;
+        std::memcpy(&theirs, raw.data() + 2 * i, 2);
+        ASSERT_EQ(theirs, f32_to_bf16(x[i])) << "value " << i << " = " << x[i];
+    }
 }
