@@ -26,7 +26,7 @@ PACKAGES=(g++ make cmake pkg-config git procps
           clang libclang-rt-14-dev)
 # Only the tests need these: a local single-node SLURM (slurm/local-cluster.sh) and a
 # headless browser that opens the report.
-TEST_PACKAGES=(slurm-wlm slurm-client munge chromium)
+TEST_PACKAGES=(slurm-wlm slurm-client munge chromium python3-torch dataset-fashion-mnist)
 
 install_packages() {
   step "install missing Debian packages"
