@@ -11,4 +11,13 @@ Import it by putting this folder on the path::
 
     import sys; sys.path.insert(0, "/path/to/compatbench/python")
     from compatnets.safetensors import save, load
+
+Every computation here runs on one thread (OpenBLAS, OpenMP and PyTorch alike), fixed
+before numpy or torch loads: the runner gives each task one core, and a thread count that
+followed the cores a process sees (e.g. under `mpirun` core binding) would change the
+order of floating-point sums and so the last bits of every result.
 """
+import os
+
+for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_name] = "1"

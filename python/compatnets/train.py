@@ -1,14 +1,14 @@
 """Trains one encoder of the PyTorch library and exports what compatbench reads.
 
     python3 -m compatnets.train --model cnn_simclr --data DATA --out DIR
-                                [--steps 600 --batch 128 --dim 64 --seed 1 --threads 1]
+                                [--steps 600 --batch 128 --dim 64 --seed 1]
                                 [--result FILE]
 
 The model name is <family>_<paradigm> (compatnets.models, compatnets.paradigms): cnn_sup,
 vit_rot, gru_auto, ... Vision encoders train on the images of DATA's `encoder` split, text
 encoders on its captions (DATA is a folder built by `python3 -m compatnets.data`). Seeded,
-with deterministic algorithms and a fixed thread count: the same arguments give the same
-bytes on one host. Written:
+with deterministic algorithms on one thread (compatnets/__init__.py): the same arguments
+give the same bytes on one host. Written:
 
     DIR/models/<model>.safetensors            the encoder's weights (F32, state-dict names)
     DIR/features/<model>/<split>.safetensors  "features" (rows × dim, F32) of the splits
@@ -25,13 +25,18 @@ import os
 import sys
 
 import numpy as np
-import torch
-from torch.nn import functional as F
 
-from . import models, paradigms
-from . import text as tx
-from .data import read_captions
-from .safetensors import load, save
+try:
+    import torch
+    from torch.nn import functional as F
+except ImportError as e:  # a clear message instead of a traceback, for the task's log
+    sys.exit(f"error: PyTorch cannot be imported by {sys.executable} ({e}); "
+             "install Debian's python3-torch")
+
+from . import models, paradigms  # noqa: E402
+from . import text as tx  # noqa: E402
+from .data import read_captions  # noqa: E402
+from .safetensors import load, save  # noqa: E402
 
 EXPORT_SPLITS = ("train", "probe", "flickr", "coco")
 
@@ -50,9 +55,9 @@ def parse_model(name):
                      f"{', '.join(models.TEXT)} with {', '.join(paradigms.TEXT)}")
 
 
-def deterministic(seed, threads):
+def deterministic(seed):
     torch.manual_seed(seed)
-    torch.set_num_threads(threads)
+    torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
     return torch.Generator().manual_seed(seed)
 
@@ -159,7 +164,7 @@ def export(model, modality, family, enc, data, out):
 
 def run(a):
     modality, family, paradigm = parse_model(a.model)
-    g = deterministic(a.seed, a.threads)
+    g = deterministic(a.seed)
     vocab = tx.vocab_size(family) if modality == "text" else None
     enc = models.encoder(family, a.dim, vocab)
     split = Split(a.data, "encoder")
@@ -176,7 +181,7 @@ def main(argv=None):
     p.add_argument("--model", required=True)
     p.add_argument("--data", required=True)
     p.add_argument("--out", required=True)
-    for name, default in (("steps", 600), ("batch", 128), ("dim", 64), ("seed", 1), ("threads", 1)):
+    for name, default in (("steps", 600), ("batch", 128), ("dim", 64), ("seed", 1)):
         p.add_argument("--" + name, type=int, default=default)
     p.add_argument("--result", help="a JSON file for the task's outputs")
     a = p.parse_args(argv)

@@ -271,8 +271,12 @@ Config parse_config_text(const std::string& text, const std::string& path,
     const YAML::Node tasks = root["tasks"];
     if (tasks.size() == 0) yc.fail(tasks, "tasks", "the experiment has no tasks");
     std::set<std::string> names;
+    const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+    const std::filesystem::path config_dir =
+        dir.empty() ? std::filesystem::current_path() : std::filesystem::absolute(dir);
     for (std::size_t i = 0; i < tasks.size(); ++i) {
         GroupSpec g = parse_group(yc, tasks[i], index_path("tasks", i), c.runner);
+        g.config_dir = config_dir;
         if (!names.insert(g.name).second) {
             yc.fail(tasks[i]["name"], "tasks." + g.name + ".name",
                     "duplicate task group name '" + g.name + "'");

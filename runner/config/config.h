@@ -15,6 +15,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -71,8 +72,9 @@ struct GroupSpec {
     bool print = false;  // print the group's table on the console at the end of a run
     YAML::Mark mark;
     YAML::Node node;
-    std::vector<ColumnSpec> outputs;  // the kind's output columns (set when bound)
-    std::vector<ListedTask> listed;   // tasks a listing kind made (see TaskKind::lists_tasks)
+    std::vector<ColumnSpec> outputs;   // the kind's output columns (set when bound)
+    std::vector<ListedTask> listed;    // tasks a listing kind made (see TaskKind::lists_tasks)
+    std::filesystem::path config_dir;  // the config file's folder, absolute ({config_dir})
 };
 
 struct AnalysisSpec {

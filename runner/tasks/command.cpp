@@ -10,7 +10,8 @@
 //     retries: 2
 //
 // Placeholders: any scalar key or grid key, and {id}, {seed}, {attempt}, {result} (the JSON
-// file the command writes), {workdir} (a folder of its own), {out} (the run's folder).
+// file the command writes), {workdir} (a folder of its own), {out} (the run's folder),
+// {config_dir} (the config file's folder, so that a config can name scripts beside it).
 // Every substituted value is shell-quoted; `{{` and `}}` are literal braces. stdout and
 // stderr go to <out>/logs/tasks/<id>.log. The result file must hold one JSON object with a
 // key per declared output.
@@ -170,7 +171,8 @@ class CommandTask final : public TaskKind {
     std::vector<ColumnSpec> outputs(const GroupSpec& group,
                                     const YamlChecker& checker) const override {
         // Every placeholder must name something a task will have.
-        std::vector<std::string> known = {"id", "seed", "attempt", "result", "workdir", "out"};
+        std::vector<std::string> known = {"id",      "seed", "attempt",   "result",
+                                          "workdir", "out",  "config_dir"};
         for (const auto& [key, value] : group.params) known.push_back(key);
         for (const auto& [key, values] : group.grid) known.push_back(key);
         if (group.count >= 0) known.push_back("i");
@@ -243,6 +245,7 @@ Row run_shell_task(const TaskContext& context, const std::string& command_templa
     values["result"] = result.string();
     values["workdir"] = workdir.string();
     values["out"] = context.out_dir.string();
+    values["config_dir"] = context.group.config_dir.string();
     for (const auto& [key, value] : extra) values[key] = value;
     const std::string command = TextTemplate::parse(command_template, {}, true).render(values);
     {

@@ -7,6 +7,8 @@
 // The manifest (a path relative to the config file's folder):
 //   features: .            folder of <model>/<split>.safetensors (default: the manifest's)
 //   pairing: pairing       folder of <split>.safetensors with caption_image (default pairing)
+// A folder written as {out}/... lies in the run's output folder (features that `command`
+// tasks of the same run write); other relative folders are relative to the manifest.
 //   splits: [train, probe, flickr, coco]
 //   models:
 //     - {name: vit_b16_clip, modality: vision, family: clip_vit, paradigm: clip}
@@ -45,7 +47,10 @@ class FeatureSetTask final : public TaskKind {
         const YAML::Node& root = man.root;
         const YamlChecker& my = man.checker;
         const auto folder = [&](const char* k, const char* fallback) {
-            return man.resolve(root[k] ? root[k].Scalar() : std::string(fallback));
+            const std::string p = root[k] ? root[k].Scalar() : std::string(fallback);
+            if (p == "{out}" || p.rfind("{out}/", 0) == 0)
+                return "@out/" + p.substr(p.size() > 5 ? 6 : 5);
+            return man.resolve(p);
         };
         std::vector<Scalar> splits;
         if (const YAML::Node s = root["splits"]) {
@@ -74,7 +79,9 @@ class FeatureSetTask final : public TaskKind {
             t.params["features_root"] = Scalar::parse(folder("features", "."));
             t.params["pairing_root"] = Scalar::parse(folder("pairing", "pairing"));
             t.lists["splits"] = splits;
-            if (group.after.empty()) check_files(t, models[i], p, my);
+            const bool in_run = t.params.at("features_root").text.rfind("@out/", 0) == 0 ||
+                                t.params.at("pairing_root").text.rfind("@out/", 0) == 0;
+            if (group.after.empty() && !in_run) check_files(t, models[i], p, my);
             out.push_back(std::move(t));
         }
         return out;
@@ -85,7 +92,8 @@ class FeatureSetTask final : public TaskKind {
     Row run_(const TaskContext& ctx) const override {
         const auto splits = ctx.texts("splits");
         const auto [dim, rows] = check_model_files(
-            ctx.params.at("features_root").text, ctx.params.at("pairing_root").text,
+            catalog_path(ctx.params.at("features_root").text, ctx.out_dir).string(),
+            catalog_path(ctx.params.at("pairing_root").text, ctx.out_dir).string(),
             ctx.params.at("name").text, ctx.params.at("modality").text == "vision", splits);
         return {static_cast<std::int64_t>(splits.size()), dim, rows};
     }

@@ -1,0 +1,86 @@
+# The real-network path in small (configs/real-smoke.yaml): PyTorch encoders trained on
+# Fashion-MNIST by command tasks, their features through feature_set into the alignment
+# study. 2 ranks and 1 rank give the same bytes, a resumed run reruns nothing, and a
+# missing dataset or PyTorch fails its tasks with a message naming the package. Skipped
+# (77) without python3-torch or dataset-fashion-mnist.
+source "$(dirname "$0")/lib.sh"
+if ! "$PY" -c "import torch" 2> /dev/null || [[ ! -d /usr/share/datasets/fashion-mnist ]]; then
+  echo "SKIP: needs Debian's python3-torch and dataset-fashion-mnist"; exit 77
+fi
+CONFIG=$SRC/configs/real-smoke.yaml
+expect_code 0 mpi 2 run "$CONFIG" --out "$WORK/n2" --log-level warn > "$WORK/run.txt"
+grep -q "/alignment/analysis/correlations" "$WORK/run.txt" || { cat "$WORK/run.txt"; fail "no correlation table"; }
+expect_code 0 mpi 1 run "$CONFIG" --out "$WORK/n1" --log-level warn > /dev/null
+"$BIN" compare "$WORK/n1/results.h5" "$WORK/n2/results.h5" || fail "1 and 2 ranks differ"
+expect_code 0 mpi 2 run "$CONFIG" --out "$WORK/n2" --resume --log-level warn > /dev/null
+"$PY" - "$WORK/n2" <<'PYEOF'
+import sys, h5py, numpy as np
+f = h5py.File(sys.argv[1] + "/results.h5", "r")
+assert f["meta/resumed_tasks"][()] == 28, f["meta/resumed_tasks"][()]
+t = lambda path: {k: f[path][k][:] for k in f[path]}
+data, vision, text, pairs = t("real/data"), t("real/vision"), t("real/text"), t("alignment/pairs")
+assert data["encoder_images"].tolist() == [1500] and data["coco_images"].tolist() == [300]
+assert [m.decode() for m in vision["model"]] == ["mlp_sup", "cnn_ae", "vit_simclr"]
+# Trained encoders beat chance (10 classes) on the held-out test images.
+assert (vision["probe_acc"] > 0.3).all() and (text["probe_acc"] > 0.3).all(), (vision, text)
+assert vision["steps"].tolist() == [60] * 3 and np.isfinite(vision["final_loss"]).all()
+assert len(pairs["vision"]) == 6 and np.allclose(pairs["score"], pairs["ease"] * pairs["ceiling"])
+assert (pairs["r10_flickr"] > 0).all() and (pairs["r10_coco"] > 0).all()
+models = t("real/models")
+assert sorted(m.decode() for m in models["paradigm"]) == sorted(
+    ["supervised", "autoencoder", "contrastive", "caption_label", "masked_word"])
+print("real smoke: 3 vision and 2 text encoders trained, 6 pairs aligned, 1 and 2 ranks identical, resume reran nothing")
+PYEOF
+# A user's own PyTorch encoder, exported by the README's example, beside a trained text
+# encoder: validated as the config is read, then aligned.
+mkdir -p "$WORK/user/features"
+"$PY" "$SRC/examples/export_torch_features.py" --data "$WORK/n2/real/data" --out "$WORK/user/features" > /dev/null
+ln -s "$WORK/n2/real/features/bow_label" "$WORK/user/features/bow_label"
+ln -s "$WORK/n2/real/data" "$WORK/user/data"
+cat > "$WORK/user/user.features.yaml" <<'YAML'
+features: features
+pairing: data/pairing
+splits: [train, probe, flickr, coco]
+models:
+  - {name: my_cnn, modality: vision, family: my_cnn, paradigm: random_init}
+  - {name: bow_label, modality: text, family: bow, paradigm: caption_label}
+YAML
+cat > "$WORK/user/user.yaml" <<'YAML'
+experiment: {name: user-model, seed: 1}
+tasks:
+  - {name: mine, kind: feature_set, table: real/models, manifest: user.features.yaml}
+  - {name: align_knn, kind: probe_knn, table: alignment/knn, features: mine, modalities: [vision, text], probe: 256, k: [10, 20]}
+  - {name: align_grid, kind: pair_similarity, table: alignment/similarity, knn: align_knn}
+  - {name: align_pairs, kind: align_pair, table: alignment/fits, similarity: align_grid, adapter: csa, eval: [flickr, coco], recall_k: [1, 10]}
+YAML
+expect_code 0 mpi 0 validate "$WORK/user/user.yaml" > /dev/null
+expect_code 0 mpi 2 run "$WORK/user/user.yaml" --out "$WORK/user/out" --log-level warn > /dev/null
+"$PY" - "$WORK/user/out" <<'PYEOF'
+import sys, h5py
+f = h5py.File(sys.argv[1] + "/results.h5", "r")
+fits = {k: f["alignment/fits"][k][:] for k in f["alignment/fits"]}
+assert fits["vision"].tolist() == [b"my_cnn"] and fits["text"].tolist() == [b"bow_label"]
+assert 0 < fits["r10_flickr"][0] <= 1, fits["r10_flickr"]
+print(f"user encoder: exported by the example, aligned with bow_label (R@10 flickr {fits['r10_flickr'][0]:.3f})")
+PYEOF
+# No dataset: the data task fails naming the package; every task after it is skipped.
+sed -e 's|--seed 1 --result|--seed 1 --source '"$WORK"'/none --result|' "$CONFIG" > "$WORK/nodata.yaml"
+cp "$SRC/configs/real-smoke.features.yaml" "$WORK/"
+sed -i -e 's|{config_dir}/../python|'"$SRC"'/python|' "$WORK/nodata.yaml"
+expect_code 1 mpi 2 run "$WORK/nodata.yaml" --out "$WORK/nodata" --log-level error > /dev/null 2>&1
+grep -q "apt-get install dataset-fashion-mnist" "$WORK"/nodata/logs/tasks/real_data*.log || fail "no package named"
+"$PY" - "$WORK/nodata" <<'PYEOF'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1] + "/ledger.jsonl")]
+status = {l["id"]: l["status"] for l in lines}
+assert status["real_data"] == "failed", status
+assert all(s == "skipped" for i, s in status.items() if i != "real_data"), status
+print("missing dataset: the data task failed naming the package, the rest skipped")
+PYEOF
+# No PyTorch: a training task's log says what to install.
+mkdir -p "$WORK/notorch/torch"
+echo 'raise ImportError("No module named torch")' > "$WORK/notorch/torch/__init__.py"
+(cd "$SRC/python" && PYTHONPATH=$WORK/notorch "$PY" -m compatnets.train --model mlp_sup --data "$WORK/n2/real/data" \
+  --out "$WORK/x" > "$WORK/notorch.txt" 2>&1) && fail "training ran without torch"
+grep -q "install Debian's python3-torch" "$WORK/notorch.txt" || { cat "$WORK/notorch.txt"; fail "no package named"; }
+pass "real smoke: trained, aligned, deterministic, resumable; missing dataset and torch named"
