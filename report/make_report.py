@@ -3,7 +3,8 @@
     /usr/bin/python3 report/make_report.py OUT_DIR     (or: compatbench report OUT_DIR)
 
 Writes OUT_DIR/report/index.html and its PNG figures, with a section for each study the
-file holds (alignment, merging, PRISM, encoder roles) and the run facts. Uses only h5py,
+file holds (alignment, merging, PRISM, encoder roles, the real networks: report/real.py)
+and the run facts. Uses only h5py,
 numpy and matplotlib (Agg).
 """
 import html
@@ -17,6 +18,8 @@ import numpy as np
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+
+from real import real_section  # noqa: E402
 
 REGION_COLOURS = {"act_now": "#2a9d8f", "budget_limited": "#e9c46a",
                   "ceiling_limited": "#f4a261", "incompatible": "#e76f51"}
@@ -444,6 +447,7 @@ def main():
         compass_section(rep, f, "merging", "COMPASS merging")
         prism_section(rep, f)
         encoders_section(rep, f)
+        real_section(rep, f, table)
         run_facts(rep, f)
         name = scalar(f, "/meta/experiment", "run")
         page = rep.write(f"compatbench report: {name}",

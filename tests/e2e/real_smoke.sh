@@ -1,6 +1,6 @@
 # The real-network path in small (configs/real-smoke.yaml): PyTorch encoders trained on
 # Fashion-MNIST by command tasks, their features through feature_set into the alignment
-# study. 2 ranks and 1 rank give the same bytes, a resumed run reruns nothing, and a
+# study, and a pool of them through the encoder-roles study. 2 ranks and 1 rank give the same bytes, a resumed run reruns nothing, and a
 # missing dataset or PyTorch fails its tasks with a message naming the package. Skipped
 # (77) without python3-torch or dataset-fashion-mnist.
 source "$(dirname "$0")/lib.sh"
@@ -16,7 +16,7 @@ expect_code 0 mpi 2 run "$CONFIG" --out "$WORK/n2" --resume --log-level warn > /
 "$PY" - "$WORK/n2" <<'PYEOF'
 import sys, h5py, numpy as np
 f = h5py.File(sys.argv[1] + "/results.h5", "r")
-assert f["meta/resumed_tasks"][()] == 28, f["meta/resumed_tasks"][()]
+assert f["meta/resumed_tasks"][()] == 35, f["meta/resumed_tasks"][()]
 t = lambda path: {k: f[path][k][:] for k in f[path]}
 data, vision, text, pairs = t("real/data"), t("real/vision"), t("real/text"), t("alignment/pairs")
 assert data["encoder_images"].tolist() == [1500] and data["coco_images"].tolist() == [300]
@@ -29,8 +29,22 @@ assert (pairs["r10_flickr"] > 0).all() and (pairs["r10_coco"] > 0).all()
 models = t("real/models")
 assert sorted(m.decode() for m in models["paradigm"]) == sorted(
     ["supervised", "autoencoder", "contrastive", "caption_label", "masked_word"])
-print("real smoke: 3 vision and 2 text encoders trained, 6 pairs aligned, 1 and 2 ranks identical, resume reran nothing")
+# The encoder-roles study on the 3 vision encoders: 7 subsets, six benchmarks, IM and ranks.
+subsets = t("encoders/subsets")
+assert sorted(subsets["mask"].tolist()) == list(range(1, 8)), subsets["mask"]
+for b in ("fine", "coarse", "aspect", "symmetry", "ink", "brightness"):
+    assert (subsets[b] > 0.2).all(), b
+for c in ("classes", "shape", "appearance", "average"):
+    assert np.isfinite(subsets["im_" + c]).all(), c
+taxonomy = t("encoders/analysis/taxonomy")
+assert len(taxonomy["encoder"]) == 3 and np.isfinite(t("encoders/analysis/erank")["singleton_erank"]).all()
+print("real smoke: 3 vision and 2 text encoders trained, 6 pairs aligned, 7 encoder subsets scored, "
+      "1 and 2 ranks identical, resume reran nothing")
 PYEOF
+# The report has the real networks' section beside the papers' numbers.
+"$BIN" report "$WORK/n2" > "$WORK/report.json"
+grep -q '"real"' "$WORK/report.json" || { cat "$WORK/report.json"; fail "no real-networks section"; }
+grep -q "disagrees with the paper\|agrees with the paper" "$WORK/n2/report/index.html" || fail "no comparison with the paper"
 # A user's own PyTorch encoder, exported by the README's example, beside a trained text
 # encoder: validated as the config is read, then aligned.
 mkdir -p "$WORK/user/features"
