@@ -4,7 +4,9 @@
 #include "test_support.h"
 
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -77,5 +79,38 @@ TEST(SafetensorsPython, NumpyRoundsToBf16AsWeDo) {
         std::uint16_t theirs;
         std::memcpy(&theirs, raw.data() + 2 * i, 2);
         ASSERT_EQ(theirs, f32_to_bf16(x[i])) << "value " << i << " = " << x[i];
+    }
+}
+
+// The same broken files are refused by both readers, each naming the file.
+TEST(SafetensorsPython, BothRefuseTheSameBrokenFiles) {
+    if (!have_numpy()) GTEST_SKIP() << "/usr/bin/python3 has no numpy";
+    const auto with_header = [](const std::string& json, std::size_t data_bytes) {
+        std::string s(8, '\0');
+        const std::uint64_t n = json.size();
+        std::memcpy(s.data(), &n, 8);  // little-endian host
+        return s + json + std::string(data_bytes, '\0');
+    };
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"short", std::string("\x01\x02", 2)},
+        {"past_end", std::string("\xe8\x03\0\0\0\0\0\0{}", 10)},
+        {"not_json", with_header("{x}", 0)},
+        {"dtype", with_header(R"({"w":{"dtype":"F7","shape":[1],"data_offsets":[0,4]}})", 4)},
+        {"offsets", with_header(R"({"w":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", 8)},
+        {"size", with_header(R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", 8)},
+        {"keys", with_header(R"({"w":{"dtype":"F32","shape":[1]}})", 0)},
+    };
+    for (const auto& [name, bytes] : cases) {
+        const fs::path p = fs::path(::testing::TempDir()) / ("broken_" + name + ".safetensors");
+        {
+            std::ofstream out(p, std::ios::binary);
+            out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+        }
+        EXPECT_THROW(SafetensorsFile::open(p.string()), FormatError) << name;
+        const std::string theirs = compatbench::test::run_command(
+            "/usr/bin/python3 " + kScript + " dump " + p.string() + " 2>&1; echo rc=$?");
+        EXPECT_NE(theirs.find("SafetensorsError: " + p.string()), std::string::npos)
+            << name << ": " << theirs;
+        EXPECT_NE(theirs.find("rc=1"), std::string::npos) << name;
     }
 }
