@@ -151,7 +151,8 @@ def export(model, modality, family, enc, data, out):
     os.makedirs(os.path.join(out, "models"), exist_ok=True)
     state = {k: v.detach().numpy().astype(np.float32) for k, v in enc.state_dict().items()}
     save(os.path.join(out, "models", model + ".safetensors"), state,
-         metadata={"format": "pt", "family": family, "modality": modality})
+         metadata={"format": "pt", "family": family, "modality": modality,
+                   "dim": str(_dim(enc))})
     folder = os.path.join(out, "features", model)
     os.makedirs(folder, exist_ok=True)
     for split in EXPORT_SPLITS:

@@ -12,12 +12,14 @@
 //   finetunes:
 //     - {name: llama_a+math, base: llama_a, task: math, checkpoint: ckpt/llama_a_math}
 // A checkpoint is a .safetensors file or a folder with model.safetensors or a sharded
-// model.safetensors.index.json.
+// model.safetensors.index.json. A path written {out}/... lies in the run's output folder
+// (checkpoints and features that `command` tasks of the same run write).
 #include <yaml-cpp/yaml.h>
 #include <algorithm>
 
 #include "formats/safetensors.h"
 #include "tasks/compass_common.h"
+#include "tasks/feature_catalog.h"
 
 namespace compatbench {
 
@@ -103,8 +105,11 @@ class CheckpointSetTask final : public TaskKind {
 
   protected:
     Row run_(const TaskContext& ctx) const override {
-        const auto base = formats::Checkpoint::open(ctx.params.at("base_checkpoint").text);
-        const auto ft = formats::Checkpoint::open(ctx.params.at("checkpoint").text);
+        const auto path = [&](const char* key) {
+            return catalog_path(ctx.params.at(key).text, ctx.out_dir).string();
+        };
+        const auto base = formats::Checkpoint::open(path("base_checkpoint"));
+        const auto ft = formats::Checkpoint::open(path("checkpoint"));
         const auto ft_names = ft.names();
         std::int64_t tensors = 0, params = 0;
         for (const auto& name : base.names()) {

@@ -112,6 +112,8 @@ std::vector<std::string> string_list_key(const GroupSpec& group, const std::stri
 }
 
 std::string Manifest::resolve(const std::string& path) const {
+    if (path == "{out}") return "@out/";
+    if (path.rfind("{out}/", 0) == 0) return "@out/" + path.substr(6);
     const fs::path p = path;
     return (p.is_relative() ? dir / p : p).lexically_normal().string();
 }

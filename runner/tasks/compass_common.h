@@ -39,7 +39,9 @@ std::vector<std::string> string_list_key(const GroupSpec& group, const std::stri
                                          std::vector<std::string> fallback);
 
 // A manifest file named by the `manifest` key of `group` (relative to the config file's
-// folder), loaded and checked against `rules`; its own paths are relative to its folder.
+// folder), loaded and checked against `rules`; its own paths are relative to its folder,
+// except those written {out}/..., which lie in the run's output folder ("@out/...", opened
+// through catalog_path when a task runs).
 struct Manifest {
     fs::path dir;
     YAML::Node root;

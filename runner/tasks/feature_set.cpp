@@ -47,10 +47,7 @@ class FeatureSetTask final : public TaskKind {
         const YAML::Node& root = man.root;
         const YamlChecker& my = man.checker;
         const auto folder = [&](const char* k, const char* fallback) {
-            const std::string p = root[k] ? root[k].Scalar() : std::string(fallback);
-            if (p == "{out}" || p.rfind("{out}/", 0) == 0)
-                return "@out/" + p.substr(p.size() > 5 ? 6 : 5);
-            return man.resolve(p);
+            return man.resolve(root[k] ? root[k].Scalar() : std::string(fallback));
         };
         std::vector<Scalar> splits;
         if (const YAML::Node s = root["splits"]) {
