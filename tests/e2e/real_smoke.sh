@@ -16,7 +16,7 @@ expect_code 0 mpi 2 run "$CONFIG" --out "$WORK/n2" --resume --log-level warn > /
 "$PY" - "$WORK/n2" <<'PYEOF'
 import sys, h5py, numpy as np
 f = h5py.File(sys.argv[1] + "/results.h5", "r")
-assert f["meta/resumed_tasks"][()] == 41, f["meta/resumed_tasks"][()]
+assert f["meta/resumed_tasks"][()] == 56, f["meta/resumed_tasks"][()]
 t = lambda path: {k: f[path][k][:] for k in f[path]}
 data, vision, text, pairs = t("real/data"), t("real/vision"), t("real/text"), t("alignment/pairs")
 assert data["encoder_images"].tolist() == [1500] and data["coco_images"].tolist() == [300]
@@ -38,8 +38,45 @@ for c in ("classes", "shape", "appearance", "average"):
     assert np.isfinite(subsets["im_" + c]).all(), c
 taxonomy = t("encoders/analysis/taxonomy")
 assert len(taxonomy["encoder"]) == 3 and np.isfinite(t("encoders/analysis/erank")["singleton_erank"]).all()
+# The merging study on real fine-tunes of mlp_sup: 3 tasks, 3 pairs merged and scored.
+runs, merges = t("real/finetune_runs"), t("merging/merges")
+assert (runs["ft_acc"] > 0.5).all(), runs["ft_acc"]
+assert len(merges["model_a"]) == 3 and np.isfinite(merges["retention"]).all()
+for k in ("acc_a", "acc_b", "ft_acc_a", "base_acc_b"):
+    assert ((merges[k] >= 0) & (merges[k] <= 1)).all(), k
 print("real smoke: 3 vision and 2 text encoders trained, 6 pairs aligned, 7 encoder subsets scored, "
-      "1 and 2 ranks identical, resume reran nothing")
+      "3 fine-tunes merged pairwise and scored, 1 and 2 ranks identical, resume reran nothing")
+PYEOF
+# `compatbench merge` on two of the run's fine-tunes gives a file that PyTorch loads and
+# scores exactly as the study's merge of the same pair; `screen` reads them too.
+R=$WORK/n2/real
+cat > "$WORK/merge.yaml" <<YAML
+merge_method: task_arithmetic
+base_model: $R/models/mlp_sup.safetensors
+models:
+  - model: $R/finetunes/mlp_sup_fine.safetensors
+  - model: $R/finetunes/mlp_sup_digits.safetensors
+parameters: {coef: 1.0}
+out_dtype: float32
+YAML
+expect_code 0 mpi 0 merge "$WORK/merge.yaml" --out "$WORK/merged" > /dev/null
+expect_code 0 mpi 0 screen --base "$R/models/mlp_sup.safetensors" \
+  --models "$R/finetunes/mlp_sup_fine.safetensors" "$R/finetunes/mlp_sup_digits.safetensors" --json > "$WORK/screen.json"
+(cd "$SRC/python" && "$PY" -m compatnets.finetune evaluate --checkpoint "$WORK/merged" \
+  --base "$R/models/mlp_sup.safetensors" --finetuned "$R/finetunes/mlp_sup_fine.safetensors" \
+  "$R/finetunes/mlp_sup_digits.safetensors" --tasks fine digits --data "$R/data" --models "$R" \
+  --out "$WORK/merged.json" > /dev/null)
+"$PY" - "$WORK" <<'PYEOF'
+import json, sys, h5py
+w = sys.argv[1]
+f = h5py.File(w + "/n2/results.h5", "r")
+m = {k: f["merging/merges"][k][:] for k in f["merging/merges"]}
+i = [j for j in range(3) if m["model_a"][j] == b"mlp_sup+fine" and m["model_b"][j] == b"mlp_sup+digits"][0]
+ours = json.load(open(w + "/merged.json"))
+assert (ours["acc_a"], ours["acc_b"]) == (m["acc_a"][i], m["acc_b"][i]), (ours, m["acc_a"][i], m["acc_b"][i])
+screen = json.load(open(w + "/screen.json"))
+assert abs(screen["interference"] - m["interference"][i]) <= 1e-9 * max(1, abs(screen["interference"])), (screen, m["interference"][i])
+print(f"compatbench merge of fine+digits scores {ours['acc_a']:.4f} / {ours['acc_b']:.4f} in PyTorch, as the study's merge; screen agrees")
 PYEOF
 # The report has the real networks' section beside the papers' numbers.
 "$BIN" report "$WORK/n2" > "$WORK/report.json"
@@ -79,9 +116,10 @@ print(f"user encoder: exported by the example, aligned with bow_label (R@10 flic
 PYEOF
 # No dataset: the data task fails naming the package; every task after it is skipped.
 sed -e 's|--seed 1 --result|--seed 1 --source '"$WORK"'/none --result|' "$CONFIG" > "$WORK/nodata.yaml"
-cp "$SRC/configs/real-smoke.features.yaml" "$WORK/"
+cp "$SRC"/configs/real-smoke.*.yaml "$WORK/"
 sed -i -e 's|{config_dir}/../python|'"$SRC"'/python|' "$WORK/nodata.yaml"
-expect_code 1 mpi 2 run "$WORK/nodata.yaml" --out "$WORK/nodata" --log-level error > /dev/null 2>&1
+expect_code 1 mpi 2 run "$WORK/nodata.yaml" --out "$WORK/nodata" --log-level error > "$WORK/nodata.txt" 2>&1
+! grep "analysis .* failed" "$WORK/nodata.txt" || fail "an analysis failed on a run without finished tasks"
 grep -q "apt-get install dataset-fashion-mnist" "$WORK"/nodata/logs/tasks/real_data*.log || fail "no package named"
 "$PY" - "$WORK/nodata" <<'PYEOF'
 import json, sys

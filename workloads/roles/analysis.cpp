@@ -261,6 +261,7 @@ Subsets subset_means(const Replicates& r) {
     s.encoders = r.encoders;
     s.categories = r.categories;
     s.full = (1u << s.encoders.size()) - 1;
+    for (const auto& c : s.categories) s.category[c];  // present even when no task finished
     std::map<unsigned, std::vector<std::size_t>> rows;
     for (std::size_t i = 0; i < r.mask.size(); ++i) rows[r.mask[i]].push_back(i);
     for (const auto& [mask, at] : rows) {

@@ -91,3 +91,19 @@ TEST(EncoderRoles, MissingSubsetIsNoted) {
     EXPECT_EQ(r.notes.front(), "subset 2 has no finished task");
     EXPECT_TRUE(std::isnan(r.capacity_necessity[2].capacity));
 }
+
+TEST(EncoderRoles, NoFinishedSubsetGivesNotesNotAnError) {
+    Replicates in = two_encoders();
+    in.mask.clear();
+    in.average.clear();
+    in.im_average.clear();
+    in.params.clear();
+    in.category["c1"].clear();
+    in.erank = {{}, {}};
+    const RolesResult r = analyse(subset_means(in), 0.01);
+    ASSERT_GE(r.notes.size(), 3u);
+    EXPECT_EQ(r.notes[0], "subset 1 has no finished task");
+    EXPECT_EQ(r.notes[2], "subset 3 has no finished task");
+    ASSERT_EQ(r.capacity_necessity.size(), 4u);  // per encoder: overall and c1
+    EXPECT_TRUE(std::isnan(r.capacity_necessity[0].capacity));
+}
