@@ -12,18 +12,7 @@ from compatnets import captions as cap
 from compatnets.data import SOURCE, DataError, build, load_fashion, read_captions
 from compatnets.idx import IdxError, read_idx, write_idx
 from compatnets.safetensors import load
-
-
-def fake_source(folder, n_train=300, n_test=100):
-    """IDX files shaped like Fashion-MNIST: a bright block whose size and place follow the label."""
-    rng = np.random.default_rng(3)
-    for stem, n in (("train", n_train), ("t10k", n_test)):
-        labels = rng.integers(0, 10, n).astype(np.uint8)
-        images = rng.integers(0, 20, (n, 28, 28)).astype(np.uint8)
-        for i, y in enumerate(labels):
-            images[i, 4:8 + 2 * y, 6:10 + y] = 100 + 15 * y
-        write_idx(os.path.join(folder, f"{stem}-images-idx3-ubyte.gz"), images)
-        write_idx(os.path.join(folder, f"{stem}-labels-idx1-ubyte.gz"), labels)
+from tests.fixtures import fake_source
 
 
 class IdxTest(unittest.TestCase):

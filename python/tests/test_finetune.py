@@ -1,41 +1,22 @@
 """compatnets.finetune: fine-tunes keep the backbone's tensor names, save intermediate steps
 and probe features, and `evaluate` scores a checkpoint with each fine-tune's own head."""
-import contextlib
-import io
 import json
 import os
-import tempfile
 import unittest
 
-import numpy as np
-
-from compatnets.data import build
 from compatnets.safetensors import load, read, save
-from tests.test_data import fake_source
+from tests.fixtures import MadeUpData, quiet, torch_module
 
-try:
-    import torch  # noqa: F401
-    from compatnets import finetune, train
-except ImportError:  # pragma: no cover
-    finetune = None
-
-
-def quiet(fn, args):
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
-        return fn(args), err.getvalue()
+finetune = torch_module("finetune")
+train = torch_module("train")
 
 
 @unittest.skipIf(finetune is None, "python3-torch is not installed")
-class FinetuneTest(unittest.TestCase):
+class FinetuneTest(MadeUpData, unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.TemporaryDirectory()
-        src = os.path.join(cls.dir.name, "src")
-        os.makedirs(src)
-        fake_source(src)
-        cls.data = os.path.join(cls.dir.name, "data")
+        super().setUpClass()
         cls.lib = os.path.join(cls.dir.name, "lib")
-        build(cls.data, {"encoder": 150, "train": 60, "probe": 40, "eval": 30}, 3, 1, src)
         code, err = quiet(train.main, ["--model", "cnn_sup", "--data", cls.data, "--out", cls.lib,
                                        "--steps", "3", "--batch", "16", "--dim", "8"])
         assert code == 0, err
@@ -45,10 +26,6 @@ class FinetuneTest(unittest.TestCase):
                                               "--batch", "16", "--save-steps", "2,4",
                                               "--result", os.path.join(cls.lib, task + ".json")])
             assert code == 0, err
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.dir.cleanup()
 
     def test_checkpoints_keep_the_backbone_names(self):
         base = read(os.path.join(self.lib, "models", "cnn_sup.safetensors"))

@@ -1,35 +1,22 @@
 """compatnets.roles on a made-up dataset and made-up encoder features: the result, im.json
 and features.safetensors the encoder_subset kind reads; masking; clear errors."""
-import contextlib
-import io
 import json
 import os
-import tempfile
 import unittest
 
 import numpy as np
 
-from compatnets.data import build
 from compatnets.safetensors import load, save
-from tests.test_data import fake_source
+from tests.fixtures import MadeUpData, quiet, torch_module
 
-try:
-    import torch  # noqa: F401
-    from compatnets import roles
-except ImportError:  # pragma: no cover
-    roles = None
+roles = torch_module("roles")
 
 
 @unittest.skipIf(roles is None, "python3-torch is not installed")
-class RolesTest(unittest.TestCase):
+class RolesTest(MadeUpData, unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.TemporaryDirectory()
-        src = os.path.join(cls.dir.name, "src")
-        os.makedirs(src)
-        fake_source(src)
-        cls.data = os.path.join(cls.dir.name, "data")
-        build(cls.data, {"encoder": 150, "train": 60, "probe": 40, "eval": 30}, 3, 1, src)
+        super().setUpClass()
         cls.features = os.path.join(cls.dir.name, "features")
         rng = np.random.default_rng(0)
         for e, informative in (("good", True), ("noise", False)):
@@ -41,15 +28,10 @@ class RolesTest(unittest.TestCase):
                     f[np.arange(len(labels)), labels % 6] += 4
                 save(os.path.join(cls.features, e, split + ".safetensors"), {"features": f})
 
-    @classmethod
-    def tearDownClass(cls):
-        cls.dir.cleanup()
-
     def run_subset(self, encoders, out, pool="good+noise"):
         args = ["--encoders", encoders, "--pool", pool, "--features", self.features,
                 "--data", self.data, "--out", out, "--steps", "40", "--result", out + ".json"]
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
-            return roles.main(args), err.getvalue()
+        return quiet(roles.main, args)
 
     def test_writes_what_encoder_subset_reads(self):
         out = os.path.join(self.dir.name, "good")

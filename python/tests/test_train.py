@@ -1,50 +1,28 @@
 """compatnets.train: every family and paradigm trains a few steps on a made-up dataset and
 exports what compatbench reads; the same arguments give the same bytes; bad names and
 missing data fail with a clear message. Skipped without Debian's python3-torch."""
-import contextlib
 import filecmp
-import io
 import json
 import os
-import tempfile
 import unittest
 
 import numpy as np
 
-from compatnets.data import build
 from compatnets.safetensors import load
-from tests.test_data import fake_source
+from tests.fixtures import MadeUpData, quiet, torch_module
 
-try:
-    import torch  # noqa: F401
-    from compatnets import train
-except ImportError:  # pragma: no cover
-    train = None
+train = torch_module("train")
 
 
 @unittest.skipIf(train is None, "python3-torch is not installed")
-class TrainTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.dir = tempfile.TemporaryDirectory()
-        src = os.path.join(cls.dir.name, "src")
-        os.makedirs(src)
-        fake_source(src)
-        cls.data = os.path.join(cls.dir.name, "data")
-        build(cls.data, {"encoder": 150, "train": 60, "probe": 40, "eval": 30}, 3, 1, src)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.dir.cleanup()
-
+class TrainTest(MadeUpData, unittest.TestCase):
     def run_model(self, model, out, *extra):
         result = os.path.join(out, model + ".json")
         args = ["--model", model, "--data", self.data, "--out", out, "--steps", "3",
                 "--batch", "16", "--dim", "8", "--result", result, *extra]
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
-            code = train.main(args)
+        code, err = quiet(train.main, args)
         if code != 0:
-            return code, err.getvalue()
+            return code, err
         with open(result) as f:
             return code, json.load(f)
 
@@ -84,11 +62,10 @@ class TrainTest(unittest.TestCase):
         self.assertIn("model 'cnn_dance' is not <family>_<paradigm>", err)
         code, err = self.run_model("char_masked", out)
         self.assertIn("the character CNN has no masked-word paradigm", err)
-        with contextlib.redirect_stderr(io.StringIO()) as e:
-            code = train.main(["--model", "mlp_sup", "--data", os.path.join(self.dir.name, "nodata"),
-                               "--out", out])
+        code, err = quiet(train.main, ["--model", "mlp_sup", "--data",
+                                       os.path.join(self.dir.name, "nodata"), "--out", out])
         self.assertEqual(code, 2)
-        self.assertRegex(e.getvalue(), r"nodata/images/encoder.safetensors")
+        self.assertRegex(err, r"nodata/images/encoder.safetensors")
 
 
 if __name__ == "__main__":
