@@ -114,6 +114,38 @@ assert fits["vision"].tolist() == [b"my_cnn"] and fits["text"].tolist() == [b"bo
 assert 0 < fits["r10_flickr"][0] <= 1, fits["r10_flickr"]
 print(f"user encoder: exported by the example, aligned with bow_label (R@10 flickr {fits['r10_flickr'][0]:.3f})")
 PYEOF
+# A truncated fine-tune: its check fails naming the file, the merges that need it are
+# skipped, the other merge finishes; restored, --resume finishes the rest.
+B=$WORK/broken
+mkdir -p "$B"
+cp "$R/finetunes/mlp_sup_rotated.safetensors" "$B/rotated.safetensors"
+head -c 3000 "$B/rotated.safetensors" > "$B/cut.safetensors"
+sed -e "s|{out}/real/finetunes/mlp_sup_rotated.safetensors|$B/cut.safetensors|" \
+    -e "s|{out}|$WORK/n2|g" "$SRC/configs/real-smoke.checkpoints.yaml" > "$B/ckpt.yaml"
+sed -n '/- name: real_checkpoints/,/^analyses:/p' "$SRC/configs/real-smoke.yaml" | sed -e '$d' \
+    -e '/after: \[real_finetune\]/d' -e "s|manifest: real-smoke.checkpoints.yaml|manifest: ckpt.yaml|" \
+    -e "s|{config_dir}/../python|$SRC/python|" -e "s|{out}/real|$WORK/n2/real|g" > "$B/tasks.yaml"
+{ echo "experiment: {name: broken, seed: 1}"; echo "tasks:"; cat "$B/tasks.yaml"; } > "$B/broken.yaml"
+expect_code 1 mpi 2 run "$B/broken.yaml" --out "$B/out" --log-level error > "$B/run.txt" 2>&1
+grep -q "cut.safetensors" "$B/run.txt" || { cat "$B/run.txt"; fail "the truncated file is not named"; }
+"$PY" - "$B/out" <<'PYEOF'
+import json, sys
+status = {}
+for line in open(sys.argv[1] + "/ledger.jsonl"):
+    r = json.loads(line)
+    status[r["id"]] = r["status"]
+assert status["real_checkpoints/mlp_sup+rotated"] == "failed", status
+merged = [i for i, s in status.items() if i.startswith("merges/") and s == "done"]
+assert len(merged) == 1 and "rotated" not in merged[0], status   # fine + digits only
+PYEOF
+cp "$B/rotated.safetensors" "$B/cut.safetensors"
+expect_code 0 mpi 2 run "$B/broken.yaml" --out "$B/out" --resume --log-level error > /dev/null 2>&1
+"$PY" - "$B/out" <<'PYEOF'
+import sys, h5py, numpy as np
+f = h5py.File(sys.argv[1] + "/results.h5", "r")
+assert np.isfinite(f["merging/merges/retention"][:]).all() and f["meta/status"][()] == b"complete"
+print("truncated fine-tune: named, its merges skipped, the other merged; --resume finished the rest")
+PYEOF
 # No dataset: the data task fails naming the package; every task after it is skipped.
 sed -e 's|--seed 1 --result|--seed 1 --source '"$WORK"'/none --result|' "$CONFIG" > "$WORK/nodata.yaml"
 cp "$SRC"/configs/real-smoke.*.yaml "$WORK/"
@@ -135,4 +167,4 @@ echo 'raise ImportError("No module named torch")' > "$WORK/notorch/torch/__init_
 (cd "$SRC/python" && PYTHONPATH=$WORK/notorch "$PY" -m compatnets.train --model mlp_sup --data "$WORK/n2/real/data" \
   --out "$WORK/x" > "$WORK/notorch.txt" 2>&1) && fail "training ran without torch"
 grep -q "install Debian's python3-torch" "$WORK/notorch.txt" || { cat "$WORK/notorch.txt"; fail "no package named"; }
-pass "real smoke: trained, aligned, deterministic, resumable; missing dataset and torch named"
+pass "real smoke: trained, aligned, merged, deterministic, resumable; a bad checkpoint, a missing dataset and PyTorch named"
