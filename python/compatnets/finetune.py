@@ -33,13 +33,10 @@ import sys
 
 import numpy as np
 
-try:
-    import torch
-    from torch import nn
-    from torch.nn import functional as F
-except ImportError as e:
-    sys.exit(f"error: PyTorch cannot be imported by {sys.executable} ({e}); "
-             "install Debian's python3-torch")
+from .jobs import as_images, deterministic, finish  # first: exits with a message without PyTorch
+import torch  # noqa: E402
+from torch import nn  # noqa: E402
+from torch.nn import functional as F  # noqa: E402
 
 from . import captions as cap  # noqa: E402
 from . import models  # noqa: E402
@@ -53,7 +50,7 @@ def _fashion(data, splits, task, cuts):
     images, labels = [], []
     for s in splits:
         t = load(os.path.join(data, "images", s + ".safetensors"))
-        x = torch.from_numpy(t["images"].astype(np.float32) / 255.0).unsqueeze(1)
+        x = as_images(t["images"])
         attrs = {a: t["attributes"][:, i] for i, a in enumerate(cap.ATTRIBUTES)}
         y = {"coarse": t["coarse"], "ink": cap.bins(attrs, cuts)[:, 0],
              "symmetry": cap.bins(attrs, cuts)[:, 3]}.get(task, t["labels"])
@@ -114,8 +111,7 @@ def finetune(a):
     """Trains, saves and scores one fine-tune; returns the result."""
     if a.task not in TASKS:
         raise ValueError(f"unknown task '{a.task}' (one of {', '.join(TASKS)})")
-    torch.manual_seed(a.seed)
-    g = torch.Generator().manual_seed(a.seed)
+    g = deterministic(a.seed)
     enc, dim = backbone(a.models, a.backbone)
     base = {k: v.clone() for k, v in enc.state_dict().items()}
     head = nn.Linear(dim, TASKS[a.task])
@@ -141,7 +137,7 @@ def finetune(a):
     probe = load(os.path.join(a.data, "images", "probe.safetensors"))["images"]
     with torch.no_grad():
         enc.eval()
-        f = enc(torch.from_numpy(probe.astype(np.float32) / 255.0).unsqueeze(1)).numpy()
+        f = enc(as_images(probe)).numpy()
     ff = os.path.join(a.out, "finetune_features", f"{a.backbone}+{a.task}")
     os.makedirs(ff, exist_ok=True)
     save(os.path.join(ff, "probe.safetensors"), {"features": f.astype(np.float32)})
@@ -164,6 +160,7 @@ def _load_model(path, task_path, dim_from):
 def evaluate(a):
     """The merged checkpoint, each fine-tune and the base, each scored with the fine-tune's
     head on the fine-tune's task."""
+    deterministic(0)  # one thread, deterministic kernels (nothing here draws at random)
     out = {}
     for key, ft, task in (("a", a.finetuned[0], a.tasks[0]), ("b", a.finetuned[1], a.tasks[1])):
         x, y = task_data(a.data, task, test=True)
@@ -194,19 +191,7 @@ def main(argv=None):
         p.add_argument("--result")
         job = finetune
     a = p.parse_args(argv)
-    torch.set_num_threads(1)
-    torch.use_deterministic_algorithms(True)
-    try:
-        result = job(a)
-    except (ValueError, OSError, KeyError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    target = a.out if job is evaluate else a.result
-    if target:
-        with open(target, "w") as f:
-            json.dump(result, f)
-    print(json.dumps(result))
-    return 0
+    return finish(job, a, a.out if job is evaluate else a.result)
 
 
 if __name__ == "__main__":

@@ -28,13 +28,10 @@ import sys
 
 import numpy as np
 
-try:
-    import torch
-    from torch import nn
-    from torch.nn import functional as F
-except ImportError as e:
-    sys.exit(f"error: PyTorch cannot be imported by {sys.executable} ({e}); "
-             "install Debian's python3-torch")
+from .jobs import deterministic, finish  # first: exits with a message without PyTorch
+import torch  # noqa: E402
+from torch import nn  # noqa: E402
+from torch.nn import functional as F  # noqa: E402
 
 from . import captions as cap  # noqa: E402
 from .safetensors import load, save  # noqa: E402
@@ -75,8 +72,7 @@ class Model(nn.Module):
 
 
 def train_model(x, y, seed, steps, batch=256):
-    torch.manual_seed(seed)
-    g = torch.Generator().manual_seed(seed)
+    g = deterministic(seed)
     model = Model(x.shape[1])
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     for _ in range(steps):
@@ -101,8 +97,8 @@ def standardise(train, test):
 
 
 def run(a):
-    torch.set_num_threads(1)
-    torch.use_deterministic_algorithms(True)
+    seed = 1000 + a.replicate
+    deterministic(seed)
     subset = a.encoders.split("+")
     pool = a.pool.split("+") if a.pool else subset
     if not set(subset) <= set(pool):
@@ -113,7 +109,6 @@ def run(a):
     tests = [targets(a.data, s, cuts) for s in ("flickr", "coco")]
     y_test = {k: torch.cat([t[k] for t in tests]) for k in BENCHMARKS}
     train_f, test_f = features(a.features, pool, ["train"]), features(a.features, pool, ["flickr", "coco"])
-    seed = 1000 + a.replicate
     xs, xt = standardise(torch.cat([train_f[e] for e in subset], 1), torch.cat([test_f[e] for e in subset], 1))
     tr = scores(train_model(xs, y_train, seed, a.steps), xt, y_test)
     xs, xt = standardise(torch.cat([train_f[e] for e in pool], 1), torch.cat([test_f[e] for e in pool], 1))
@@ -136,16 +131,7 @@ def main(argv=None):
     p.add_argument("--steps", type=int, default=300)
     p.add_argument("--result")
     a = p.parse_args(argv)
-    try:
-        result = run(a)
-    except (ValueError, OSError, KeyError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    if a.result:
-        with open(a.result, "w") as f:
-            json.dump(result, f)
-    print(json.dumps(result))
-    return 0
+    return finish(run, a, a.result)
 
 
 if __name__ == "__main__":

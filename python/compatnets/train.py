@@ -20,18 +20,14 @@ probe_acc is a linear probe's accuracy on the test images (flickr and coco; text
 flickr captions) after fitting on the encoder split's features.
 """
 import argparse
-import json
 import os
 import sys
 
 import numpy as np
 
-try:
-    import torch
-    from torch.nn import functional as F
-except ImportError as e:  # a clear message instead of a traceback, for the task's log
-    sys.exit(f"error: PyTorch cannot be imported by {sys.executable} ({e}); "
-             "install Debian's python3-torch")
+from .jobs import as_images, deterministic, finish  # first: exits with a message without PyTorch
+import torch  # noqa: E402
+from torch.nn import functional as F  # noqa: E402
 
 from . import models, paradigms  # noqa: E402
 from . import text as tx  # noqa: E402
@@ -55,20 +51,13 @@ def parse_model(name):
                      f"{', '.join(models.TEXT)} with {', '.join(paradigms.TEXT)}")
 
 
-def deterministic(seed):
-    torch.manual_seed(seed)
-    torch.set_num_threads(1)
-    torch.use_deterministic_algorithms(True)
-    return torch.Generator().manual_seed(seed)
-
-
 class Split:
     """One split of a dataset folder: images (n, 1, 28, 28) in [0, 1], labels, captions and
     the image of each caption."""
 
     def __init__(self, data, name):
         t = load(os.path.join(data, "images", name + ".safetensors"))
-        self.images = torch.from_numpy(t["images"].astype(np.float32) / 255.0).unsqueeze(1)
+        self.images = as_images(t["images"])
         self.labels = torch.from_numpy(t["labels"])
         self.captions = read_captions(data, name)
         self.caption_image = torch.from_numpy(
@@ -186,16 +175,7 @@ def main(argv=None):
         p.add_argument("--" + name, type=int, default=default)
     p.add_argument("--result", help="a JSON file for the task's outputs")
     a = p.parse_args(argv)
-    try:
-        result = run(a)
-    except (ValueError, OSError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    if a.result:
-        with open(a.result, "w") as f:
-            json.dump(result, f, allow_nan=False)
-    print(json.dumps(result, allow_nan=False))
-    return 0
+    return finish(run, a, a.result, errors=(ValueError, OSError))
 
 
 if __name__ == "__main__":

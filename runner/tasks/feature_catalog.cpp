@@ -115,8 +115,10 @@ void add_catalog_params(const FeatureCatalog& catalog, std::map<std::string, Sca
     if (!catalog.world_group.empty()) params["world_group"] = Scalar::parse(catalog.world_group);
 }
 
+bool in_run_folder(const std::string& root) { return root.rfind("@out/", 0) == 0; }
+
 fs::path catalog_path(const std::string& root, const fs::path& out_dir) {
-    if (root.rfind("@out/", 0) == 0) return out_dir / root.substr(5);
+    if (in_run_folder(root)) return out_dir / root.substr(5);
     return root;
 }
 

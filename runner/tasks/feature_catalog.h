@@ -53,6 +53,8 @@ FeatureCatalog feature_catalog(const YAML::Node& node, const std::string& path,
 // Parameters that carry a catalog's roots to a task (added to ListedTask::params) and back.
 void add_catalog_params(const FeatureCatalog& catalog, std::map<std::string, Scalar>& params);
 fs::path catalog_path(const std::string& root, const fs::path& out_dir);
+// Whether a root lies inside the run's output folder (its files exist only once tasks ran).
+bool in_run_folder(const std::string& root);
 
 // Reads a model's features of one split; FormatError naming the file and tensor for a
 // missing file, a missing or non-2-D tensor or a non-float dtype.

@@ -7,11 +7,11 @@
 // The manifest (a path relative to the config file's folder):
 //   features: .            folder of <model>/<split>.safetensors (default: the manifest's)
 //   pairing: pairing       folder of <split>.safetensors with caption_image (default pairing)
-// A folder written as {out}/... lies in the run's output folder (features that `command`
-// tasks of the same run write); other relative folders are relative to the manifest.
 //   splits: [train, probe, flickr, coco]
 //   models:
 //     - {name: vit_b16_clip, modality: vision, family: clip_vit, paradigm: clip}
+// A folder written as {out}/... lies in the run's output folder (features that `command`
+// tasks of the same run write); other relative folders are relative to the manifest.
 #include <yaml-cpp/yaml.h>
 #include <algorithm>
 
@@ -76,8 +76,8 @@ class FeatureSetTask final : public TaskKind {
             t.params["features_root"] = Scalar::parse(folder("features", "."));
             t.params["pairing_root"] = Scalar::parse(folder("pairing", "pairing"));
             t.lists["splits"] = splits;
-            const bool in_run = t.params.at("features_root").text.rfind("@out/", 0) == 0 ||
-                                t.params.at("pairing_root").text.rfind("@out/", 0) == 0;
+            const bool in_run = in_run_folder(t.params.at("features_root").text) ||
+                                in_run_folder(t.params.at("pairing_root").text);
             if (group.after.empty() && !in_run) check_files(t, models[i], p, my);
             out.push_back(std::move(t));
         }

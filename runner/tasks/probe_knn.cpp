@@ -85,8 +85,7 @@ class ProbeKnnTask final : public TaskKind {
     static void check_probe_size(const GroupSpec& group, const std::vector<GroupSpec>& earlier,
                                  const FeatureCatalog& cat, std::int64_t probe,
                                  const YamlChecker& yc) {
-        if (cat.models.empty() || cat.models.front().zoo || cat.pairing_root.rfind("@out/", 0) == 0)
-            return;
+        if (cat.models.empty() || cat.models.front().zoo || in_run_folder(cat.pairing_root)) return;
         for (const auto& g : earlier)  // files that tasks may still write: checked when read
             if (g.name == cat.group && !g.after.empty()) return;
         if (std::none_of(cat.models.begin(), cat.models.end(), [](const CatalogModel& m) {
