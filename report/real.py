@@ -15,6 +15,9 @@ BASELINES = [("2 Conv+pooling (TensorFlow's tutorial)", 0.916),
 # retention (392 task-arithmetic merges).
 PAPER_ALIGNMENT_R = 0.90
 PAPER_MERGING_R = 0.70
+# The same correlations on the synthetic model library (configs/default.yaml, 2 ranks,
+# measured 2026-12-01; README "Real networks"), per target.
+LIBRARY_R = {"r1_flickr": 0.56, "r1_coco": 0.58, "retention": -0.39}
 
 
 def _rows(table):
@@ -49,7 +52,7 @@ def _line(corr, target, paper, label):
     r, cka = _correlation(corr, "score", target), _correlation(corr, "cka", target)
     verdict = "agrees with" if abs(r - paper) <= 0.2 else "disagrees with"
     return (f"<li>{label}: score vs {target}: r = {r:.2f} (CKA: {cka:.2f}); this {verdict} "
-            f"the paper's r = {paper:.2f}.</li>")
+            f"the paper's r = {paper:.2f}. The model library's: r = {LIBRARY_R[target]:.2f}.</li>")
 
 
 def comparison(rep, table_of):
