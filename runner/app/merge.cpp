@@ -30,7 +30,7 @@
 #include "config/config.h"
 #include "exec/signals.h"
 #include "formats/layout.h"
-#include "merging/model_merge.h"
+#include "merging/checkpoint_merge.h"
 
 namespace compatbench {
 
@@ -43,8 +43,7 @@ struct MergeSpec {
     std::string base;
     std::vector<std::string> models;
     std::vector<std::string> scope;
-    bool has_out_dtype = false;
-    formats::DType out_dtype = formats::DType::F32;
+    std::optional<formats::DType> out_dtype;  // default: each tensor's input dtype
     double shard_mb = 4096;
     nlohmann::json parameters;  // as given, for the output's metadata
 };
@@ -158,7 +157,6 @@ MergeSpec parse_spec(const std::string& path) {
     if (s.scope.empty() && merging::reads_merge_rho(s.params.method)) s.scope = kPrismScope;
     if (const YAML::Node d = root["out_dtype"]) {
         const std::string v = d.Scalar();
-        s.has_out_dtype = true;
         s.out_dtype = v == "float16" || v == "F16"     ? formats::DType::F16
                       : v == "bfloat16" || v == "BF16" ? formats::DType::BF16
                                                        : formats::DType::F32;
@@ -191,21 +189,11 @@ struct AnonPeak {
     }
 };
 
-// A merged tensor's dtype: `out_dtype`, else its input dtype; other tensors keep theirs.
-formats::DType merged_dtype(const MergeSpec& spec, const merging::CheckpointSource& source,
-                            std::size_t i) {
-    return source.mergeable(i) && spec.has_out_dtype ? spec.out_dtype : source.info(i).dtype;
-}
-
 // The output's layout: every tensor of the base at its place, merged ones in `out_dtype`.
 formats::CheckpointLayout output_layout(const MergeSpec& spec,
                                         const merging::CheckpointSource& source,
                                         const std::string& out) {
-    formats::CheckpointLayout layout;
-    for (std::size_t i = 0; i < source.size(); ++i) {
-        const auto& t = source.info(i);
-        layout.add(t.name, merged_dtype(spec, source, i), t.shape);
-    }
+    formats::CheckpointLayout layout = merging::merged_layout(source, spec.out_dtype);
     layout.set_metadata("merge_method", merging::method_name(spec.params.method));
     layout.set_metadata("parameters", spec.parameters.dump());
     layout.set_metadata("base_model", spec.base);
@@ -248,26 +236,6 @@ void print_merge(const MergeSpec& spec, const merging::MergeTotals& t, double rh
         static_cast<double>(input_bytes) / 1e9 / seconds, max_rss[0], max_rss[1]);
 }
 
-// Every tensor on its rank: merged (pass 2) a block at a time into the output, or, when not
-// floating point, the base's bytes.
-void merge_tensors(merging::ModelMerge& merge, const merging::CheckpointSource& source,
-                   const std::vector<int>& owner, int rank, double rho,
-                   const formats::CheckpointLayout& layout, AnonPeak& peak) {
-    for (std::size_t i = 0; i < source.size(); ++i) {
-        if (owner[i] != rank) continue;
-        const auto& t = source.info(i);
-        if (!source.mergeable(i)) {
-            layout.write(i, source.base_checkpoint().file_of(t.name).raw(t));
-            continue;
-        }
-        formats::TensorWriter writer(layout, i);
-        merge.merge(source, i, rho,
-                    [&](std::size_t, std::span<const float> merged) { writer.append(merged); });
-        writer.finish();
-        peak.sample();
-    }
-}
-
 }  // namespace
 
 int verb_merge(const std::string& config_path, const std::string& out) {
@@ -297,7 +265,7 @@ int verb_merge(const std::string& config_path, const std::string& out) {
         MPI_Barrier(MPI_COMM_WORLD);
         AnonPeak anon;
         anon.sample();
-        merge_tensors(merge, source, owner, rank, rho, layout, anon);
+        merging::write_merged(merge, source, rho, layout, owner, rank, [&] { anon.sample(); });
         const auto local = merge.totals().values();
         std::array<double, 6> total{};
         MPI_Reduce(local.data(), total.data(), 6, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);

@@ -73,12 +73,18 @@ TextTemplate TextTemplate::parse(const std::string& text, const std::vector<std:
     return t;
 }
 
-std::string TextTemplate::render(const std::map<std::string, std::string>& values,
-                                 bool quote) const {
+std::string TextTemplate::render(
+    const std::map<std::string, std::string>& values, bool quote,
+    const std::map<std::string, std::vector<std::string>>& lists) const {
     std::string out;
     for (const auto& piece : pieces_) {
         if (!piece.placeholder) {
             out += piece.text;
+            continue;
+        }
+        if (const auto list = lists.find(piece.text); list != lists.end()) {
+            for (std::size_t i = 0; i < list->second.size(); ++i)
+                out += (i ? " " : "") + (quote ? shell_quote(list->second[i]) : list->second[i]);
             continue;
         }
         auto it = values.find(piece.text);

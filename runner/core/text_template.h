@@ -21,8 +21,10 @@ class TextTemplate {
     // `any_name`) a name not in `known`.
     static TextTemplate parse(const std::string& text, const std::vector<std::string>& known,
                               bool any_name = false);
-    // Throws std::invalid_argument naming a placeholder missing from `values`.
-    std::string render(const std::map<std::string, std::string>& values, bool quote = true) const;
+    // Throws std::invalid_argument naming a placeholder missing from `values` and `lists`. A
+    // placeholder in `lists` becomes its words, each quoted, separated by spaces.
+    std::string render(const std::map<std::string, std::string>& values, bool quote = true,
+                       const std::map<std::string, std::vector<std::string>>& lists = {}) const;
 
   private:
     struct Piece {

@@ -10,7 +10,10 @@
 //   backbones:
 //     - {name: llama_a, family: llama, paradigm: supervised, checkpoint: ckpt/llama_a}
 //   finetunes:
-//     - {name: llama_a+math, base: llama_a, task: math, checkpoint: ckpt/llama_a_math}
+//     - {name: llama_a+math, base: llama_a, task: math, checkpoint: ckpt/llama_a_math,
+//        steps: 1000, checkpoints: {250: ckpt/math@250, 500: ckpt/math@500}}
+// `steps` (the final checkpoint's training steps) and `checkpoints` (the same fine-tune saved
+// earlier, by step) are optional; kway_merge's drift study (`checkpoints: true`) merges them.
 // A checkpoint is a .safetensors file or a folder with model.safetensors or a sharded
 // model.safetensors.index.json. A path written {out}/... lies in the run's output folder
 // (checkpoints and features that `command` tasks of the same run write).
@@ -24,6 +27,50 @@
 namespace compatbench {
 
 namespace {
+
+// A fine-tune's earlier checkpoints (`checkpoints: {step: path}`) as the lists kway_merge
+// reads: checkpoint_steps (ascending) and step_checkpoints (their paths, resolved).
+void read_saved(const YAML::Node& saved, const std::string& p, const Manifest& man, ListedTask& t) {
+    std::map<int, std::string> by_step;
+    for (const auto& kv : saved) {
+        const std::string key = p + ".checkpoints." + kv.first.Scalar();
+        const auto step = static_cast<int>(man.checker.as_int(kv.first, key));
+        if (step < 1) man.checker.fail(kv.first, key, "a step count must be at least 1");
+        if (t.params.count("steps") && step > t.params.at("steps").integer)
+            man.checker.fail(kv.first, key, "beyond the fine-tune's 'steps'");
+        if (by_step.count(step)) man.checker.fail(kv.first, key, "step given twice");
+        by_step[step] = man.resolve(man.checker.as_string(kv.second, key));
+    }
+    std::vector<int> steps;
+    std::vector<std::string> paths;
+    for (const auto& [step, path] : by_step) {
+        steps.push_back(step);
+        paths.push_back(path);
+    }
+    t.lists["checkpoint_steps"] = list_of(steps);
+    t.lists["step_checkpoints"] = list_of(paths);
+}
+
+// Every floating-point tensor of `base` is in `ft` with the same shape; returns the count
+// of tensors and of parameters.
+std::pair<std::int64_t, std::int64_t> check_against(const formats::Checkpoint& base,
+                                                    const formats::Checkpoint& ft) {
+    const auto ft_names = ft.names();
+    std::int64_t tensors = 0, params = 0;
+    for (const auto& name : base.names()) {
+        const auto& t0 = base.info(name);
+        if (!formats::dtype_is_float(t0.dtype)) continue;
+        if (!std::binary_search(ft_names.begin(), ft_names.end(), name))
+            throw formats::FormatError(ft.path() + ": no tensor '" + name + "' (the base " +
+                                       base.path() + " has it)");
+        if (ft.info(name).shape != t0.shape)
+            throw formats::FormatError(ft.path() + ": tensor '" + name +
+                                       "' differs in shape from the base " + base.path());
+        ++tensors;
+        params += static_cast<std::int64_t>(t0.numel());
+    }
+    return {tensors, params};
+}
 
 class CheckpointSetTask final : public TaskKind {
   public:
@@ -76,7 +123,9 @@ class CheckpointSetTask final : public TaskKind {
                          {{"name", KeyType::string, true, 0, 0, {}},
                           {"base", KeyType::string, true, 0, 0, {}},
                           {"task", KeyType::string, true, 0, 0, {}},
-                          {"checkpoint", KeyType::string, true, 0, 0, {}}});
+                          {"checkpoint", KeyType::string, true, 0, 0, {}},
+                          {"steps", KeyType::integer, false, 1, 1e12, {}},
+                          {"checkpoints", KeyType::map, false, 0, 0, {}}});
             const std::string base = my.as_string(ft[i]["base"], p + ".base");
             const auto b = backbones.find(base);
             if (b == backbones.end())
@@ -98,6 +147,10 @@ class CheckpointSetTask final : public TaskKind {
             t.params["base_checkpoint"] = Scalar::parse(b->second.checkpoint);
             t.params["features_root"] = Scalar::parse(features);
             t.params["pairing_root"] = Scalar::parse(features);
+            if (ft[i]["steps"])
+                t.params["steps"] =
+                    Scalar::parse(std::to_string(my.as_int(ft[i]["steps"], p + ".steps")));
+            if (const YAML::Node saved = ft[i]["checkpoints"]) read_saved(saved, p, man, t);
             out.push_back(std::move(t));
         }
         return out;
@@ -109,21 +162,11 @@ class CheckpointSetTask final : public TaskKind {
             return catalog_path(ctx.params.at(key).text, ctx.out_dir).string();
         };
         const auto base = formats::Checkpoint::open(path("base_checkpoint"));
-        const auto ft = formats::Checkpoint::open(path("checkpoint"));
-        const auto ft_names = ft.names();
-        std::int64_t tensors = 0, params = 0;
-        for (const auto& name : base.names()) {
-            const auto& t0 = base.info(name);
-            if (!formats::dtype_is_float(t0.dtype)) continue;
-            if (!std::binary_search(ft_names.begin(), ft_names.end(), name))
-                throw formats::FormatError(ft.path() + ": no tensor '" + name + "' (the base " +
-                                           base.path() + " has it)");
-            if (ft.info(name).shape != t0.shape)
-                throw formats::FormatError(ft.path() + ": tensor '" + name +
-                                           "' differs in shape from the base " + base.path());
-            ++tensors;
-            params += static_cast<std::int64_t>(t0.numel());
-        }
+        const auto [tensors, params] =
+            check_against(base, formats::Checkpoint::open(path("checkpoint")));
+        if (ctx.lists.count("step_checkpoints"))
+            for (const auto& p : ctx.texts("step_checkpoints"))
+                check_against(base, formats::Checkpoint::open(catalog_path(p, ctx.out_dir)));
         const MatF probe = read_features(ctx, ctx.params.at("name").text, "probe");
         return {tensors, params, static_cast<std::int64_t>(probe.rows())};
     }

@@ -224,9 +224,36 @@ Row read_result(const std::filesystem::path& path, const std::vector<ColumnSpec>
 }
 }  // namespace
 
+namespace {
+// The values every command sees: the task's parameters, {id}, {seed}, {attempt}, {result},
+// {workdir}, {out}, {config_dir}.
+std::map<std::string, std::string> shell_values(const TaskContext& context,
+                                                const std::filesystem::path& result,
+                                                const std::filesystem::path& workdir) {
+    std::map<std::string, std::string> values;
+    for (const auto& [key, scalar] : context.params) values[key] = scalar.text;
+    values["id"] = context.id;
+    values["seed"] = std::to_string(context.seed);
+    values["attempt"] = std::to_string(context.attempt);
+    values["result"] = result.string();
+    values["workdir"] = workdir.string();
+    values["out"] = context.out_dir.string();
+    values["config_dir"] = context.group.config_dir.string();
+    return values;
+}
+}  // namespace
+
+void check_shell_template(const TaskContext& context, const std::string& command_template,
+                          const std::vector<std::string>& more_names) {
+    std::map<std::string, std::string> values = shell_values(context, "", "");
+    for (const auto& name : more_names) values[name] = "";
+    TextTemplate::parse(command_template, {}, true).render(values);
+}
+
 Row run_shell_task(const TaskContext& context, const std::string& command_template,
                    const std::map<std::string, std::string>& extra,
-                   const std::vector<ColumnSpec>& columns) {
+                   const std::vector<ColumnSpec>& columns,
+                   const std::map<std::string, std::vector<std::string>>& lists) {
     namespace fs = std::filesystem;
     const std::string file_stem = task_file_stem(context.id);
     const fs::path workdir = context.out_dir / "work" / file_stem;
@@ -237,17 +264,10 @@ Row run_shell_task(const TaskContext& context, const std::string& command_templa
     const fs::path log_path = log_dir / (file_stem + ".log");
     fs::remove(result);
 
-    std::map<std::string, std::string> values;
-    for (const auto& [key, scalar] : context.params) values[key] = scalar.text;
-    values["id"] = context.id;
-    values["seed"] = std::to_string(context.seed);
-    values["attempt"] = std::to_string(context.attempt);
-    values["result"] = result.string();
-    values["workdir"] = workdir.string();
-    values["out"] = context.out_dir.string();
-    values["config_dir"] = context.group.config_dir.string();
+    std::map<std::string, std::string> values = shell_values(context, result, workdir);
     for (const auto& [key, value] : extra) values[key] = value;
-    const std::string command = TextTemplate::parse(command_template, {}, true).render(values);
+    const std::string command =
+        TextTemplate::parse(command_template, {}, true).render(values, true, lists);
     {
         std::ofstream log(log_path, std::ios::app);
         log << "### " << context.id << " attempt " << context.attempt << ": " << command << "\n";

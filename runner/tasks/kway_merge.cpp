@@ -21,6 +21,17 @@
 //     density: 0.2                  # TIES; drop: 0.5 (DARE); rho_gate, keep_floor (PRISM)
 //     checkpoints: true             # merge the fine-tunes' checkpoints (drift study)
 //     eval_split: flickr
+//
+// `finetunes` may instead name a `checkpoint_set` group (a user's or the PyTorch library's
+// safetensors fine-tunes, with `checkpoints: {step: path}` in its manifest for the drift
+// study). Its merges are streamed into a safetensors checkpoint and evaluated by a command
+// (tasks/merge_command.h), with {finetuned} and {tasks} the K members' checkpoints and tasks,
+// in merge order, as K words each:
+//     evaluate: command
+//     command: "python3 eval.py --checkpoint {checkpoint} --base {base_checkpoint}
+//               --finetuned {finetuned} --tasks {tasks} --out {result}"
+// writing acc_i, ft_acc_i and base_acc_i for i = 1..K: the merge's accuracy on member i's
+// task with its head, the fine-tune's, and the base's with the same head.
 #include <cmath>
 #include <numeric>
 #include <sstream>
@@ -28,163 +39,13 @@
 #include "common/hash.h"
 #include "merging/model_merge.h"
 #include "tasks/compass_common.h"
+#include "tasks/kway_sweep.h"
+#include "tasks/merge_command.h"
 #include "tasks/zoo_common.h"
 
 namespace compatbench {
 
 namespace {
-
-const std::vector<std::string>& kAllMethods = merging::method_names();
-
-bool prism_family(const std::string& m) {
-    return merging::reads_merge_rho(merging::method_from_name(m));
-}
-
-std::string real_label(double v) {
-    std::ostringstream s;
-    s << v;
-    return s.str();
-}
-
-// A real list key (`coefs: [0.3, 1.0]` or `coefs: 1.0`), each within [lo, hi].
-std::vector<double> real_list_key(const GroupSpec& group, const std::string& key,
-                                  const YamlChecker& yc, std::vector<double> fallback, double lo,
-                                  double hi) {
-    const YAML::Node node = group.node[key];
-    if (!node) return fallback;
-    const std::string path = "tasks." + group.name + "." + key;
-    std::vector<double> out;
-    const auto take = [&](const YAML::Node& n, const std::string& p) {
-        const double v = yc.as_real(n, p);
-        if (!(v >= lo && v <= hi))
-            yc.fail(n, p, "must be within [" + real_label(lo) + ", " + real_label(hi) + "]");
-        out.push_back(v);
-    };
-    if (node.IsSequence()) {
-        for (std::size_t i = 0; i < node.size(); ++i) take(node[i], index_path(path, i));
-    } else {
-        take(node, path);
-    }
-    if (out.empty()) yc.fail(node, path, "must not be empty");
-    return out;
-}
-
-// A fine-tune group's models of one backbone: names and tasks, in the group's order.
-struct Members {
-    std::string backbone;
-    std::vector<std::string> models, tasks, task_ids;
-};
-
-std::vector<Members> backbones_of(const GroupSpec& fts) {
-    std::vector<Members> backbones;
-    for (const auto& t : fts.listed) {
-        const std::string bb = t.params.at("base").text;
-        if (backbones.empty() || backbones.back().backbone != bb)
-            backbones.push_back({bb, {}, {}, {}});
-        backbones.back().models.push_back(t.keys.front().second.text);
-        backbones.back().tasks.push_back(t.params.at("task").text);
-        backbones.back().task_ids.push_back(fts.name + "/" + t.suffix);
-    }
-    return backbones;
-}
-
-// A fixed order of a backbone's fine-tunes, drawn from its name: its K-way merges take the
-// first K, so they are nested.
-std::vector<std::size_t> merge_order(const Members& bb) {
-    std::vector<std::size_t> order(bb.models.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::uint64_t state = fnv1a64("kway/" + bb.backbone);
-    for (std::size_t i = order.size(); i > 1; --i)
-        std::swap(order[i - 1], order[splitmix64(state++) % i]);
-    return order;
-}
-
-// What a group sweeps: K, operators, coefficients, κ, and the checkpoints merged.
-struct Sweep {
-    std::vector<int> ks;
-    std::vector<std::string> methods;
-    std::vector<double> coefs, kappas;
-    double kappa_coef = 1.0;
-    std::vector<int> steps = {0};  // 0: the final fine-tunes
-    std::int64_t final_steps = 200;
-};
-
-Sweep read_sweep(const GroupSpec& group, const GroupSpec& fts, const YamlChecker& yc) {
-    const std::string base = "tasks." + group.name;
-    Sweep w;
-    w.ks = int_list_key(group, "k", yc, {2, 3, 4, 5, 6, 7, 8}, 2, 64);
-    w.methods = string_list_key(group, "methods", yc, kAllMethods);
-    for (std::size_t i = 0; i < w.methods.size(); ++i)
-        if (std::find(kAllMethods.begin(), kAllMethods.end(), w.methods[i]) == kAllMethods.end())
-            yc.fail(group.node["methods"][i], index_path(base + ".methods", i),
-                    "unknown merge method '" + w.methods[i] + "'");
-    w.coefs = real_list_key(group, "coefs", yc, {0.3, 0.5, 0.7, 1.0}, 0, 100);
-    w.kappas = real_list_key(group, "kappas", yc, {0.25, 0.5, 1, 2, 3}, 0, 100);
-    if (group.params.count("kappa_coef")) w.kappa_coef = group.params.at("kappa_coef").as_double();
-    string_list_key(group, "scope", yc, {});  // checked here, read by each task
-    if (group.params.count("checkpoints") && group.params.at("checkpoints").text == "true") {
-        const auto& lists = fts.listed.front().lists;
-        if (!lists.count("checkpoint_steps"))
-            yc.fail(group.node["checkpoints"], base + ".checkpoints",
-                    "group '" + fts.name + "' writes no checkpoints (its 'checkpoints' key)");
-        w.steps = ints_of(lists.at("checkpoint_steps"));
-    }
-    if (fts.params.count("steps")) w.final_steps = fts.params.at("steps").integer;
-    return w;
-}
-
-// One merge's members: the first K fine-tunes in the backbone's order, at checkpoint `step`.
-struct Merge {
-    std::string label;  // the `members` key column: "t1,t2"
-    std::vector<std::string> tasks, models, after;
-};
-Merge merge_of(const Members& bb, const std::vector<std::size_t>& order, int k, int step) {
-    Merge m;
-    for (int i = 0; i < k; ++i) {
-        const std::size_t f = order[static_cast<std::size_t>(i)];
-        append_csv(m.label, bb.tasks[f]);
-        m.tasks.push_back(bb.tasks[f]);
-        m.models.push_back(step > 0 ? bb.models[f] + ".step" + std::to_string(step) : bb.models[f]);
-        m.after.push_back(bb.task_ids[f]);  // the fine-tunes (after their backbone)
-    }
-    return m;
-}
-
-// The tasks of one merge: each operator at each coefficient (SLERP only for K = 2; SLERP
-// and Model Stock at c = 1), and the κ sweep of the PRISM family at `kappa_coef`.
-void add_merges(std::vector<ListedTask>& out, const Sweep& w, const Members& bb, int step, int k,
-                const Merge& merge, const Scalar& world_group) {
-    const auto add = [&](const std::string& method, double coef, double kappa) {
-        ListedTask t;
-        t.suffix = bb.backbone;
-        if (step > 0) t.suffix += "/step" + std::to_string(step);
-        t.suffix += "/k" + std::to_string(k) + "/" + method + "/c" + real_label(coef);
-        if (prism_family(method)) t.suffix += "/kappa" + real_label(kappa);
-        t.keys = {{"backbone", Scalar::parse(bb.backbone)},
-                  {"step", Scalar::parse(std::to_string(step > 0 ? step : w.final_steps))},
-                  {"k", Scalar::parse(std::to_string(k))},
-                  {"members", Scalar::parse(merge.label)},
-                  {"method", Scalar::parse(method)},
-                  {"coef", Scalar::parse(real_label(coef))},
-                  {"kappa", Scalar::parse(real_label(prism_family(method) ? kappa : 0.0))}};
-        t.lists["member_models"] = list_of(merge.models);
-        t.lists["member_tasks"] = list_of(merge.tasks);
-        t.params["world_group"] = world_group;
-        t.after = merge.after;
-        out.push_back(std::move(t));
-    };
-    for (const auto& method : w.methods) {
-        if (method == "slerp" && k != 2) continue;
-        if (method == "slerp" || method == "model_stock") {
-            add(method, 1.0, 1.0);
-            continue;
-        }
-        for (double c : w.coefs) add(method, c, 1.0);
-        if (!prism_family(method)) continue;
-        for (double kappa : w.kappas)
-            if (kappa != 1.0) add(method, w.kappa_coef, kappa);
-    }
-}
 
 class KwayMergeTask final : public TaskKind {
   public:
@@ -202,7 +63,11 @@ class KwayMergeTask final : public TaskKind {
                 {"rho_gate", KeyType::real, false, 0, 1, {}},
                 {"keep_floor", KeyType::real, false, 0, 1, {}},
                 {"checkpoints", KeyType::boolean, false, 0, 0, {}},
-                {"eval_split", KeyType::string, false, 0, 0, {}}};
+                {"eval_split", KeyType::string, false, 0, 0, {}},
+                {"evaluate", KeyType::string, false, 0, 0, {"native", "command"}},
+                {"command", KeyType::string, false, 0, 0, {}},
+                {"keep_merged", KeyType::boolean, false, 0, 0, {}},
+                {"shard_mb", KeyType::real, false, 1, 1e9, {}}};
     }
     std::vector<ColumnSpec> outputs(const GroupSpec&, const YamlChecker&) const override {
         std::vector<ColumnSpec> out;
@@ -218,33 +83,15 @@ class KwayMergeTask final : public TaskKind {
     std::vector<ListedTask> list_tasks(const GroupSpec& group,
                                        const std::vector<GroupSpec>& earlier,
                                        const YamlChecker& yc) const override {
-        const std::string base = "tasks." + group.name;
-        const GroupSpec& fts = earlier_group(group, "finetunes", earlier, "zoo_finetune", yc);
-        const Sweep sweep = read_sweep(group, fts, yc);
-        const Scalar& world_group = fts.listed.front().params.at("world_group");
-        std::vector<ListedTask> out;
-        for (const auto& bb : backbones_of(fts)) {
-            const auto order = merge_order(bb);
-            for (int step : sweep.steps) {
-                for (int k : sweep.ks) {
-                    if (static_cast<std::size_t>(k) > order.size())
-                        yc.fail(group.node["k"], base + ".k",
-                                "K = " + std::to_string(k) + " but backbone '" + bb.backbone +
-                                    "' has " + std::to_string(order.size()) + " fine-tunes");
-                    add_merges(out, sweep, bb, step, k, merge_of(bb, order, k, step), world_group);
-                }
-            }
-        }
-        if (out.empty()) yc.fail(group.node, base, "lists no merge");
-        return out;
+        return list_kway_merges(group, earlier, yc);
     }
 
   protected:
     Row run_(const TaskContext& ctx) const override {
+        if (ctx.params.count("base_checkpoint")) return run_checkpoints(ctx);
         const ZooPaths paths{ctx.out_dir};
         const std::string backbone = ctx.params.at("backbone").text;
         const std::vector<std::string> models = ctx.texts("member_models");
-        const int k = static_cast<int>(models.size());
         const ZooWorld zw = load_zoo_world(ctx);
         const zoo::Split split = zw.split(eval_split(ctx));  // fails before the merge, not after
         Loaded m = read_members(paths, backbone, models);
@@ -261,26 +108,48 @@ class KwayMergeTask final : public TaskKind {
         const double rho = merging::ModelMerge::rho_of(merge.sums());
         for (std::size_t t = 0; t < source.size(); ++t)
             set_param_values(pm[t], merge.merge(source, t, rho));
+        return row_of(merge.sums(), merge.totals(),
+                      evaluate(ctx, paths, zw, split, m, merged, models), ctx);
+    }
 
-        const Accuracy acc = evaluate(ctx, paths, zw, split, m, merged, models);
-        const auto& sums = merge.sums();
-        const auto& totals = merge.totals();
+  private:
+    static Row row_of(const merging::InterferenceSums& sums, const merging::MergeTotals& totals,
+                      const merging::MergeScores& s, const TaskContext& ctx) {
+        const int k = static_cast<int>(ctx.texts("member_tasks").size());
         return {sums.mean_interference(),
                 sums.mean_dispersion(),
                 sums.rho(),
                 sums.sign_conflict(),
-                merging::screening_score(sums.mean_interference(), k, merge.params().coef),
-                acc.merged,
-                acc.finetuned,
-                acc.base,
-                acc.retention,
+                merging::screening_score(sums.mean_interference(), k, ctx.real("coef", 1.0)),
+                s.merged,
+                s.finetuned,
+                s.base,
+                s.retention,
                 totals.update_pct(),
                 totals.keep_fraction(),
                 totals.lambda_mean(),
-                static_cast<std::int64_t>(acc.merged < acc.base)};
+                static_cast<std::int64_t>(s.destructive)};
     }
 
-  private:
+    // A checkpoint_set's merge: streamed to safetensors and scored by the group's command.
+    static Row run_checkpoints(const TaskContext& ctx) {
+        const std::vector<std::string> members = ctx.texts("member_checkpoints");
+        const std::size_t k = members.size();
+        std::vector<ColumnSpec> cols;
+        for (const std::string prefix : {"acc_", "ft_acc_", "base_acc_"})
+            for (std::size_t i = 1; i <= k; ++i)
+                cols.push_back({prefix + std::to_string(i), ColumnType::f64, 0});
+        std::vector<std::string> paths;
+        for (const auto& m : members) paths.push_back(catalog_path(m, ctx.out_dir).string());
+        const CommandMerge m = merge_and_evaluate(
+            ctx, merge_params(ctx), scope_of(ctx), ctx.params.at("base_checkpoint").text, members,
+            {}, cols, {{"finetuned", paths}, {"tasks", ctx.texts("member_tasks")}});
+        std::vector<double> acc;
+        for (const auto& v : m.result) acc.push_back(std::get<double>(v));
+        const auto part = [&](std::size_t p) { return std::span(acc).subspan(p * k, k); };
+        return row_of(m.sums, m.totals, merging::merge_scores(part(0), part(1), part(2)), ctx);
+    }
+
     static std::string eval_split(const TaskContext& ctx) {
         return ctx.params.count("eval_split") ? ctx.params.at("eval_split").text : "flickr";
     }
@@ -342,44 +211,33 @@ class KwayMergeTask final : public TaskKind {
         return merging::MemorySource(std::move(tensors));
     }
 
-    struct Accuracy {
-        double merged = 0, finetuned = 0, base = 0, retention = 0;  // means over the members
-    };
     // Evaluation (§3.3): each member's task through the merged encoder and the base, with the
     // member's own head; the fine-tune's accuracy from its sidecar when it holds one for
     // this split, else computed.
-    static Accuracy evaluate(const TaskContext& ctx, const ZooPaths& paths, const ZooWorld& zw,
-                             const zoo::Split& split, Loaded& m, zoo::Encoder& merged,
-                             const std::vector<std::string>& models) {
+    static merging::MergeScores evaluate(const TaskContext& ctx, const ZooPaths& paths,
+                                         const ZooWorld& zw, const zoo::Split& split, Loaded& m,
+                                         zoo::Encoder& merged,
+                                         const std::vector<std::string>& models) {
         const std::string split_name = eval_split(ctx);
         const auto& spec = zw.world.spec();
         const auto all_tasks = zoo::latent_tasks(spec);
         const std::vector<std::string> members = ctx.texts("member_tasks");
         const zoo::Mat z_merged = merged.encode(split.images);
         const zoo::Mat z_base = m.base.encode(split.images);
-        Accuracy acc;
+        std::vector<double> a, f, b;
         for (std::size_t i = 0; i < models.size(); ++i) {
             if (ctx.cancel.load()) throw TaskCancelled{};
             const auto& task = zoo::find_latent_task(all_tasks, members.at(i));
             const auto labels = zoo::task_labels(task, split.scenes, spec);
             nn::Linear<float> head = read_head(paths.model(models[i]));
-            const double a = nn::accuracy<float>(head.forward(z_merged), labels);
-            const double b = nn::accuracy<float>(head.forward(z_base), labels);
+            a.push_back(nn::accuracy<float>(head.forward(z_merged), labels));
+            b.push_back(nn::accuracy<float>(head.forward(z_base), labels));
             const std::string cached = "task_accuracy_" + split_name;
-            const double f = m.sidecars[i].contains(cached)
-                                 ? m.sidecars[i].at(cached).get<double>()
-                                 : zoo::task_accuracy(m.finetunes[i], head, task, split, spec);
-            acc.merged += a;
-            acc.base += b;
-            acc.finetuned += f;
-            acc.retention += a / f;
+            f.push_back(m.sidecars[i].contains(cached)
+                            ? m.sidecars[i].at(cached).get<double>()
+                            : zoo::task_accuracy(m.finetunes[i], head, task, split, spec));
         }
-        const double kk = static_cast<double>(models.size());
-        acc.merged /= kk;
-        acc.finetuned /= kk;
-        acc.base /= kk;
-        acc.retention /= kk;
-        return acc;
+        return merging::merge_scores(a, f, b);
     }
 };
 }  // namespace

@@ -19,7 +19,7 @@
 #include "formats/safetensors.h"
 #include "merging/model_merge.h"
 #include "tasks/compass_common.h"
-#include "tasks/shell_task.h"
+#include "tasks/merge_command.h"
 #include "tasks/zoo_common.h"
 
 namespace compatbench {
@@ -29,38 +29,42 @@ namespace {
 const std::vector<std::string> kAccuracies = {"acc_a",    "acc_b",      "ft_acc_a",
                                               "ft_acc_b", "base_acc_a", "base_acc_b"};
 
-// The merge's weights, tensor by tensor, in the base's tensor order.
+// The merge's weights, tensor by tensor, in the base's tensor order (the model library's
+// native evaluation holds them in memory: its models are small).
 struct Merged {
     std::vector<std::string> names;
     std::vector<std::vector<float>> values;
-    std::vector<formats::TensorInfo> infos;  // the base's (dtype, shape)
-    // Tensors that are not floating point (step counters, index buffers): the base's bytes.
-    std::vector<std::pair<formats::TensorInfo, std::vector<std::uint8_t>>> kept;
     merging::InterferenceSums sums;
 };
 
-// Task arithmetic of the two fine-tunes (§3.2) with the interference of their task vectors
-// (§3.1), tensor by tensor; tensors that are not floating point keep the base's bytes.
-Merged merge(const formats::Checkpoint& base, const std::vector<formats::Checkpoint>& pair,
-             double coef, merging::Normalize normalize, const std::atomic<bool>& cancel) {
-    const merging::CheckpointSource source(base, pair, {}, /*any_float_dtype=*/true);
+merging::MergeParams task_arithmetic(const TaskContext& ctx) {
     merging::MergeParams params;  // task arithmetic
-    params.coef = coef;
-    params.normalize = normalize;
-    merging::ModelMerge merge(params, {});
+    params.coef = ctx.real("coef", 1.0);
+    params.normalize = ctx.params.count("normalize") && ctx.params.at("normalize").text == "sum"
+                           ? merging::Normalize::sum
+                           : merging::Normalize::mean;
+    return params;
+}
+
+// Task arithmetic of the two fine-tunes (§3.2) with the interference of their task vectors
+// (§3.1), tensor by tensor, into memory.
+Merged merge_in_memory(const TaskContext& ctx) {
+    const auto path = [&](const char* key) {
+        return catalog_path(ctx.params.at(key).text, ctx.out_dir).string();
+    };
+    const auto base = formats::Checkpoint::open(path("base_checkpoint"));
+    std::vector<formats::Checkpoint> pair;
+    pair.push_back(formats::Checkpoint::open(path("a_checkpoint")));
+    pair.push_back(formats::Checkpoint::open(path("b_checkpoint")));
+    const merging::CheckpointSource source(base, pair, {}, /*any_float_dtype=*/true);
+    merging::ModelMerge merge(task_arithmetic(ctx), {});
     Merged m;
     for (std::size_t i = 0; i < source.size(); ++i) {
-        const formats::TensorInfo& t0 = source.info(i);
-        if (!source.mergeable(i)) {
-            const auto raw = base.file_of(t0.name).raw(t0);
-            m.kept.emplace_back(t0, std::vector<std::uint8_t>(raw.begin(), raw.end()));
-            continue;
-        }
-        if (cancel.load()) throw TaskCancelled{};
+        if (!source.mergeable(i)) continue;
+        if (ctx.cancel.load()) throw TaskCancelled{};
         merge.measure(source, i);
         m.values.push_back(merge.merge(source, i, 1.0));
-        m.names.push_back(t0.name);
-        m.infos.push_back(t0);
+        m.names.push_back(source.name(i));
     }
     if (m.names.empty())
         throw formats::FormatError(base.path() + ": no floating-point tensor to merge");
@@ -157,61 +161,38 @@ class MergePairTask final : public TaskKind {
 
   protected:
     Row run_(const TaskContext& ctx) const override {
-        const double coef = ctx.real("coef", 1.0);
-        const auto normalize =
-            ctx.params.count("normalize") && ctx.params.at("normalize").text == "sum"
-                ? merging::Normalize::sum
-                : merging::Normalize::mean;
-        const auto path = [&](const char* key) {
-            return catalog_path(ctx.params.at(key).text, ctx.out_dir).string();
-        };
-        const auto base = formats::Checkpoint::open(path("base_checkpoint"));
-        std::vector<formats::Checkpoint> pair;
-        pair.push_back(formats::Checkpoint::open(path("a_checkpoint")));
-        pair.push_back(formats::Checkpoint::open(path("b_checkpoint")));
-        const Merged merged = merge(base, pair, coef, normalize, ctx.cancel);
-
+        const bool command =
+            ctx.params.count("evaluate") && ctx.params.at("evaluate").text == "command";
+        merging::InterferenceSums sums;
         std::vector<double> acc;
-        if (ctx.params.count("evaluate") && ctx.params.at("evaluate").text == "command") {
-            formats::SafetensorsWriter w;
-            for (std::size_t i = 0; i < merged.names.size(); ++i)
-                w.add_f32(merged.names[i], merged.infos[i].shape, merged.values[i],
-                          merged.infos[i].dtype);
-            for (const auto& [info, bytes] : merged.kept)
-                w.add(info.name, info.dtype, info.shape, bytes);
-            w.set_metadata("merge_method", "task_arithmetic");
-            w.set_metadata("coef", std::to_string(coef));
-            w.set_metadata("normalize", normalize == merging::Normalize::sum ? "sum" : "mean");
-            const fs::path dir = ctx.out_dir / "artifacts" / "merges" / task_file_stem(ctx.id);
-            fs::remove_all(dir);
-            fs::create_directories(dir);
-            w.write_sharded(dir.string(),
-                            static_cast<std::uint64_t>(ctx.real("shard_mb", 4096) * 1048576.0));
+        if (command) {
             std::vector<ColumnSpec> cols;
             for (const auto& c : kAccuracies) cols.push_back({c, ColumnType::f64, 0});
-            const std::map<std::string, std::string> extra = {
-                {"checkpoint", dir.string()},
-                {"base_checkpoint", path("base_checkpoint")},
-                {"a_checkpoint", path("a_checkpoint")},
-                {"b_checkpoint", path("b_checkpoint")}};
-            const Row r = run_shell_task(ctx, ctx.params.at("command").text, extra, cols);
-            for (const auto& v : r) acc.push_back(std::get<double>(v));
-            if (!(ctx.params.count("keep_merged") && ctx.params.at("keep_merged").text == "true"))
-                fs::remove_all(dir);
+            const auto path = [&](const char* key) {
+                return catalog_path(ctx.params.at(key).text, ctx.out_dir).string();
+            };
+            const CommandMerge m = merge_and_evaluate(
+                ctx, task_arithmetic(ctx), {}, ctx.params.at("base_checkpoint").text,
+                {ctx.params.at("a_checkpoint").text, ctx.params.at("b_checkpoint").text},
+                {{"a_checkpoint", path("a_checkpoint")}, {"b_checkpoint", path("b_checkpoint")}},
+                cols);
+            sums = m.sums;
+            for (const auto& v : m.result) acc.push_back(std::get<double>(v));
         } else {
+            const Merged merged = merge_in_memory(ctx);
+            sums = merged.sums;
             acc = evaluate_native(ctx, merged);
         }
-        const double retention = 0.5 * (acc[0] / acc[2] + acc[1] / acc[3]);
-        const double merged_mean = 0.5 * (acc[0] + acc[1]);
-        const double base_mean = 0.5 * (acc[4] + acc[5]);
-        Row row = {merged.sums.mean_interference(), merged.sums.mean_dispersion(),
-                   merged.sums.rho(), merged.sums.sign_conflict(),
-                   merging::screening_score(merged.sums.mean_interference(), 2, coef)};
+        const double a[2] = {acc[0], acc[1]}, f[2] = {acc[2], acc[3]}, b[2] = {acc[4], acc[5]};
+        const merging::MergeScores s = merging::merge_scores(a, f, b);
+        Row row = {sums.mean_interference(), sums.mean_dispersion(), sums.rho(),
+                   sums.sign_conflict(),
+                   merging::screening_score(sums.mean_interference(), 2, ctx.real("coef", 1.0))};
         for (double v : acc) row.emplace_back(v);
-        row.emplace_back(retention);
-        row.emplace_back(merged_mean);
-        row.emplace_back(base_mean);
-        row.emplace_back(static_cast<std::int64_t>(merged_mean < base_mean));
+        row.emplace_back(s.retention);
+        row.emplace_back(s.merged);
+        row.emplace_back(s.base);
+        row.emplace_back(static_cast<std::int64_t>(s.destructive));
         return row;
     }
 };

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 
 #include "common/hash.h"
 #include "experiment/experiment.h"
@@ -103,4 +105,77 @@ TEST(Graph, FitsAndMergesWaitForTheirGridPair) {
         ++checked;
     }
     EXPECT_EQ(checked, 10u);  // 4 alignment fits and 6 merges in the smoke config
+}
+
+TEST(Graph, KwayMergesOfACheckpointSetNameTheirCheckpoints) {
+    // configs/real-smoke.yaml: PRISM's K-way merges of the PyTorch fine-tunes (a
+    // checkpoint_set), each with its members' checkpoints in merge order and the backbone's;
+    // the drift merges take the manifest's checkpoints along fine-tuning.
+    const Config config =
+        load_config(std::string(COMPATBENCH_TEST_DATA) + "/../../configs/real-smoke.yaml");
+    const TaskGraph graph = TaskGraph::build(config);
+    std::vector<std::string> drift_steps;
+    std::size_t kway = 0;
+    for (const auto& t : graph.tasks()) {
+        const std::string& group = config.groups[t.group].name;
+        if (group != "prism_merges" && group != "drift_merges") continue;
+        const auto& members = t.lists.at("member_checkpoints");
+        const auto& tasks = t.lists.at("member_tasks");
+        ASSERT_EQ(members.size(), tasks.size()) << t.id;
+        EXPECT_EQ(t.params.at("base_checkpoint").text, "@out/real/models/mlp_sup.safetensors");
+        for (std::size_t i = 0; i < members.size(); ++i) {
+            const std::string stem = "@out/real/finetunes/mlp_sup_" + tasks[i].text;
+            if (group == "prism_merges") {
+                EXPECT_EQ(members[i].text, stem + ".safetensors") << t.id;
+            } else if (t.params.at("step").text != "60") {
+                EXPECT_EQ(members[i].text, stem + "@" + t.params.at("step").text + ".safetensors");
+            }
+        }
+        if (group == "drift_merges") drift_steps.push_back(t.params.at("step").text);
+        kway += group == "prism_merges";
+    }
+    EXPECT_EQ(kway, 15u);
+    EXPECT_EQ(drift_steps, (std::vector<std::string>{"20", "40", "60"}));
+}
+
+TEST(Graph, KwayMergesOfACheckpointSetNeedTheirSteps) {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::path(::testing::TempDir()) / "kway_steps";
+    fs::create_directories(dir);
+    std::ofstream(dir / "m.yaml")
+        << "backbones: [{name: b, family: f, paradigm: p, checkpoint: b.safetensors}]\n"
+           "finetunes:\n"
+           "  - {name: b+x, base: b, task: x, checkpoint: x.safetensors,\n"
+           "     checkpoints: {10: x10.safetensors, 20: x20.safetensors}}\n"
+           "  - {name: b+y, base: b, task: y, checkpoint: y.safetensors,\n"
+           "     checkpoints: {10: y10.safetensors}}\n";
+    const auto config_with = [&](const std::string& kway) {
+        std::ofstream(dir / "c.yaml")
+            << "experiment: {name: t, seed: 1}\ntasks:\n"
+               "  - {name: fts, kind: checkpoint_set, table: t/f, manifest: m.yaml}\n"
+               "  - {name: km, kind: kway_merge, table: t/k, finetunes: fts, k: [2],\n"
+               "     methods: [task_arithmetic], coefs: [1.0]"
+            << kway << "}\n";
+        return (dir / "c.yaml").string();
+    };
+    const auto message = [&](const std::string& kway) {
+        try {
+            load_config(config_with(kway));
+        } catch (const ConfigError& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    EXPECT_NE(message("").find("are evaluated by a command"), std::string::npos) << message("");
+    const std::string command = ", evaluate: command, command: 'eval {finetuned} {tasks}'";
+    EXPECT_NO_THROW(load_config(config_with(command)));
+    const std::string drift = command + ", checkpoints: true";
+    EXPECT_NE(message(drift).find("fine-tune 'b+y' has no checkpoint at step 20"),
+              std::string::npos)
+        << message(drift);
+    // The final checkpoints' step must be one value for all.
+    std::ofstream(dir / "m.yaml", std::ios::app)
+        << "  - {name: b+z, base: b, task: z, checkpoint: z.safetensors, steps: 30}\n";
+    EXPECT_NE(message(command).find("give different 'steps'"), std::string::npos)
+        << message(command);
 }

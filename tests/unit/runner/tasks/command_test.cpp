@@ -44,6 +44,16 @@ TEST(TextTemplate, QuotesAndChecks) {
     EXPECT_NE(task_file_stem("a/b"), task_file_stem("a_b"));
 }
 
+TEST(TextTemplate, ListsBecomeQuotedWords) {
+    // A K-way merge's {finetuned} and {tasks}: one word per member, each quoted.
+    const auto t = TextTemplate::parse("eval --ft {ft} --tasks {tasks} --out {out}", {}, true);
+    EXPECT_EQ(
+        t.render({{"out", "r.json"}}, true, {{"ft", {"a b.safetensors", "c"}}, {"tasks", {"x"}}}),
+        "eval --ft 'a b.safetensors' 'c' --tasks 'x' --out 'r.json'");
+    EXPECT_EQ(t.render({{"out", "r"}}, false, {{"ft", {}}, {"tasks", {"x", "y"}}}),
+              "eval --ft  --tasks x y --out r");
+}
+
 TEST(CommandTask, ReadsItsJsonResult) {
     Fixture f(
         "  - name: c\n    kind: command\n    grid: {word: [\"it's\"]}\n"
@@ -95,9 +105,10 @@ TEST(TaskContext, ListParametersAreTyped) {
         {"k_list", {Scalar::parse("10"), Scalar::parse("20")}},
         {"splits", {Scalar::parse("probe"), Scalar::parse("flickr")}}};
     const std::string id = "g/t";
-    const auto config = parse_config("experiment: {name: t, seed: 3}\ntasks:\n"
-                                     "  - {name: g, kind: noop, count: 1}\n",
-                                     "test.yaml");
+    const auto config = parse_config(
+        "experiment: {name: t, seed: 3}\ntasks:\n"
+        "  - {name: g, kind: noop, count: 1}\n",
+        "test.yaml");
     std::atomic<bool> cancel{false};
     const TaskContext ctx{id, config.groups[0], params, lists, 1, 1, 0, "", cancel, 3};
     EXPECT_EQ(ctx.integers("k_list"), (std::vector<int>{10, 20}));

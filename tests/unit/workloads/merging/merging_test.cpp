@@ -5,6 +5,8 @@
 #include <cmath>
 #include <filesystem>
 
+#include "formats/half.h"
+#include "merging/checkpoint_merge.h"
 #include "merging/merging.h"
 #include "merging/model_merge.h"
 #include "merging/stream.h"
@@ -143,4 +145,76 @@ TEST(Interference, StreamedFromFilesEqualsInMemory) {
         EXPECT_EQ(streamed.sign_conflicts, memory.sign_conflicts);
         EXPECT_GT(streamed.sign_conflicts, 0u);
     }
+}
+
+TEST(MergeScores, MeansRetentionAndDestructive) {
+    // methods.md §3.3: retention is the mean of merged / fine-tuned, not a ratio of means.
+    const double merged[] = {0.4, 0.9}, finetuned[] = {0.8, 0.9}, base[] = {0.5, 0.9};
+    const MergeScores s = merge_scores(merged, finetuned, base);
+    EXPECT_DOUBLE_EQ(s.merged, 0.65);
+    EXPECT_DOUBLE_EQ(s.finetuned, 0.85);
+    EXPECT_DOUBLE_EQ(s.base, 0.7);
+    EXPECT_DOUBLE_EQ(s.retention, 0.75);
+    EXPECT_TRUE(s.destructive);  // 0.65 < 0.7
+    const double better[] = {0.6, 0.9};
+    EXPECT_FALSE(merge_scores(better, finetuned, base).destructive);
+    EXPECT_THROW(merge_scores(std::span(merged, 1), finetuned, base), std::invalid_argument);
+}
+
+TEST(CheckpointMerge, StreamedFileEqualsTheMergeInMemory) {
+    // A PRISM merge of K = 3 checkpoints written block by block into a sharded safetensors
+    // layout: every merged tensor equals ModelMerge's values in memory, and a tensor that is
+    // not floating point keeps the base's bytes.
+    namespace fs = std::filesystem;
+    namespace fmt = compatbench::formats;
+    const fs::path dir = fs::path(::testing::TempDir()) / "checkpoint_merge";
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    const auto m = compatbench::test::random_matrix(600, 4, 11);
+    const std::vector<std::uint8_t> step = {7, 0, 0, 0, 0, 0, 0, 0};
+    std::vector<fmt::Checkpoint> models;
+    for (int i = 0; i <= 3; ++i) {
+        std::vector<float> v(m.col(i).data(), m.col(i).data() + 600);
+        fmt::SafetensorsWriter w;
+        w.add_f32("a.weight", {20, 20}, std::span(v).first(400));
+        w.add_f32("b.bias", {200}, std::span(v).subspan(400), fmt::DType::BF16);
+        w.add("step", fmt::DType::I64, {1}, step);
+        const std::string path = (dir / ("m" + std::to_string(i) + ".safetensors")).string();
+        w.write(path);
+        if (i > 0) models.push_back(fmt::Checkpoint::open(path));
+    }
+    const auto base = fmt::Checkpoint::open((dir / "m0.safetensors").string());
+    const CheckpointSource source(base, models);
+    MergeParams p;
+    p.method = Method::prism;
+    ModelMerge streamed(p, {}), in_memory(p, {});
+    for (std::size_t i = 0; i < source.size(); ++i) {
+        streamed.measure(source, i);
+        in_memory.measure(source, i);
+    }
+    const double rho = ModelMerge::rho_of(streamed.sums());
+    fmt::CheckpointLayout layout = merged_layout(source);
+    layout.plan((dir / "out").string(), 1000);  // two shards
+    fs::create_directories(dir / "out");
+    layout.create();
+    int merged_tensors = 0;
+    write_merged(streamed, source, rho, layout, {}, 0, [&] { ++merged_tensors; });
+    EXPECT_EQ(merged_tensors, 2);
+    EXPECT_EQ(layout.files().size(), 2u);
+    const auto out = fmt::Checkpoint::open((dir / "out").string());
+    for (std::size_t i = 0; i < source.size(); ++i) {
+        const auto& name = source.name(i);
+        const auto& info = out.info(name);
+        EXPECT_EQ(info.dtype, source.info(i).dtype) << name;
+        if (!source.mergeable(i)) {
+            const auto raw = out.file_of(name).raw(info);
+            EXPECT_EQ(std::vector<std::uint8_t>(raw.begin(), raw.end()), step);
+            continue;
+        }
+        std::vector<float> want = in_memory.merge(source, i, rho);
+        if (info.dtype == fmt::DType::BF16)
+            for (auto& v : want) v = fmt::bf16_to_f32(fmt::f32_to_bf16(v));
+        EXPECT_EQ(out.file_of(name).read_f32(info), want) << name;
+    }
+    EXPECT_EQ(streamed.totals().values(), in_memory.totals().values());
 }

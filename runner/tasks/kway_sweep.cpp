@@ -1,0 +1,267 @@
+#include "tasks/kway_sweep.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <set>
+#include <sstream>
+
+#include "common/hash.h"
+#include "merging/model_merge.h"
+#include "tasks/compass_common.h"
+
+namespace compatbench {
+
+namespace {
+
+const std::vector<std::string>& kAllMethods = merging::method_names();
+
+bool prism_family(const std::string& m) {
+    return merging::reads_merge_rho(merging::method_from_name(m));
+}
+
+std::string real_label(double v) {
+    std::ostringstream s;
+    s << v;
+    return s.str();
+}
+
+// A real list key (`coefs: [0.3, 1.0]` or `coefs: 1.0`), each within [lo, hi].
+std::vector<double> real_list_key(const GroupSpec& group, const std::string& key,
+                                  const YamlChecker& yc, std::vector<double> fallback, double lo,
+                                  double hi) {
+    const YAML::Node node = group.node[key];
+    if (!node) return fallback;
+    const std::string path = "tasks." + group.name + "." + key;
+    std::vector<double> out;
+    const auto take = [&](const YAML::Node& n, const std::string& p) {
+        const double v = yc.as_real(n, p);
+        if (!(v >= lo && v <= hi))
+            yc.fail(n, p, "must be within [" + real_label(lo) + ", " + real_label(hi) + "]");
+        out.push_back(v);
+    };
+    if (node.IsSequence()) {
+        for (std::size_t i = 0; i < node.size(); ++i) take(node[i], index_path(path, i));
+    } else {
+        take(node, path);
+    }
+    if (out.empty()) yc.fail(node, path, "must not be empty");
+    return out;
+}
+
+bool is_checkpoint_set(const GroupSpec& fts) { return fts.kind->name() == "checkpoint_set"; }
+
+// A fine-tune group's models of one backbone: names and tasks, in the group's order, and for
+// a checkpoint_set their checkpoints (final, and earlier ones by step).
+struct Members {
+    std::string backbone, base_checkpoint;
+    std::vector<std::string> models, tasks, task_ids, checkpoints;
+    std::vector<std::map<int, std::string>> saved;
+};
+
+std::vector<Members> backbones_of(const GroupSpec& fts) {
+    std::vector<Members> backbones;
+    for (const auto& t : fts.listed) {
+        const std::string bb = t.params.at("base").text;
+        auto it = std::find_if(backbones.begin(), backbones.end(),
+                               [&](const Members& m) { return m.backbone == bb; });
+        if (it == backbones.end())
+            it = backbones.insert(backbones.end(), Members{bb, {}, {}, {}, {}, {}, {}});
+        Members& m = *it;
+        m.models.push_back(t.keys.front().second.text);
+        m.tasks.push_back(t.params.at("task").text);
+        m.task_ids.push_back(fts.name + "/" + t.suffix);
+        if (!is_checkpoint_set(fts)) continue;
+        m.base_checkpoint = t.params.at("base_checkpoint").text;
+        m.checkpoints.push_back(t.params.at("checkpoint").text);
+        m.saved.emplace_back();
+        if (!t.lists.count("checkpoint_steps")) continue;
+        const auto steps = ints_of(t.lists.at("checkpoint_steps"));
+        for (std::size_t i = 0; i < steps.size(); ++i)
+            m.saved.back()[steps[i]] = t.lists.at("step_checkpoints")[i].text;
+    }
+    return backbones;
+}
+
+// A fixed order of a backbone's fine-tunes, drawn from its name: its K-way merges take the
+// first K, so they are nested.
+std::vector<std::size_t> merge_order(const Members& bb) {
+    std::vector<std::size_t> order(bb.models.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::uint64_t state = fnv1a64("kway/" + bb.backbone);
+    for (std::size_t i = order.size(); i > 1; --i)
+        std::swap(order[i - 1], order[splitmix64(state++) % i]);
+    return order;
+}
+
+// What a group sweeps: K, operators, coefficients, κ, and the checkpoints merged.
+struct Sweep {
+    std::vector<int> ks;
+    std::vector<std::string> methods;
+    std::vector<double> coefs, kappas;
+    double kappa_coef = 1.0;
+    std::vector<int> steps = {0};  // 0: the final fine-tunes
+    std::int64_t final_steps = 200;
+};
+
+// A checkpoint_set's final checkpoints' `steps` (0 when its manifest gives none): one value
+// for all, the `step` key of their merges.
+std::int64_t manifest_steps(const GroupSpec& group, const GroupSpec& fts, const YamlChecker& yc) {
+    std::set<std::int64_t> steps;
+    for (const auto& t : fts.listed)
+        steps.insert(t.params.count("steps") ? t.params.at("steps").integer : 0);
+    if (steps.size() > 1)
+        yc.fail(group.node["finetunes"], "tasks." + group.name + ".finetunes",
+                "the fine-tunes of '" + fts.name +
+                    "' give different 'steps' (or some none) in their manifest: one value is "
+                    "needed, the step of the final checkpoints' merges");
+    return *steps.begin();
+}
+
+Sweep read_sweep(const GroupSpec& group, const GroupSpec& fts, const YamlChecker& yc) {
+    const std::string base = "tasks." + group.name;
+    Sweep w;
+    w.ks = int_list_key(group, "k", yc, {2, 3, 4, 5, 6, 7, 8}, 2, 64);
+    w.methods = string_list_key(group, "methods", yc, kAllMethods);
+    for (std::size_t i = 0; i < w.methods.size(); ++i)
+        if (std::find(kAllMethods.begin(), kAllMethods.end(), w.methods[i]) == kAllMethods.end())
+            yc.fail(group.node["methods"][i], index_path(base + ".methods", i),
+                    "unknown merge method '" + w.methods[i] + "'");
+    w.coefs = real_list_key(group, "coefs", yc, {0.3, 0.5, 0.7, 1.0}, 0, 100);
+    w.kappas = real_list_key(group, "kappas", yc, {0.25, 0.5, 1, 2, 3}, 0, 100);
+    if (group.params.count("kappa_coef")) w.kappa_coef = group.params.at("kappa_coef").as_double();
+    string_list_key(group, "scope", yc, {});  // checked here, read by each task
+    if (group.params.count("checkpoints") && group.params.at("checkpoints").text == "true") {
+        const auto& lists = fts.listed.front().lists;
+        if (!lists.count("checkpoint_steps"))
+            yc.fail(group.node["checkpoints"], base + ".checkpoints",
+                    "group '" + fts.name + "' writes no checkpoints (its 'checkpoints' key)");
+        w.steps = ints_of(lists.at("checkpoint_steps"));
+    }
+    if (fts.params.count("steps")) w.final_steps = fts.params.at("steps").integer;
+    if (is_checkpoint_set(fts)) w.final_steps = manifest_steps(group, fts, yc);
+    return w;
+}
+
+// One merge's members: the first K fine-tunes in the backbone's order, at checkpoint `step`.
+// For a checkpoint_set, their checkpoints: a member without one at `step` fails the config.
+struct Merge {
+    std::string label;  // the `members` key column: "t1,t2"
+    std::vector<std::string> tasks, models, after, checkpoints;
+};
+Merge merge_of(const Members& bb, const std::vector<std::size_t>& order, int k, int step,
+               const GroupSpec& group, const YamlChecker& yc) {
+    Merge m;
+    for (int i = 0; i < k; ++i) {
+        const std::size_t f = order[static_cast<std::size_t>(i)];
+        append_csv(m.label, bb.tasks[f]);
+        m.tasks.push_back(bb.tasks[f]);
+        m.models.push_back(step > 0 ? bb.models[f] + ".step" + std::to_string(step) : bb.models[f]);
+        m.after.push_back(bb.task_ids[f]);  // the fine-tunes (after their backbone)
+        if (bb.checkpoints.empty()) continue;
+        if (step == 0) {
+            m.checkpoints.push_back(bb.checkpoints[f]);
+        } else if (bb.saved[f].count(step)) {
+            m.checkpoints.push_back(bb.saved[f].at(step));
+        } else {
+            yc.fail(group.node["checkpoints"], "tasks." + group.name + ".checkpoints",
+                    "fine-tune '" + bb.models[f] + "' has no checkpoint at step " +
+                        std::to_string(step) + " (its manifest's 'checkpoints')");
+        }
+    }
+    return m;
+}
+
+// The tasks of one merge: each operator at each coefficient (SLERP only for K = 2; SLERP
+// and Model Stock at c = 1), and the κ sweep of the PRISM family at `kappa_coef`.
+void add_merges(std::vector<ListedTask>& out, const Sweep& w, const Members& bb, int step, int k,
+                const Merge& merge, const Scalar& world_group) {
+    const auto add = [&](const std::string& method, double coef, double kappa) {
+        ListedTask t;
+        t.suffix = bb.backbone;
+        if (step > 0) t.suffix += "/step" + std::to_string(step);
+        t.suffix += "/k" + std::to_string(k) + "/" + method + "/c" + real_label(coef);
+        if (prism_family(method)) t.suffix += "/kappa" + real_label(kappa);
+        t.keys = {{"backbone", Scalar::parse(bb.backbone)},
+                  {"step", Scalar::parse(std::to_string(step > 0 ? step : w.final_steps))},
+                  {"k", Scalar::parse(std::to_string(k))},
+                  {"members", Scalar::parse(merge.label)},
+                  {"method", Scalar::parse(method)},
+                  {"coef", Scalar::parse(real_label(coef))},
+                  {"kappa", Scalar::parse(real_label(prism_family(method) ? kappa : 0.0))}};
+        t.lists["member_models"] = list_of(merge.models);
+        t.lists["member_tasks"] = list_of(merge.tasks);
+        if (merge.checkpoints.empty()) {
+            t.params["world_group"] = world_group;
+        } else {
+            t.lists["member_checkpoints"] = list_of(merge.checkpoints);
+            t.params["base_checkpoint"] = Scalar::parse(bb.base_checkpoint);
+        }
+        t.after = merge.after;
+        out.push_back(std::move(t));
+    };
+    for (const auto& method : w.methods) {
+        if (method == "slerp" && k != 2) continue;
+        if (method == "slerp" || method == "model_stock") {
+            add(method, 1.0, 1.0);
+            continue;
+        }
+        for (double c : w.coefs) add(method, c, 1.0);
+        if (!prism_family(method)) continue;
+        for (double kappa : w.kappas)
+            if (kappa != 1.0) add(method, w.kappa_coef, kappa);
+    }
+}
+
+// The `finetunes` group: a zoo_finetune group (evaluated natively) or a checkpoint_set
+// (evaluated by the group's command).
+const GroupSpec& finetune_group(const GroupSpec& group, const std::vector<GroupSpec>& earlier,
+                                const YamlChecker& yc) {
+    const std::string base = "tasks." + group.name;
+    const std::string name = yc.as_string(group.node["finetunes"], base + ".finetunes");
+    const bool command =
+        group.params.count("evaluate") && group.params.at("evaluate").text == "command";
+    for (const auto& g : earlier) {
+        if (g.name != name) continue;
+        if (is_checkpoint_set(g) && !(command && group.node["command"]))
+            yc.fail(group.node, base + ".evaluate",
+                    "the merges of checkpoint_set '" + name +
+                        "' are evaluated by a command: 'evaluate: command' and a 'command'");
+        if (g.kind->name() == "zoo_finetune" && command)
+            yc.fail(group.node["evaluate"], base + ".evaluate",
+                    "the model library's fine-tunes ('" + name + "') are evaluated natively");
+        if (is_checkpoint_set(g) || g.kind->name() == "zoo_finetune") return g;
+    }
+    yc.fail(group.node["finetunes"], base + ".finetunes",
+            "no earlier zoo_finetune or checkpoint_set group named '" + name + "'");
+}
+
+}  // namespace
+
+std::vector<ListedTask> list_kway_merges(const GroupSpec& group,
+                                         const std::vector<GroupSpec>& earlier,
+                                         const YamlChecker& yc) {
+    const std::string base = "tasks." + group.name;
+    const GroupSpec& fts = finetune_group(group, earlier, yc);
+    const Sweep sweep = read_sweep(group, fts, yc);
+    const Scalar world_group =
+        is_checkpoint_set(fts) ? Scalar{} : fts.listed.front().params.at("world_group");
+    std::vector<ListedTask> out;
+    for (const auto& bb : backbones_of(fts)) {
+        const auto order = merge_order(bb);
+        for (int step : sweep.steps) {
+            for (int k : sweep.ks) {
+                if (static_cast<std::size_t>(k) > order.size())
+                    yc.fail(group.node["k"], base + ".k",
+                            "K = " + std::to_string(k) + " but backbone '" + bb.backbone +
+                                "' has " + std::to_string(order.size()) + " fine-tunes");
+                add_merges(out, sweep, bb, step, k, merge_of(bb, order, k, step, group, yc),
+                           world_group);
+            }
+        }
+    }
+    if (out.empty()) yc.fail(group.node, base, "lists no merge");
+    return out;
+}
+
+}  // namespace compatbench

@@ -1,0 +1,72 @@
+#include "tasks/merge_command.h"
+
+#include <filesystem>
+
+#include "merging/checkpoint_merge.h"
+#include "tasks/feature_catalog.h"
+#include "tasks/shell_task.h"
+#include "tasks/task_kind.h"
+
+namespace compatbench {
+
+namespace fs = std::filesystem;
+
+CommandMerge merge_and_evaluate(const TaskContext& ctx, const merging::MergeParams& params,
+                                const std::vector<std::string>& scope, const std::string& base,
+                                const std::vector<std::string>& models,
+                                std::map<std::string, std::string> extra,
+                                const std::vector<ColumnSpec>& columns,
+                                const std::map<std::string, std::vector<std::string>>& lists) {
+    const std::string& command = ctx.params.at("command").text;
+    std::vector<std::string> names = {"checkpoint", "base_checkpoint"};
+    for (const auto& [name, _] : extra) names.push_back(name);
+    for (const auto& [name, _] : lists) names.push_back(name);
+    check_shell_template(ctx, command, names);  // a typo fails before the merge, not after
+
+    const auto base_ckpt = formats::Checkpoint::open(catalog_path(base, ctx.out_dir).string());
+    std::vector<formats::Checkpoint> inputs;
+    for (const auto& m : models)
+        inputs.push_back(formats::Checkpoint::open(catalog_path(m, ctx.out_dir).string()));
+    const merging::CheckpointSource source(base_ckpt, inputs, scope, /*any_float_dtype=*/true);
+
+    // Pass 1: the interference of the in-scope tensors (§3.1), whose ρ PRISM's gate reads.
+    merging::ModelMerge merge(params, scope);
+    for (std::size_t i = 0; i < source.size(); ++i) {
+        if (ctx.cancel.load()) throw TaskCancelled{};
+        merge.measure(source, i);
+    }
+    if (merge.sums().count == 0)
+        throw formats::FormatError(base_ckpt.path() + ": no floating-point tensor " +
+                                   (scope.empty() ? "to merge" : "in the merge's scope"));
+    // Pass 2: the merge, streamed into the output's shards.
+    const fs::path dir = ctx.out_dir / "artifacts" / "merges" / task_file_stem(ctx.id);
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    formats::CheckpointLayout layout = merging::merged_layout(source);
+    layout.set_metadata("merge_method", merging::method_name(params.method));
+    layout.set_metadata("coef", std::to_string(params.coef));
+    layout.set_metadata("normalize", params.normalize == merging::Normalize::sum ? "sum" : "mean");
+    layout.set_metadata("format", "pt");
+    layout.plan(dir.string(), static_cast<std::uint64_t>(ctx.real("shard_mb", 4096) * 1048576.0));
+    layout.create();
+    merging::write_merged(merge, source, merging::ModelMerge::rho_of(merge.sums()), layout, {}, 0,
+                          [&] {
+                              if (ctx.cancel.load()) throw TaskCancelled{};
+                          });
+
+    extra["checkpoint"] = dir.string();
+    extra["base_checkpoint"] = catalog_path(base, ctx.out_dir).string();
+    const bool keep =
+        ctx.params.count("keep_merged") && ctx.params.at("keep_merged").text == "true";
+    try {
+        CommandMerge out{merge.sums(), merge.totals(),
+                         run_shell_task(ctx, command, extra, columns, lists)};
+        if (!keep) fs::remove_all(dir);
+        return out;
+    } catch (...) {  // a failed evaluation leaves no merged model behind either
+        if (!keep) fs::remove_all(dir);
+        throw;
+    }
+}
+
+}  // namespace compatbench

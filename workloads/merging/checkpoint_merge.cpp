@@ -1,0 +1,33 @@
+#include "merging/checkpoint_merge.h"
+
+namespace compatbench::merging {
+
+formats::CheckpointLayout merged_layout(const CheckpointSource& source,
+                                        std::optional<formats::DType> out_dtype) {
+    formats::CheckpointLayout layout;
+    for (std::size_t i = 0; i < source.size(); ++i) {
+        const auto& t = source.info(i);
+        layout.add(t.name, source.mergeable(i) && out_dtype ? *out_dtype : t.dtype, t.shape);
+    }
+    return layout;
+}
+
+void write_merged(ModelMerge& merge, const CheckpointSource& source, double rho,
+                  const formats::CheckpointLayout& layout, const std::vector<int>& owner, int rank,
+                  const std::function<void()>& after_tensor) {
+    for (std::size_t i = 0; i < source.size(); ++i) {
+        if (!owner.empty() && owner[i] != rank) continue;
+        const auto& t = source.info(i);
+        if (!source.mergeable(i)) {
+            layout.write(i, source.base_checkpoint().file_of(t.name).raw(t));
+            continue;
+        }
+        formats::TensorWriter writer(layout, i);
+        merge.merge(source, i, rho,
+                    [&](std::size_t, std::span<const float> merged) { writer.append(merged); });
+        writer.finish();
+        if (after_tensor) after_tensor();
+    }
+}
+
+}  // namespace compatbench::merging
