@@ -4,13 +4,13 @@
                                    --out DIR [--steps 300 --save-steps 50,100 --seed 1]
                                    [--result FILE]
     python3 -m compatnets.finetune evaluate --checkpoint MERGED --base BASE
-                                   --finetuned A B --tasks TASK_A TASK_B --data DATA
-                                   --out FILE
+                                   --finetuned A B [C ...] --tasks TASK_A TASK_B [TASK_C ...]
+                                   --data DATA --models DIR --out FILE
 
 A fine-tune trains the whole encoder (its weights from DIR/models/<backbone>.safetensors)
 with a new head on one task, on DATA's `train` images, and is scored on the test images
 (`flickr` and `coco`); `digits` uses scikit-learn's bundled 8×8 digits instead, resized to
-28×28 (1,200 to train, 597 to test). The tasks:
+28×28 (1,200 to train, 597 to test; kept as DATA/digits.safetensors after the first read). The tasks:
 
     fine      the 10 classes              rotated   the classes, images turned 90°
     coarse    the 4 groups                inverted  the classes, images negated (1 − x)
@@ -18,15 +18,22 @@ with a new head on one task, on DATA's `train` images, and is scored on the test
     symmetry  the symmetry tertile (3)    digits    the 10 digits (scikit-learn)
 
 Written: DIR/finetunes/<backbone>_<task>.safetensors (the encoder's tensors under the
-backbone's names, then head.weight and head.bias; metadata backbone, task, steps), the same
-at each --save-steps count as <backbone>_<task>@<steps>.safetensors, and the fine-tune's
-probe features DIR/finetune_features/<backbone>+<task>/probe.safetensors. FILE:
-{"ft_acc", "base_acc", "steps"}: the fine-tune's test accuracy and the backbone's with the
-fine-tune's head. `evaluate` scores a merged checkpoint with each fine-tune's own head and
-writes what compatbench's merge_pair reads: acc_a, acc_b, ft_acc_a, ft_acc_b, base_acc_a,
-base_acc_b.
+backbone's names, then head.weight and head.bias; metadata backbone, task, steps, and
+test_acc and base_test_acc: the checkpoint's test accuracy and the backbone's with the
+checkpoint's head), the same at each --save-steps count as <backbone>_<task>@<steps>.safetensors,
+and the fine-tune's probe features DIR/finetune_features/<backbone>+<task>/probe.safetensors.
+FILE: {"ft_acc", "base_acc", "steps"}: the final test_acc and base_test_acc.
+
+`evaluate` scores a merged checkpoint of K fine-tunes with each fine-tune's own head on its
+task's test images, beside the fine-tune and the base with the same head (read from the
+fine-tune's metadata when it holds them for this base, else computed), and writes
+acc_i, ft_acc_i and base_acc_i for i = 1..K (what compatbench's kway_merge reads), and for
+K = 2 also acc_a, acc_b, ft_acc_a, ft_acc_b, base_acc_a, base_acc_b (what merge_pair reads).
+The encoder runs once per distinct set of test images: fine, coarse, ink and symmetry share
+theirs.
 """
 import argparse
+import functools
 import json
 import os
 import sys
@@ -62,20 +69,36 @@ def _fashion(data, splits, task, cuts):
     return x, torch.cat(labels)
 
 
-def _digits(test):
+def _digits_source(data):
+    """scikit-learn's bundled digits: images (n, 8, 8) of 0..16 and labels. Kept as
+    DATA/digits.safetensors after the first read: importing scikit-learn costs more than the
+    rest of a merge's evaluation."""
+    path = os.path.join(data, "digits.safetensors")
+    if os.path.exists(path):
+        t = load(path)
+        return t["images"], t["labels"]
     from sklearn.datasets import load_digits  # Debian's python3-sklearn
     d = load_digits()
-    x = torch.from_numpy(d.images.astype(np.float32) / 16.0).unsqueeze(1)
+    images, labels = d.images.astype(np.uint8), d.target.astype(np.int64)
+    tmp = f"{path}.{os.getpid()}.tmp"  # ranks may write it at once: each its own, renamed
+    save(tmp, {"images": images, "labels": labels})
+    os.replace(tmp, path)
+    return images, labels
+
+
+def _digits(data, test):
+    images, labels = _digits_source(data)
+    x = torch.from_numpy(images.astype(np.float32) / 16.0).unsqueeze(1)
     x = F.pad(F.interpolate(x, size=(20, 20), mode="bilinear", align_corners=False), (4, 4, 4, 4))
     order = torch.randperm(len(x), generator=torch.Generator().manual_seed(0))
     rows = order[1200:] if test else order[:1200]
-    return x[rows].clamp(0, 1), torch.from_numpy(d.target.astype(np.int64))[rows]
+    return x[rows].clamp(0, 1), torch.from_numpy(labels)[rows]
 
 
 def task_data(data, task, test):
     """(images (n, 1, 28, 28) in [0, 1], labels) of a task's training or test set."""
     if task == "digits":
-        return _digits(test)
+        return _digits(data, test)
     with open(os.path.join(data, "data.json")) as f:
         cuts = json.load(f)["thresholds"]
     return _fashion(data, ["flickr", "coco"] if test else ["train"], task, cuts)
@@ -93,12 +116,28 @@ def backbone(models_dir, name):
     return enc, dim
 
 
+def image_set(task):
+    """Which test images a task reads: tasks with the same set share the encoder's features."""
+    return task if task in ("digits", "rotated", "inverted", "flipped") else "plain"
+
+
 @torch.no_grad()
-def accuracy(enc, head, x, y):
+def features(enc, x):
+    """The encoder's features of images x, in batches of 256 (kept apart: heads see batches)."""
     enc.eval()
-    pred = torch.cat([head(enc(x[i:i + 256])).argmax(1) for i in range(0, len(x), 256)])
+    out = [enc(x[i:i + 256]) for i in range(0, len(x), 256)]
     enc.train()
+    return out
+
+
+@torch.no_grad()
+def accuracy_of(head, feats, y):
+    pred = torch.cat([head(z).argmax(1) for z in feats])
     return float((pred == y).float().mean())
+
+
+def accuracy(enc, head, x, y):
+    return accuracy_of(head, features(enc, x), y)
 
 
 def state(enc, head):
@@ -108,19 +147,27 @@ def state(enc, head):
 
 
 def finetune(a):
-    """Trains, saves and scores one fine-tune; returns the result."""
+    """Trains, saves and scores one fine-tune (and each saved step); returns the result."""
     if a.task not in TASKS:
         raise ValueError(f"unknown task '{a.task}' (one of {', '.join(TASKS)})")
     g = deterministic(a.seed)
     enc, dim = backbone(a.models, a.backbone)
-    base = {k: v.clone() for k, v in enc.state_dict().items()}
     head = nn.Linear(dim, TASKS[a.task])
     x, y = task_data(a.data, a.task, test=False)
+    tx, ty = task_data(a.data, a.task, test=True)
+    base_feats = features(backbone(a.models, a.backbone)[0], tx)
     opt = torch.optim.Adam(list(enc.parameters()) + list(head.parameters()), lr=a.lr)
     name, saves = f"{a.backbone}_{a.task}", {int(s) for s in a.save_steps.split(",") if s}
     folder = os.path.join(a.out, "finetunes")
     os.makedirs(folder, exist_ok=True)
-    meta = {"format": "pt", "backbone": a.backbone, "task": a.task}
+
+    def scored_save(path, step):
+        """Saves the checkpoint with its test accuracy and the base's (same head)."""
+        scores = {"test_acc": accuracy(enc, head, tx, ty), "base_test_acc": accuracy_of(head, base_feats, ty)}
+        meta = {"format": "pt", "backbone": a.backbone, "task": a.task, "steps": str(step)}
+        save(path, state(enc, head), metadata=dict(meta, **{k: repr(v) for k, v in scores.items()}))
+        return scores
+
     for step in range(1, a.steps + 1):
         idx = torch.randint(0, len(x), (a.batch,), generator=g)
         loss = F.cross_entropy(head(enc(x[idx])), y[idx])
@@ -128,12 +175,8 @@ def finetune(a):
         loss.backward()
         opt.step()
         if step in saves:
-            save(os.path.join(folder, f"{name}@{step}.safetensors"), state(enc, head),
-                 metadata=dict(meta, steps=str(step)))
-    save(os.path.join(folder, name + ".safetensors"), state(enc, head),
-         metadata=dict(meta, steps=str(a.steps)))
-    tx, ty = task_data(a.data, a.task, test=True)
-    ft_acc = accuracy(enc, head, tx, ty)
+            scored_save(os.path.join(folder, f"{name}@{step}.safetensors"), step)
+    scores = scored_save(os.path.join(folder, name + ".safetensors"), a.steps)
     probe = load(os.path.join(a.data, "images", "probe.safetensors"))["images"]
     with torch.no_grad():
         enc.eval()
@@ -141,34 +184,74 @@ def finetune(a):
     ff = os.path.join(a.out, "finetune_features", f"{a.backbone}+{a.task}")
     os.makedirs(ff, exist_ok=True)
     save(os.path.join(ff, "probe.safetensors"), {"features": f.astype(np.float32)})
-    enc.load_state_dict(base)
-    return {"ft_acc": ft_acc, "base_acc": accuracy(enc, head, tx, ty), "steps": a.steps}
+    return {"ft_acc": scores["test_acc"], "base_acc": scores["base_test_acc"], "steps": a.steps}
 
 
-def _load_model(path, task_path, dim_from):
-    """An encoder with the weights of checkpoint `path` and the head of `task_path`."""
-    enc, _ = dim_from
-    w = load(path)
-    enc.load_state_dict({k: torch.from_numpy(w[k]) for k in enc.state_dict()})
-    h = load(task_path)
+def _head(path):
+    h = load(path)
     head = nn.Linear(h["head.weight"].shape[1], h["head.weight"].shape[0])
     head.load_state_dict({"weight": torch.from_numpy(h["head.weight"]),
                           "bias": torch.from_numpy(h["head.bias"])})
-    return enc, head
+    return head
+
+
+class _Scorer:
+    """One encoder's weights scored with many heads: features once per set of test images."""
+
+    def __init__(self, enc, weights, tests):
+        w = load(weights)
+        missing = [k for k in enc.state_dict() if k not in w]
+        if missing:
+            raise ValueError(f"{weights}: no tensor '{missing[0]}' (the backbone has it)")
+        try:
+            enc.load_state_dict({k: torch.from_numpy(w[k]) for k in enc.state_dict()})
+        except RuntimeError as e:  # a tensor of another shape: the message names it
+            raise ValueError(f"{weights}: does not fit the backbone: {e}") from None
+        self.enc, self.tests, self.feats = enc, tests, {}
+
+    def accuracy(self, head, task):
+        x, y = self.tests(task)
+        key = image_set(task)
+        if key not in self.feats:
+            self.feats[key] = features(self.enc, x)
+        return accuracy_of(head, self.feats[key], y)
+
+
+def _known(meta, base, models_dir):
+    """The fine-tune's own scores from its metadata, when they were taken against `base`."""
+    own = os.path.join(models_dir, "models", meta.get("backbone", "") + ".safetensors")
+    if not {"test_acc", "base_test_acc"} <= set(meta):
+        return None
+    if not os.path.exists(own) or not os.path.samefile(own, base):
+        return None
+    return float(meta["test_acc"]), float(meta["base_test_acc"])
 
 
 def evaluate(a):
     """The merged checkpoint, each fine-tune and the base, each scored with the fine-tune's
     head on the fine-tune's task."""
     deterministic(0)  # one thread, deterministic kernels (nothing here draws at random)
+    if len(a.finetuned) != len(a.tasks):
+        raise ValueError(f"{len(a.finetuned)} fine-tunes but {len(a.tasks)} tasks")
+    metas = [read(ft).metadata for ft in a.finetuned]
+    backbones = {m.get("backbone") for m in metas}
+    if len(backbones) != 1 or None in backbones:
+        raise ValueError(f"the fine-tunes name backbones {sorted(map(str, backbones))}; one is needed")
+    tests = functools.lru_cache(maxsize=None)(lambda task: task_data(a.data, task, test=True))
+    skeleton = lambda: backbone(a.models, metas[0]["backbone"])[0]  # noqa: E731
+    merged, base = _Scorer(skeleton(), a.checkpoint, tests), None
     out = {}
-    for key, ft, task in (("a", a.finetuned[0], a.tasks[0]), ("b", a.finetuned[1], a.tasks[1])):
-        x, y = task_data(a.data, task, test=True)
-        meta = read(ft).metadata
-        skeleton = backbone(a.models, meta["backbone"])
-        for prefix, weights in (("", a.checkpoint), ("ft_", ft), ("base_", a.base)):
-            enc, head = _load_model(weights, ft, skeleton)
-            out[f"{prefix}acc_{key}"] = accuracy(enc, head, x, y)
+    for i, (ft, task, meta) in enumerate(zip(a.finetuned, a.tasks, metas), 1):
+        head = _head(ft)
+        out[f"acc_{i}"] = merged.accuracy(head, task)
+        known = _known(meta, a.base, a.models)
+        if known is None:
+            base = base or _Scorer(skeleton(), a.base, tests)
+            known = _Scorer(skeleton(), ft, tests).accuracy(head, task), base.accuracy(head, task)
+        out[f"ft_acc_{i}"], out[f"base_acc_{i}"] = known
+    if len(a.tasks) == 2:  # merge_pair's names
+        for prefix in ("", "ft_", "base_"):
+            out[f"{prefix}acc_a"], out[f"{prefix}acc_b"] = out[f"{prefix}acc_1"], out[f"{prefix}acc_2"]
     return out
 
 
@@ -178,8 +261,8 @@ def main(argv=None):
     if argv[:1] == ["evaluate"]:
         for name in ("checkpoint", "base", "data", "models", "out"):
             p.add_argument("--" + name, required=True)
-        p.add_argument("--finetuned", nargs=2, required=True)
-        p.add_argument("--tasks", nargs=2, required=True)
+        p.add_argument("--finetuned", nargs="+", required=True)
+        p.add_argument("--tasks", nargs="+", required=True)
         a, job, argv = None, evaluate, argv[1:]
     else:
         for name in ("backbone", "task", "models", "data", "out"):

@@ -43,14 +43,16 @@ class FinetuneTest(MadeUpData, unittest.TestCase):
             r = json.load(f)
         self.assertTrue(0 <= r["ft_acc"] <= 1 and 0 <= r["base_acc"] <= 1 and r["steps"] == 6)
 
-    def evaluate(self, checkpoint):
+    def evaluate(self, checkpoint, finetuned=None, tasks=("fine", "rotated"), expect=0):
         out = os.path.join(self.dir.name, "eval.json")
-        ft = [os.path.join(self.lib, "finetunes", f"cnn_sup_{t}.safetensors") for t in ("fine", "rotated")]
+        ft = finetuned or [os.path.join(self.lib, "finetunes", f"cnn_sup_{t}.safetensors") for t in tasks]
         code, err = quiet(finetune.main, ["evaluate", "--checkpoint", checkpoint, "--base",
                                           os.path.join(self.lib, "models", "cnn_sup.safetensors"),
-                                          "--finetuned", *ft, "--tasks", "fine", "rotated",
+                                          "--finetuned", *ft, "--tasks", *tasks,
                                           "--data", self.data, "--models", self.lib, "--out", out])
-        self.assertEqual(code, 0, err)
+        self.assertEqual(code, expect, err)
+        if expect:
+            return err
         with open(out) as f:
             return json.load(f)
 
@@ -66,7 +68,54 @@ class FinetuneTest(MadeUpData, unittest.TestCase):
         merged = os.path.join(self.dir.name, "merged.safetensors")
         save(merged, {k: (a[k] + b[k]) / 2 for k in a if not k.startswith("head.")})
         m = self.evaluate(merged)
-        self.assertEqual(set(m), {"acc_a", "acc_b", "ft_acc_a", "ft_acc_b", "base_acc_a", "base_acc_b"})
+        self.assertEqual(set(m), {f"{p}acc_{i}" for p in ("", "ft_", "base_") for i in "12ab"})
+
+    def test_stored_scores_equal_scores_computed_again(self):
+        """The accuracies a fine-tune stores (final and each saved step) are the ones evaluate
+        computes from the weights; a checkpoint without them is scored from scratch."""
+        for name in ("cnn_sup_rotated", "cnn_sup_rotated@2"):
+            path = os.path.join(self.lib, "finetunes", name + ".safetensors")
+            f = read(path)
+            bare = os.path.join(self.dir.name, "bare.safetensors")
+            save(bare, f.tensors, metadata={k: v for k, v in f.metadata.items() if "acc" not in k})
+            stored = self.evaluate(path, [path], ("rotated",))
+            computed = self.evaluate(path, [bare], ("rotated",))
+            self.assertEqual(stored, computed)
+            self.assertEqual(stored["ft_acc_1"], float(f.metadata["test_acc"]))
+            self.assertEqual(stored["acc_1"], stored["ft_acc_1"])
+
+    def test_evaluate_takes_k_members(self):
+        tasks = ("fine", "rotated", "fine")
+        m = self.evaluate(os.path.join(self.lib, "finetunes", "cnn_sup_fine.safetensors"), tasks=tasks)
+        self.assertEqual(set(m), {f"{p}acc_{i}" for p in ("", "ft_", "base_") for i in "123"})
+        self.assertEqual(m["acc_1"], m["acc_3"])
+
+    def test_evaluate_refuses_mismatched_lists(self):
+        ft = [os.path.join(self.lib, "finetunes", "cnn_sup_fine.safetensors")]
+        err = self.evaluate(ft[0], ft, ("fine", "rotated"), expect=2)
+        self.assertIn("1 fine-tunes but 2 tasks", err)
+
+    def test_a_checkpoint_that_does_not_fit_is_named(self):
+        ft = os.path.join(self.lib, "finetunes", "cnn_sup_fine.safetensors")
+        f = read(ft)
+        name = sorted(k for k in f.tensors if not k.startswith("head."))[0]
+        bad = os.path.join(self.dir.name, "misshapen.safetensors")
+        save(bad, dict(f.tensors, **{name: f.tensors[name].reshape(-1)[:-1]}))
+        err = self.evaluate(bad, expect=2)
+        self.assertIn("misshapen.safetensors: does not fit the backbone", err)
+
+    def test_digits_kept_after_the_first_read_are_the_same(self):
+        try:
+            import sklearn  # noqa: F401
+        except ImportError:
+            self.skipTest("python3-sklearn is not installed")
+        data = os.path.join(self.dir.name, "digits_data")
+        os.makedirs(data)
+        first = finetune.task_data(data, "digits", test=True)
+        self.assertTrue(os.path.exists(os.path.join(data, "digits.safetensors")))
+        again = finetune.task_data(data, "digits", test=True)
+        self.assertEqual(first[0].shape, (597, 1, 28, 28))
+        self.assertTrue(bool((first[0] == again[0]).all()) and bool((first[1] == again[1]).all()))
 
     def test_unknown_task(self):
         code, err = quiet(finetune.main, ["--backbone", "cnn_sup", "--task", "juggling", "--models",
