@@ -14,9 +14,8 @@ STATE=${CB_SLURM_STATE:-/tmp/compatbench-slurm}
 PIDS=$STATE/pids
 HOST=$(hostname -s)
 log() { printf '[local-cluster %s] %s\n' "$(date +%T)" "$*"; }
-alive() { local s; s=$(ps -o stat= -p "$1" 2>/dev/null) || return 1; [[ -n $s && $s != Z* ]]; }
-pid_of() { [[ -s $PIDS/$1.pid ]] && cat "$PIDS/$1.pid"; }
-running() { local p; p=$(pid_of "$1") && alive "$p"; }
+# shellcheck source=daemons.sh
+source "$HERE/daemons.sh"
 
 do_install() {
   command -v slurmctld > /dev/null && command -v munged > /dev/null && return 0
@@ -81,21 +80,8 @@ do_start() {
   log "up: munged $(pid_of munged), slurmctld $(pid_of slurmctld), slurmd $(pid_of slurmd)"
 }
 
-stop_one() {
-  local p; p=$(pid_of "$1") || return 0
-  if alive "$p"; then
-    kill -TERM "$p" 2> /dev/null || true
-    for _ in $(seq 100); do alive "$p" || break; sleep 0.1; done
-    alive "$p" && kill -KILL "$p" 2> /dev/null || true
-  fi
-  rm -f "$PIDS/$1.pid"
-}
-
 do_stop() {
-  if running slurmctld; then
-    scancel --user="$(id -un)" 2> /dev/null || true
-    for _ in $(seq 60); do squeue -h 2> /dev/null | grep -q . || break; sleep 0.5; done
-  fi
+  cancel_jobs
   stop_one slurmd; stop_one slurmctld; stop_one munged
   log "stopped"
 }

@@ -7,6 +7,7 @@
 #     --nodes N          nodes (default: let SLURM choose)
 #     --cpus N           CPUs per rank, default 1
 #     --mem SIZE         memory per node (e.g. 8G; default: the partition's)
+#     --exclusive        whole nodes to the job (an array's runs land on different nodes)
 #     --time T           time limit (e.g. 02:00:00), default 01:00:00
 #     --signal S         warn the runner S seconds before the limit (CB_SIGNAL_SECONDS)
 #     --seeds K          a job array of K runs, seeds SEED_BASE..SEED_BASE+K-1, each into
@@ -23,19 +24,20 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=site.sh
 source "$HERE/site.sh"
 export CB_ROOT CB_BIN
-ranks=2 nodes="" cpus=1 mem="" time=01:00:00 signal=$CB_SIGNAL_SECONDS seeds=0 seed_base=1 dry=0
+ranks=2 nodes="" cpus=1 mem="" exclusive=0 time=01:00:00 signal=$CB_SIGNAL_SECONDS seeds=0 seed_base=1 dry=0
 while (($#)); do
   case $1 in
     --ranks) ranks=$2; shift 2 ;;
     --nodes) nodes=$2; shift 2 ;;
     --cpus) cpus=$2; shift 2 ;;
     --mem) mem=$2; shift 2 ;;
+    --exclusive) exclusive=1; shift ;;
     --time) time=$2; shift 2 ;;
     --signal) signal=$2; shift 2 ;;
     --seeds) seeds=$2; shift 2 ;;
     --seed-base) seed_base=$2; shift 2 ;;
     --dry-run) dry=1; shift ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     -*) echo "submit.sh: unknown option $1" >&2; exit 2 ;;
     *) break ;;
   esac
@@ -49,6 +51,7 @@ flags=(--parsable --ntasks="$ranks" --cpus-per-task="$cpus" --time="$time"
        --signal="B:USR1@$signal" --job-name="cb-$(basename "$CONFIG" .yaml)")
 [[ -n $nodes ]] && flags+=(--nodes="$nodes")
 [[ -n $mem ]] && flags+=(--mem="$mem")
+((exclusive)) && flags+=(--exclusive)
 mapfile -t site < <(cb_site_flags)
 flags+=("${site[@]}")
 sb() {

@@ -28,34 +28,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-state() { scontrol show job -o "$1" 2> /dev/null | grep -o 'JobState=[A-Z_]*' | head -1 | cut -d= -f2; }
-field() { scontrol show job -o "$1" 2> /dev/null | grep -o "$2=[^ ]*" | head -1 | cut -d= -f2; }
-# wait_done JOB SECONDS: until SLURM lists the job in a final state on 3 polls in a row (a
-# job that requeues itself can pass through a final-looking state on its way back to
-# pending); a requeued job's start (held ~2 minutes by SLURM) is brought forward. Each
-# change of state is printed on stderr, so a failure shows the job's path.
-wait_done() {
-  local j=$1 to=$2 t0=$SECONDS st last="" final=0
-  while :; do
-    st=$(state "$j")
-    [[ $st == "$last" ]] || { echo "[$((SECONDS - t0)) s] job $j: $st, restarts $(field "$j" Restarts)" >&2; last=$st; }
-    case $st in
-      PENDING) final=0; scontrol update JobId="$j" StartTime=now 2> /dev/null || true ;;
-      COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY) ((++final < 3)) || return 0 ;;
-      *) final=0 ;;
-    esac
-    ((SECONDS - t0 < to)) || { echo "job $j still $st after $to s"; return 1; }
-    sleep 1
-  done
-}
-wait_state() {
-  local j=$1 want=$2 to=$3 t0=$SECONDS
-  until [[ $(state "$j") == "$want" ]]; do
-    ((SECONDS - t0 < to)) || return 1
-    sleep 0.2
-  done
-}
-show_logs() { tail -n 30 "$1"/logs/slurm-*.out 2> /dev/null || true; }
+source "$(dirname "$0")/jobs.sh"
 
 case $SCENARIO in
 submit)

@@ -1,0 +1,103 @@
+# The SLURM path across nodes, on the virtual 3-node cluster (slurm/virtual-cluster.sh):
+#   nodes   the smoke config through slurm/submit.sh on 3 nodes, one rank per node, then two:
+#           results.h5 equals a one-node mpirun run; /meta/hosts lists node1..node3
+#   crash   a node's PID namespace killed while tasks are in flight: the job is requeued and
+#           finishes with --resume; no task the ledger had recorded as done runs again and
+#           the results equal an uninterrupted run; `compatbench status` on the job's folder
+#           from outside the job while it runs
+#   array   a 3-seed job array, one whole node per run (--exclusive), then its combine job
+# MPI stays on loopback (btl_tcp_if_include / oob_tcp_if_include 127.0.0.0/8). Needs root
+# and the slurm packages (skipped, exit 77, without them).
+#   bash tests/slurm/vcluster_e2e.sh BIN SOURCE_DIR SCENARIO
+source "$(dirname "$0")/../e2e/lib.sh"
+SCENARIO=${3:?scenario}
+if [[ $(id -u) != 0 ]] || ! command -v slurmctld > /dev/null || ! command -v munged > /dev/null \
+   || ! command -v unshare > /dev/null; then
+  echo "SKIP: needs root, unshare and the slurm-wlm and munge packages"; exit 77
+fi
+export CB_VC_STATE=$WORK/vc CB_BIN=$BIN CB_MAX_RESTARTS=4
+VC=$SRC/slurm/virtual-cluster.sh
+eval "$(bash "$VC" env)"
+unset OMPI_MCA_pml OMPI_MCA_mtl
+cleanup() {
+  local rc=$?
+  if ((rc != 0 && rc != 77)); then
+    echo "--- slurmctld.log (last 40 lines)"; tail -n 40 "$CB_VC_STATE/ctld/slurmctld.log" 2> /dev/null || true
+  fi
+  bash "$VC" stop > /dev/null 2>&1 || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+bash "$VC" start > "$WORK/cluster.log" 2>&1 || { cat "$WORK/cluster.log"; fail "no virtual cluster"; }
+source "$(dirname "$0")/jobs.sh"
+
+hosts_of() { h5_value "$1/results.h5" meta/hosts; }
+
+case $SCENARIO in
+nodes)
+  CONFIG=$SRC/configs/smoke.yaml
+  expect_code 0 mpi 2 run "$CONFIG" --out "$WORK/plain" --log-level warn > /dev/null
+  for per_node in 1 2; do
+    OUT=$WORK/n3x$per_node
+    J=$(bash "$SRC/slurm/submit.sh" --ranks $((3 * per_node)) --nodes 3 --time 00:05:00 --signal 30 "$CONFIG" "$OUT")
+    wait_done "$J" 150 || { show_logs "$OUT"; fail "job $J did not finish"; }
+    [[ $(state "$J") == COMPLETED ]] || { show_logs "$OUT"; fail "job $J: $(state "$J")"; }
+    [[ $(hosts_of "$OUT") == "node1,node2,node3" ]] || fail "hosts of $per_node rank(s) per node: $(hosts_of "$OUT")"
+    "$BIN" compare "$WORK/plain/results.h5" "$OUT/results.h5" || fail "3 nodes x $per_node rank(s) differ from one node"
+  done
+  pass "smoke on 3 nodes, 1 and 2 ranks per node: results equal one node's; hosts node1..node3"
+  ;;
+crash)
+  CONFIG=$WORK/long.yaml
+  sed -e 's/range: \[0, 80\]/range: [0, 150]/' "$SRC/tests/configs/good/slurm.yaml" > "$CONFIG"
+  expect_code 0 mpi 2 run "$CONFIG" --out "$WORK/plain" --log-level warn > /dev/null
+  OUT=$WORK/job
+  J=$(bash "$SRC/slurm/submit.sh" --ranks 3 --nodes 3 --time 00:05:00 --signal 30 "$CONFIG" "$OUT")
+  wait_state "$J" RUNNING 60 || fail "job $J never ran"
+  for _ in $(seq 300); do
+    (($(cat "$OUT/ledger.jsonl" 2> /dev/null | wc -l) >= 40)) && break
+    sleep 0.2
+  done
+  # From outside the job, while it runs: its progress from the output folder.
+  "$BIN" status "$OUT" > "$WORK/status.txt" || { cat "$WORK/status.txt"; fail "status failed"; }
+  grep -q "running" "$WORK/status.txt" || { cat "$WORK/status.txt"; fail "status does not say running"; }
+  before=$(wc -l < "$OUT/ledger.jsonl")
+  cp "$OUT/ledger.jsonl" "$WORK/ledger.before"
+  bash "$VC" crash node3 >> "$WORK/cluster.log"
+  # The node comes back, as a repaired one would, once the job is off it: requeued and
+  # pending (a node that returns while the job is still completing on it confuses the
+  # controller's view of the job's nodes).
+  for _ in $(seq 300); do
+    st=$(state "$J"); node=$(sinfo -h -N -n node3 -o %T 2> /dev/null || true)
+    [[ $st == PENDING || $st == FAILED || $st == COMPLETED ]] && break
+    sleep 0.2
+  done
+  echo "after the crash: job $st, node3 $node" >&2
+  bash "$VC" revive node3 >> "$WORK/cluster.log" 2>&1 || fail "node3 did not come back"
+  wait_done "$J" 200 || { show_logs "$OUT"; fail "job $J did not finish after the crash"; }
+  [[ $(state "$J") == COMPLETED ]] || { show_logs "$OUT"; fail "job $J: $(state "$J")"; }
+  (($(field "$J" Restarts) >= 1)) || { show_logs "$OUT"; fail "job $J was not restarted"; }
+  check_ledger_once "$OUT/ledger.jsonl" 156 || { show_logs "$OUT"; fail "the ledger is incomplete"; }
+  "$PY" - "$WORK/ledger.before" "$OUT/ledger.jsonl" <<'PYEOF'
+import json, sys
+before = {r["id"] for r in map(json.loads, open(sys.argv[1])) if r["status"] == "done"}
+after = [json.loads(l) for l in open(sys.argv[2])]
+again = [r["id"] for r in after[len(open(sys.argv[1]).readlines()):] if r["id"] in before]
+assert not again, f"done before the crash and run again: {again[:5]}"
+print(f"{len(before)} tasks done before the crash, none run again")
+PYEOF
+  "$BIN" compare "$WORK/plain/results.h5" "$OUT/results.h5" || fail "results after the crash differ"
+  pass "node3 crashed after $before tasks: requeued $(field "$J" Restarts) time(s), resumed, none run twice, results equal"
+  ;;
+array)
+  CONFIG=$SRC/configs/smoke.yaml
+  read -r J C < <(bash "$SRC/slurm/submit.sh" --ranks 1 --exclusive --time 00:05:00 --signal 30 --seeds 3 "$CONFIG" "$WORK/seeds")
+  wait_done "$C" 240 || { show_logs "$WORK/seeds"; fail "the combine job $C did not finish"; }
+  [[ $(state "$C") == COMPLETED ]] || { show_logs "$WORK/seeds"; fail "combine job $C: $(state "$C")"; }
+  hosts=$(for s in 1 2 3; do hosts_of "$WORK/seeds/seed$s"; done | sort | tr '\n' ' ')
+  [[ $hosts == "node1 node2 node3 " ]] || fail "the array's runs were not spread over the nodes: $hosts"
+  [[ -s $WORK/seeds/combined/combined.h5 ]] || fail "no combined results"
+  pass "a 3-seed job array, one run per node ($hosts), and its combine job"
+  ;;
+*) fail "unknown scenario $SCENARIO" ;;
+esac
