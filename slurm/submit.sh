@@ -14,6 +14,11 @@
 #                        OUT_DIR/seed<seed>, then a dependent job (afterok) combining them
 #                        into OUT_DIR/combined (compatbench combine)
 #     --seed-base S      first seed of the array, default 1
+#     --exclude-each "P1 P2 ..."
+#                        a job array of one run per shell pattern of task ids, run i leaving
+#                        out the tasks matching Pi and all that depend on them (`run
+#                        --exclude`; e.g. one model family each: leave-one-family-out),
+#                        each into OUT_DIR/without<i>, then the combine job as for --seeds
 #     --dry-run          print the sbatch commands instead of running them
 #
 # Examples:
@@ -24,7 +29,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=site.sh
 source "$HERE/site.sh"
 export CB_ROOT CB_BIN
-ranks=2 nodes="" cpus=1 mem="" exclusive=0 time=01:00:00 signal=$CB_SIGNAL_SECONDS seeds=0 seed_base=1 dry=0
+exclude_each="" ranks=2 nodes="" cpus=1 mem="" exclusive=0 time=01:00:00 signal=$CB_SIGNAL_SECONDS seeds=0 seed_base=1 dry=0
 while (($#)); do
   case $1 in
     --ranks) ranks=$2; shift 2 ;;
@@ -36,8 +41,9 @@ while (($#)); do
     --signal) signal=$2; shift 2 ;;
     --seeds) seeds=$2; shift 2 ;;
     --seed-base) seed_base=$2; shift 2 ;;
+    --exclude-each) exclude_each=$2; shift 2 ;;
     --dry-run) dry=1; shift ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
     -*) echo "submit.sh: unknown option $1" >&2; exit 2 ;;
     *) break ;;
   esac
@@ -57,12 +63,19 @@ flags+=("${site[@]}")
 sb() {
   if ((dry)); then echo "sbatch $*" >&2; echo "DRYRUN"; else sbatch "$@"; fi
 }
+# An array (seeds or exclusions), its runs' folders, and the combine job after it.
+runs=()
 if ((seeds > 0)); then
   export CB_SEED_BASE=$seed_base
-  job=$(sb "${flags[@]}" --array="0-$((seeds - 1))" --output="$OUT/logs/slurm-%A_%a.out" \
-        "$HERE/compatbench.sbatch" "$CONFIG" "$OUT")
-  runs=()
   for ((i = 0; i < seeds; i++)); do runs+=("$OUT/seed$((seed_base + i))"); done
+elif [[ -n $exclude_each ]]; then
+  export CB_EXCLUDE_EACH=$exclude_each
+  read -r -a patterns <<< "$exclude_each"
+  for ((i = 1; i <= ${#patterns[@]}; i++)); do runs+=("$OUT/without$i"); done
+fi
+if ((${#runs[@]} > 0)); then
+  job=$(sb "${flags[@]}" --array="0-$((${#runs[@]} - 1))" --output="$OUT/logs/slurm-%A_%a.out" \
+        "$HERE/compatbench.sbatch" "$CONFIG" "$OUT")
   comb=$(sb --parsable --ntasks=1 --time="$time" "${site[@]}" --dependency="afterok:$job" \
          --job-name=cb-combine --output="$OUT/logs/slurm-combine-%j.out" \
          "$HERE/combine.sbatch" "$OUT/combined" "${runs[@]}")

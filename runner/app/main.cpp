@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "app/verbs.h"
-#include "experiment/experiment.h"
 #include "exec/run.h"
 #include "exec/signals.h"
+#include "experiment/experiment.h"
 #include "graph/task_graph.h"
 
 #ifndef COMPATBENCH_VERSION
@@ -25,7 +25,7 @@ using namespace compatbench;
 
 // `run` under MPI: every rank validates the same config, so all agree on errors.
 int verb_run(const std::string& config_path, std::string out, bool resume, const std::string& level,
-             std::optional<std::uint64_t> seed) {
+             std::optional<std::uint64_t> seed, const std::vector<std::string>& exclude) {
     int provided = 0;
     MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
     int rank = 0;
@@ -33,7 +33,7 @@ int verb_run(const std::string& config_path, std::string out, bool resume, const
     int code = kExitOk;
     try {
         const Config config = load_config(config_path, seed);
-        const TaskGraph graph = TaskGraph::build(config);
+        const TaskGraph graph = TaskGraph::build(config, exclude);
         if (out.empty()) out = "results/" + config.name;
         RunOptions options{out, resume, level, true};
         code = run_experiment(config, graph, options, MPI_COMM_WORLD).exit_code;
@@ -61,6 +61,7 @@ void add_run(CLI::App& app, Verbs& verbs) {
         std::string config, out, level = "info";
         bool resume = false;
         std::optional<std::uint64_t> seed;
+        std::vector<std::string> exclude;
     };
     auto o = std::make_shared<Opts>();
     auto* run =
@@ -70,10 +71,15 @@ void add_run(CLI::App& app, Verbs& verbs) {
     run->add_flag("--resume", o->resume, "Continue the run in --out from its ledger");
     run->add_option("--seed", o->seed,
                     "Replace the config's experiment seed (one run per seed of a job array)");
+    run->add_option("--exclude", o->exclude,
+                    "Leave out the tasks whose ids match this shell pattern, and every task that "
+                    "depends on them (repeatable; e.g. one model family's, for a "
+                    "leave-one-family-out run)");
     run->add_option("--log-level", o->level, "trace, debug, info, warn, error")
         ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
     verbs.push_back(
-        {run, [o] { return verb_run(o->config, o->out, o->resume, o->level, o->seed); }});
+        {run,
+         [o] { return verb_run(o->config, o->out, o->resume, o->level, o->seed, o->exclude); }});
 }
 
 void add_config_verbs(CLI::App& app, Verbs& verbs) {

@@ -291,7 +291,8 @@ RunSummary run_experiment(const Config& config, const TaskGraph& graph, const Ru
     MPI_Barrier(comm);
     setup_logging(options.out, rank, options.log_level, rank == 0);
     install_stop_signals();
-    const RunMeta meta = run_meta(config, comm, rank, size);
+    RunMeta meta = run_meta(config, comm, rank, size);
+    for (const auto& p : graph.excluded()) meta.excluded += (meta.excluded.empty() ? "" : " ") + p;
     if (rank == 0)
         spdlog::info(
             "compatbench {} ({}): experiment '{}' (config {} hash {}), {} tasks on {} ranks, out "

@@ -1,5 +1,7 @@
 #include "graph/task_graph.h"
 
+#include <fnmatch.h>
+
 #include <algorithm>
 #include <set>
 
@@ -55,15 +57,39 @@ std::string default_id(const GroupSpec& g, std::size_t k, const std::vector<cons
 
 // Named steps, in order: expand every group into tasks and table rows, link the
 // dependencies, refuse cycles, and stage the groups.
-TaskGraph TaskGraph::build(const Config& config) {
+TaskGraph TaskGraph::build(const Config& config, const std::vector<std::string>& exclude) {
+    const std::set<std::string> skip =
+        exclude.empty() ? std::set<std::string>{} : excluded_ids(config, build(config), exclude);
     TaskGraph graph;
+    graph.excluded_ = exclude;
     graph.tasks_.reserve(count_tasks(config));
-    for (std::size_t gi = 0; gi < config.groups.size(); ++gi) graph.add_group(config, gi);
+    for (std::size_t gi = 0; gi < config.groups.size(); ++gi) graph.add_group(config, gi, skip);
     graph.group_begin_.push_back(graph.tasks_.size());
     const auto group_inputs = graph.link_dependencies(config);
     graph.check_acyclic(config);
     graph.assign_stages(group_inputs);
     return graph;
+}
+
+// The ids matching any pattern, with every task that depends on them, in the full graph.
+std::set<std::string> TaskGraph::excluded_ids(const Config& config, const TaskGraph& full,
+                                              const std::vector<std::string>& patterns) {
+    std::vector<std::size_t> todo;
+    for (const auto& p : patterns) {
+        const std::size_t before = todo.size();
+        for (std::size_t t = 0; t < full.tasks_.size(); ++t)
+            if (fnmatch(p.c_str(), full.tasks_[t].id.c_str(), 0) == 0) todo.push_back(t);
+        if (todo.size() == before)
+            throw ConfigError(config.path, "--exclude", "'" + p + "' matches no task id");
+    }
+    std::set<std::string> ids;
+    while (!todo.empty()) {
+        const std::size_t t = todo.back();
+        todo.pop_back();
+        if (!ids.insert(full.tasks_[t].id).second) continue;
+        for (std::size_t d : full.tasks_[t].dependents) todo.push_back(d);
+    }
+    return ids;
 }
 
 std::size_t TaskGraph::count_tasks(const Config& config) {
@@ -122,6 +148,7 @@ Task TaskGraph::make_task(const Config& config, std::size_t gi, std::size_t k,
     Task t;
     t.group = gi;
     t.row = k;
+    t.k = k;
     t.params = g.params;
     const auto point = grid_point(g, k);
     std::map<std::string, std::string> texts;
@@ -154,15 +181,17 @@ Task TaskGraph::make_task(const Config& config, std::size_t gi, std::size_t k,
 }
 
 // Expands group gi into tasks (ids unique across the experiment) and places its rows.
-void TaskGraph::add_group(const Config& config, std::size_t gi) {
+void TaskGraph::add_group(const Config& config, std::size_t gi, const std::set<std::string>& skip) {
     const GroupSpec& g = config.groups[gi];
     group_begin_.push_back(tasks_.size());
     std::vector<ColumnSpec> columns = group_columns(config, g);
     const std::optional<TextTemplate> tmpl = id_template(config, g);
     const std::size_t n = grid_size(g);
-    std::size_t id_width = 1;
+    std::size_t id_width = 1, rows = 0;
     for (std::size_t k = 0; k < n; ++k) {
         Task t = make_task(config, gi, k, tmpl, columns);
+        if (skip.count(t.id)) continue;
+        t.row = rows++;
         id_width = std::max(id_width, t.id.size());
         const auto [it, inserted] = index_.emplace(t.id, tasks_.size());
         if (!inserted) {
@@ -176,7 +205,7 @@ void TaskGraph::add_group(const Config& config, std::size_t gi) {
         tasks_.push_back(std::move(t));
     }
     columns[0].width = id_width;
-    place_table(config, g, std::move(columns), n);
+    place_table(config, g, std::move(columns), rows);
 }
 
 // The group's rows go into its own table, or continue a table shared with earlier groups
@@ -270,9 +299,9 @@ std::vector<std::set<std::size_t>> TaskGraph::link_dependencies(const Config& co
             link_after(config, gi, entry, mark, group_index, group_inputs[gi]);
     for (std::size_t gi = 0; gi < config.groups.size(); ++gi) {
         const GroupSpec& g = config.groups[gi];
-        for (std::size_t k = 0; k < g.listed.size(); ++k) {
-            const std::size_t t = group_begin(gi) + k;
-            for (const auto& dep : g.listed[k].after) {
+        if (g.listed.empty()) continue;
+        for (std::size_t t = group_begin(gi); t < group_end(gi); ++t) {
+            for (const auto& dep : g.listed[tasks_[t].k].after) {
                 auto found = index_.find(dep);
                 if (found == index_.end()) {
                     throw ConfigError(

@@ -20,6 +20,7 @@ struct Task {
     std::string id;
     std::size_t group = 0;
     std::size_t row = 0;  // row in its group's table (groups sharing a table follow each other)
+    std::size_t k = 0;    // its index in the group's grid, count or listing
     std::uint64_t seed = 0;
     std::map<std::string, Scalar> params;              // the group's scalar keys + the grid point
     std::map<std::string, std::vector<Scalar>> lists;  // a listed task's list parameters
@@ -35,8 +36,12 @@ struct CriticalPath {
 
 class TaskGraph {
   public:
-    // Throws ConfigError (duplicate id, unknown dependency, cycle, too many tasks).
-    static TaskGraph build(const Config& config);
+    // Throws ConfigError (duplicate id, unknown dependency, cycle, too many tasks). `exclude`:
+    // shell patterns of task ids left out of the run with every task that depends on them
+    // (e.g. one model family's tasks, for a leave-one-family-out run); a pattern that
+    // matches no task is an error.
+    static TaskGraph build(const Config& config, const std::vector<std::string>& exclude = {});
+    const std::vector<std::string>& excluded() const { return excluded_; }
 
     const std::vector<Task>& tasks() const { return tasks_; }
     // Tables of results.h5 (groups may share one when their columns agree).
@@ -60,7 +65,9 @@ class TaskGraph {
     static Task make_task(const Config& config, std::size_t gi, std::size_t k,
                           const std::optional<TextTemplate>& id_template,
                           const std::vector<ColumnSpec>& columns);
-    void add_group(const Config& config, std::size_t gi);
+    void add_group(const Config& config, std::size_t gi, const std::set<std::string>& skip);
+    static std::set<std::string> excluded_ids(const Config& config, const TaskGraph& full,
+                                              const std::vector<std::string>& patterns);
     void place_table(const Config& config, const GroupSpec& g, std::vector<ColumnSpec> columns,
                      std::size_t n);
     void link_after(const Config& config, std::size_t gi, const std::string& entry,
@@ -71,6 +78,7 @@ class TaskGraph {
     void assign_stages(const std::vector<std::set<std::size_t>>& group_inputs);
 
     std::vector<Task> tasks_;
+    std::vector<std::string> excluded_;
     std::vector<TableLayout> tables_;
     std::vector<std::size_t> group_begin_;
     std::vector<std::size_t> group_table_;

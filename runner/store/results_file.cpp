@@ -49,6 +49,10 @@ ResultsFile::ResultsFile(const std::string& path, MPI_Comm comm, const Config& c
         const h5::Handle d = h5::create_scalar(f, name, value);
         if (rank_ == 0) h5::write_scalar(d.get(), value);
     }
+    if (!meta.excluded.empty()) {
+        const h5::Handle d = h5::create_scalar(f, "meta/excluded", Value{meta.excluded});
+        if (rank_ == 0) h5::write_scalar(d.get(), Value{meta.excluded});
+    }
     // Set again when the run ends.
     end_time_ = h5::create_scalar(f, "meta/end_time", std::nan(""));
     status_ = h5::create_scalar(f, "meta/status", std::string("running"), kStatusWidth);

@@ -33,6 +33,7 @@ struct RunMeta {
     std::int64_t ranks = 1;
     std::string hosts;
     double start_time = 0.0;
+    std::string excluded;  // run --exclude patterns, space-separated (written when given)
 };
 
 // Run facts of one task, for /tasks.

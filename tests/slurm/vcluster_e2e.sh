@@ -5,7 +5,9 @@
 #           finishes with --resume; no task the ledger had recorded as done runs again and
 #           the results equal an uninterrupted run; `compatbench status` on the job's folder
 #           from outside the job while it runs
-#   array   a 3-seed job array, one whole node per run (--exclusive), then its combine job
+#   array   a leave-one-family-out job array (submit.sh --exclude-each: one run per vision
+#           family of the smoke config, without it), one whole node per run (--exclusive),
+#           then its combine job
 # MPI stays on loopback (btl_tcp_if_include / oob_tcp_if_include 127.0.0.0/8). Needs root
 # and the slurm packages (skipped, exit 77, without them).
 #   bash tests/slurm/vcluster_e2e.sh BIN SOURCE_DIR SCENARIO
@@ -90,14 +92,34 @@ PYEOF
   pass "node3 crashed after $before tasks: requeued $(field "$J" Restarts) time(s), resumed, none run twice, results equal"
   ;;
 array)
+  # Leave-one-family-out: one run per vision family of the smoke config, each without that
+  # family's encoder and everything that depends on it, one whole node each, then combine.
   CONFIG=$SRC/configs/smoke.yaml
-  read -r J C < <(bash "$SRC/slurm/submit.sh" --ranks 1 --exclusive --time 00:05:00 --signal 30 --seeds 3 "$CONFIG" "$WORK/seeds")
-  wait_done "$C" 240 || { show_logs "$WORK/seeds"; fail "the combine job $C did not finish"; }
-  [[ $(state "$C") == COMPLETED ]] || { show_logs "$WORK/seeds"; fail "combine job $C: $(state "$C")"; }
-  hosts=$(for s in 1 2 3; do hosts_of "$WORK/seeds/seed$s"; done | sort | tr '\n' ' ')
+  read -r J C < <(bash "$SRC/slurm/submit.sh" --ranks 1 --exclusive --time 00:05:00 --signal 30 \
+                    --exclude-each "*sup_v_1* *clip_v_1* *raw_v_1*" "$CONFIG" "$WORK/lofo")
+  wait_done "$C" 240 || { show_logs "$WORK/lofo"; fail "the combine job $C did not finish"; }
+  [[ $(state "$C") == COMPLETED ]] || { show_logs "$WORK/lofo"; fail "combine job $C: $(state "$C")"; }
+  hosts=$(for i in 1 2 3; do hosts_of "$WORK/lofo/without$i"; done | sort | tr '\n' ' ')
   [[ $hosts == "node1 node2 node3 " ]] || fail "the array's runs were not spread over the nodes: $hosts"
-  [[ -s $WORK/seeds/combined/combined.h5 ]] || fail "no combined results"
-  pass "a 3-seed job array, one run per node ($hosts), and its combine job"
+  "$PY" - "$WORK/lofo" <<'PYEOF'
+import sys, h5py
+for i, family in enumerate(["sup_v_1", "clip_v_1", "raw_v_1"], 1):
+    f = h5py.File(f"{sys.argv[1]}/without{i}/results.h5", "r")
+    assert f["meta/excluded"][()].decode() == f"*{family}*"
+    ids = [t.decode() for t in f["tasks/id"][:]]
+    assert not any(family in t for t in ids), family
+    fits = [t.decode() for t in f["alignment/fits/task_id"][:]]
+    assert fits and f["meta/status"][()] == b"complete", (family, fits)
+c = h5py.File(sys.argv[1] + "/combined/combined.h5", "r")
+s = {k: c["combine/spread"][k][:] for k in c["combine/spread"]}
+r = (s["table"] == b"/alignment/analysis/correlations") & (s["column"] == b"pearson_r")
+sources = c["combine/sources"]
+assert len(sources[list(sources)[0]]) == 3, {k: sources[k][:] for k in sources}
+# A run left with 2 alignment pairs has no correlation (NaN): 2 or 3 runs per statistic.
+assert r.any() and (s["runs"][r] >= 2).all() and (s["runs"][r] <= 3).all(), s["runs"][r]
+print(f"leave-one-family-out: 3 runs, each without one vision family; {int(r.sum())} correlations combined")
+PYEOF
+  pass "a leave-one-family-out job array, one run per node ($hosts), and its combine job"
   ;;
 *) fail "unknown scenario $SCENARIO" ;;
 esac

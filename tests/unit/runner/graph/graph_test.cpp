@@ -179,3 +179,33 @@ TEST(Graph, KwayMergesOfACheckpointSetNeedTheirSteps) {
     EXPECT_NE(message(command).find("give different 'steps'"), std::string::npos)
         << message(command);
 }
+
+TEST(Graph, ExcludeLeavesOutTheMatchesAndTheirDependents) {
+    // The smoke config without one vision encoder: its features, k-NN lists, grid pairs and
+    // fits go; the other encoders' stay, with their tables' rows numbered afresh.
+    const Config config =
+        load_config(std::string(COMPATBENCH_TEST_DATA) + "/../../configs/smoke.yaml");
+    const TaskGraph full = TaskGraph::build(config);
+    const TaskGraph graph = TaskGraph::build(config, {"*sup_v_1*"});
+    EXPECT_EQ(graph.excluded(), (std::vector<std::string>{"*sup_v_1*"}));
+    std::size_t gone = 0;
+    for (const auto& t : full.tasks()) {
+        const bool kept = graph.find(t.id).has_value();
+        if (t.id.find("sup_v_1") != std::string::npos) {
+            EXPECT_FALSE(kept) << t.id;
+        }
+        gone += !kept;
+    }
+    EXPECT_EQ(graph.tasks().size() + gone, full.tasks().size());
+    EXPECT_GT(gone, 3u);
+    for (std::size_t g = 0; g < config.groups.size(); ++g) {
+        std::size_t row = 0;
+        for (std::size_t t = graph.group_begin(g); t < graph.group_end(g); ++t) {
+            for (std::size_t d : graph.tasks()[t].deps) EXPECT_LT(d, graph.tasks().size());
+            if (graph.table_of_group(g).path == config.groups[g].table && t == graph.group_begin(g))
+                row = graph.tasks()[t].row;
+            EXPECT_EQ(graph.tasks()[t].row, row++) << graph.tasks()[t].id;
+        }
+    }
+    EXPECT_THROW(TaskGraph::build(config, {"no_such_task*"}), ConfigError);
+}
