@@ -17,6 +17,9 @@ if [[ $(id -u) != 0 ]] || ! command -v slurmctld > /dev/null || ! command -v mun
    || ! command -v unshare > /dev/null; then
   echo "SKIP: needs root, unshare and the slurm-wlm and munge packages"; exit 77
 fi
+if ! unshare -u -m -p --fork --mount-proc --propagation private true 2> /dev/null; then
+  echo "SKIP: this machine does not allow new hostname, mount and PID namespaces"; exit 77
+fi
 export CB_VC_STATE=$WORK/vc CB_BIN=$BIN CB_MAX_RESTARTS=4
 VC=$SRC/slurm/virtual-cluster.sh
 eval "$(bash "$VC" env)"
