@@ -139,11 +139,9 @@ class KwayMergeTask final : public TaskKind {
         for (const std::string prefix : {"acc_", "ft_acc_", "base_acc_"})
             for (std::size_t i = 1; i <= k; ++i)
                 cols.push_back({prefix + std::to_string(i), ColumnType::f64, 0});
-        std::vector<std::string> paths;
-        for (const auto& m : members) paths.push_back(catalog_path(m, ctx.out_dir).string());
-        const CommandMerge m = merge_and_evaluate(
-            ctx, merge_params(ctx), scope_of(ctx), ctx.params.at("base_checkpoint").text, members,
-            {}, cols, {{"finetuned", paths}, {"tasks", ctx.texts("member_tasks")}});
+        const CommandMerge m = merge_and_evaluate(ctx, merge_params(ctx), scope_of(ctx),
+                                                  ctx.params.at("base_checkpoint").text, members,
+                                                  {}, cols, {{"tasks", ctx.texts("member_tasks")}});
         std::vector<double> acc;
         for (const auto& v : m.result) acc.push_back(std::get<double>(v));
         const auto part = [&](std::size_t p) { return std::span(acc).subspan(p * k, k); };

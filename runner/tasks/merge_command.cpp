@@ -16,17 +16,19 @@ CommandMerge merge_and_evaluate(const TaskContext& ctx, const merging::MergePara
                                 const std::vector<std::string>& models,
                                 std::map<std::string, std::string> extra,
                                 const std::vector<ColumnSpec>& columns,
-                                const std::map<std::string, std::vector<std::string>>& lists) {
+                                std::map<std::string, std::vector<std::string>> lists) {
     const std::string& command = ctx.params.at("command").text;
-    std::vector<std::string> names = {"checkpoint", "base_checkpoint"};
+    std::vector<std::string> names = {"checkpoint", "base_checkpoint", "finetuned"};
     for (const auto& [name, _] : extra) names.push_back(name);
     for (const auto& [name, _] : lists) names.push_back(name);
     check_shell_template(ctx, command, names);  // a typo fails before the merge, not after
 
     const auto base_ckpt = formats::Checkpoint::open(catalog_path(base, ctx.out_dir).string());
     std::vector<formats::Checkpoint> inputs;
-    for (const auto& m : models)
-        inputs.push_back(formats::Checkpoint::open(catalog_path(m, ctx.out_dir).string()));
+    for (const auto& m : models) {
+        lists["finetuned"].push_back(catalog_path(m, ctx.out_dir).string());
+        inputs.push_back(formats::Checkpoint::open(lists["finetuned"].back()));
+    }
     const merging::CheckpointSource source(base_ckpt, inputs, scope, /*any_float_dtype=*/true);
 
     // Pass 1: the interference of the in-scope tensors (§3.1), whose ρ PRISM's gate reads.

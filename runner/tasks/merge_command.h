@@ -24,13 +24,13 @@ struct CommandMerge {
 };
 
 // `base` and `models`: checkpoint paths as the catalog writes them ({out}/... allowed). The
-// command sees {checkpoint} (the merged folder), {base_checkpoint}, the task's parameters,
-// `extra` and `lists` (several words each).
+// command sees {checkpoint} (the merged folder), {base_checkpoint}, {finetuned} (the models'
+// paths, a word each), the task's parameters, `extra` and `lists` (several words each).
 CommandMerge merge_and_evaluate(const TaskContext& ctx, const merging::MergeParams& params,
                                 const std::vector<std::string>& scope, const std::string& base,
                                 const std::vector<std::string>& models,
                                 std::map<std::string, std::string> extra,
                                 const std::vector<ColumnSpec>& columns,
-                                const std::map<std::string, std::vector<std::string>>& lists = {});
+                                std::map<std::string, std::vector<std::string>> lists = {});
 
 }  // namespace compatbench

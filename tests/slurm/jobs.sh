@@ -27,3 +27,21 @@ wait_state() {
   done
 }
 show_logs() { tail -n 60 "$1"/logs/slurm-*.out 2> /dev/null || true; }
+
+# start_cluster SCRIPT CONTROLLER_LOG: starts the cluster SCRIPT manages (stopping a stale one
+# first); at exit it is stopped and $WORK removed, and on a failure the controller's log is
+# printed first. The trap is set before the start, so a failed start leaves no daemons.
+start_cluster() {
+  CLUSTER=$1 CONTROLLER_LOG=$2
+  trap stop_cluster EXIT
+  bash "$CLUSTER" stop > /dev/null 2>&1 || true
+  bash "$CLUSTER" start > "$WORK/cluster.log" 2>&1 || { cat "$WORK/cluster.log"; fail "no cluster ($CLUSTER)"; }
+}
+stop_cluster() {
+  local rc=$?
+  if ((rc != 0 && rc != 77)); then
+    echo "--- slurmctld.log (last 40 lines)"; tail -n 40 "$CONTROLLER_LOG" 2> /dev/null || true
+  fi
+  bash "$CLUSTER" stop > /dev/null 2>&1 || true
+  rm -rf "$WORK"
+}

@@ -15,20 +15,8 @@ if [[ $(id -u) != 0 ]] || ! command -v slurmctld > /dev/null || ! command -v mun
 fi
 export CB_SLURM_STATE=$WORK/slurm-state CB_SLURM_CPUS=4
 export CB_BIN=$BIN CB_MAX_RESTARTS=6
-bash "$SRC/slurm/local-cluster.sh" stop > /dev/null 2>&1 || true
-bash "$SRC/slurm/local-cluster.sh" start > "$WORK/cluster.log" 2>&1 || { cat "$WORK/cluster.log"; fail "no local SLURM"; }
-# On failure the controller's view of the jobs is printed before the cluster goes.
-cleanup() {
-  local rc=$?
-  if ((rc != 0 && rc != 77)); then
-    echo "--- slurmctld.log (last 40 lines)"; tail -n 40 "$CB_SLURM_STATE/log/slurmctld.log" 2> /dev/null || true
-  fi
-  bash "$SRC/slurm/local-cluster.sh" stop > /dev/null 2>&1 || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
 source "$(dirname "$0")/jobs.sh"
+start_cluster "$SRC/slurm/local-cluster.sh" "$CB_SLURM_STATE/log/slurmctld.log"
 
 case $SCENARIO in
 submit)

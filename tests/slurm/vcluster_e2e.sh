@@ -24,17 +24,8 @@ export CB_VC_STATE=$WORK/vc CB_BIN=$BIN CB_MAX_RESTARTS=4
 VC=$SRC/slurm/virtual-cluster.sh
 eval "$(bash "$VC" env)"
 unset OMPI_MCA_pml OMPI_MCA_mtl
-cleanup() {
-  local rc=$?
-  if ((rc != 0 && rc != 77)); then
-    echo "--- slurmctld.log (last 40 lines)"; tail -n 40 "$CB_VC_STATE/ctld/slurmctld.log" 2> /dev/null || true
-  fi
-  bash "$VC" stop > /dev/null 2>&1 || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-bash "$VC" start > "$WORK/cluster.log" 2>&1 || { cat "$WORK/cluster.log"; fail "no virtual cluster"; }
 source "$(dirname "$0")/jobs.sh"
+start_cluster "$VC" "$CB_VC_STATE/ctld/slurmctld.log"
 
 hosts_of() { h5_value "$1/results.h5" meta/hosts; }
 
