@@ -20,3 +20,19 @@ if [[ ! -e $DIR/base.safetensors ]]; then
   /usr/bin/python3 "$ROOT/tests/e2e/real/make_llm.py" "$DIR" "$LAYERS" "$HIDDEN" 2
 fi
 du -sh "$DIR"
+SET_FILES=("$DIR/base.safetensors" "$DIR/ft0.safetensors" "$DIR"/ft1/*.safetensors)
+# GB/s at which `dd` (256 KiB reads, one process) reads the set's files one after another:
+# the rate at which this machine's kernel copies them out of the page cache (warm), or off
+# the disk after drop_cache (cold): the ceiling for any reader of these files on one core.
+dd_rate() {
+  /usr/bin/python3 - "${SET_FILES[@]}" <<'PYEOF'
+import os, subprocess, sys, time
+total = sum(os.path.getsize(f) for f in sys.argv[1:])
+start = time.perf_counter()
+for f in sys.argv[1:]:
+    subprocess.run(["dd", f"if={f}", "of=/dev/null", "bs=256K"], check=True, stderr=subprocess.DEVNULL)
+print(f"{total / 1e9 / (time.perf_counter() - start):.2f}")
+PYEOF
+}
+# Drops the page cache (root only); false when it cannot.
+drop_cache() { [[ -w /proc/sys/vm/drop_caches ]] && sync && echo 3 > /proc/sys/vm/drop_caches; }

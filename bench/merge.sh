@@ -6,14 +6,19 @@
 # dots; PRISM and PRISM-hard 3, σ and then the keep-rate floor's count on matrices;
 # norm-matched 4, its update norm; TIES 1 + one selection pass per model), the share of the
 # bandwidth that all passes together read at, and per rank the peak RSS (with mapped file
-# pages) and the peak anonymous memory (RssAnon). Then task arithmetic and PRISM on 2 ranks,
-# and `screen` on 1 rank for comparison.
+# pages) and the peak anonymous memory (RssAnon). Beside the bandwidth, the rate at which
+# `dd` reads the same files out of the page cache (the ceiling for any reader on one core
+# here: see llm_set.sh). Then task arithmetic and PRISM on 2 ranks with their speed-up over
+# 1 rank, `screen` on 1 rank, and cold (page cache dropped before each; root only): `dd`,
+# `screen` and task arithmetic, each as a share of `dd`'s cold rate.
 #   bash bench/merge.sh [DIR] [LAYERS] [HIDDEN]   (build first; the set is kept in DIR)
 source "$(dirname "$0")/llm_set.sh"
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 bw=$("$BIN" bench memory | sed -E 's/.*1 core: ([0-9.]+) GB\/s.*/\1/')
-echo "memory read bandwidth, 1 core: $bw GB/s"
+dd "if=${SET_FILES[0]}" of=/dev/null bs=256K 2> /dev/null  # warm the page cache
+pc=$(dd_rate)
+echo "memory read bandwidth, 1 core: $bw GB/s; dd from the page cache: $pc GB/s"
 write() {  # NAME METHOD PARAMETERS
   { echo "merge_method: $2"; echo "base_model: $DIR/base.safetensors"; echo "models:"
     echo "  - model: $DIR/ft0.safetensors"; echo "  - model: $DIR/ft1"
@@ -28,24 +33,46 @@ write prism prism "{kappa: 1.0}"
 write hard prism_hard "{kappa: 1.0}"
 write norm norm_matched "{kappa: 1.0}"
 passes() { case $1 in ta|dare) echo 1;; slerp|stock) echo 2;; prism|hard|ties) echo 3;; norm) echo 4;; esac; }
-printf "%-6s %5s %8s %9s %8s %9s %10s %10s\n" operator ranks seconds "GB/s" passes "of bw" "peak RSS" "RssAnon"
+printf "%-6s %5s %8s %9s %8s %9s %9s %10s %10s\n" operator ranks seconds "GB/s" passes "of bw" "of dd" \
+  "peak RSS" "RssAnon"
+declare -A SECONDS_OF
 run() {  # NAME RANKS
   local line
   if (($2 == 1)); then line=$("$BIN" merge "$OUT/$1.yaml" --out "$OUT/out_$1" | tail -1)
   else line=$(mpirun -n "$2" "$BIN" merge "$OUT/$1.yaml" --out "$OUT/out_$1_$2" | tail -1); fi
   # "read X GB in S s on R rank(s): G GB/s; per rank at most: peak RSS A MB (...), anonymous memory B MB"
-  /usr/bin/python3 - "$1" "$2" "$(passes "$1")" "$bw" "$line" <<'PY'
+  SECONDS_OF[$1.$2]=$(echo "$line" | sed -E 's/.* in ([0-9.]+) s.*/\1/')
+  /usr/bin/python3 - "$1" "$2" "$(passes "$1")" "$bw" "$pc" "$line" <<'PY'
 import re, sys
-name, ranks, passes, bw, line = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
+name, ranks, passes, bw, pc, line = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5]), sys.argv[6]
 gb, s = map(float, re.search(r"read ([0-9.]+) GB in ([0-9.]+) s", line).groups())
 rss, anon = map(float, re.search(r"peak RSS ([0-9.]+) MB.*anonymous memory ([0-9.]+) MB", line).groups())
 rate = gb * passes / s / ranks
-print(f"{name:6s} {ranks:5d} {s:8.2f} {gb / s:9.2f} {passes:8d} {100 * rate / bw:8.0f}% {rss:8.0f}MB {anon:8.0f}MB")
+print(f"{name:6s} {ranks:5d} {s:8.2f} {gb / s:9.2f} {passes:8d} {100 * rate / bw:8.0f}% {100 * rate / pc:8.0f}% {rss:8.0f}MB {anon:8.0f}MB")
 PY
   rm -rf "$OUT"/out_*
 }
 for m in ta ties dare slerp stock prism hard norm; do run $m 1; done
 run ta 2
 run prism 2
-one=$("$BIN" screen --base "$DIR/base.safetensors" --models "$DIR/ft0.safetensors" "$DIR/ft1" --json)
-echo "screen, 1 rank: $(echo "$one" | /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); print(f\"{d['seconds']:.3f} s, {d['bytes'] / 1e9 / d['seconds']:.2f} GB/s\")")"
+ratio() { /usr/bin/python3 -c "import sys; print(f'{float(sys.argv[1]) / float(sys.argv[2]):.2f}')" "$@"; }
+echo "2 ranks over 1: task arithmetic $(ratio "${SECONDS_OF[ta.1]}" "${SECONDS_OF[ta.2]}")x," \
+  "PRISM $(ratio "${SECONDS_OF[prism.1]}" "${SECONDS_OF[prism.2]}")x"
+screen_line() {
+  "$BIN" screen --base "$DIR/base.safetensors" --models "$DIR/ft0.safetensors" "$DIR/ft1" --json |
+    /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); g=d['bytes']/1e9/d['seconds']; print(f\"{d['seconds']:.3f} s, {g:.2f} GB/s: {100*g/$bw:.0f}% of bw, {100*g/$pc:.0f}% of dd\")"
+}
+echo "screen, 1 rank: $(screen_line)"
+if drop_cache; then
+  cold=$(dd_rate)
+  drop_cache
+  s=$(screen_line)
+  drop_cache
+  t=$("$BIN" merge "$OUT/ta.yaml" --out "$OUT/out_cold" | tail -1 | sed -E 's/.* in ([0-9.]+) s.*/\1/')
+  rm -rf "$OUT/out_cold"
+  gb=$(du -cb "${SET_FILES[@]}" | tail -1 | cut -f1)
+  echo "cold: dd $cold GB/s; screen $s; task arithmetic $t s:" \
+    "$(/usr/bin/python3 -c "import sys; g=$gb/1e9/$t; print(f'{g:.2f} GB/s, {100*g/$cold:.0f}% of dd')")"
+else
+  echo "cold: not measured (dropping the page cache needs root)"
+fi

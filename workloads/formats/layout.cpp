@@ -145,9 +145,15 @@ CheckpointLayout::Place CheckpointLayout::place(std::size_t index) const {
     return {files_.at(t.file), t.offset, t.bytes, t.dtype};
 }
 
+std::vector<std::uint8_t>& TensorWriter::thread_buffer() {
+    thread_local std::vector<std::uint8_t> buffer;
+    return buffer;
+}
+
 TensorWriter::TensorWriter(const CheckpointLayout& layout, std::size_t index,
                            std::size_t buffer_bytes)
-    : place_(layout.place(index)), buffer_(buffer_bytes) {
+    : place_(layout.place(index)), buffer_(thread_buffer()), capacity_(buffer_bytes) {
+    if (buffer_.size() < capacity_) buffer_.resize(capacity_);
     fd_ = ::open(place_.path.c_str(), O_WRONLY | O_CLOEXEC);
     if (fd_ < 0)
         throw FormatError(place_.path + ": cannot open for writing: " + std::strerror(errno));
@@ -160,7 +166,7 @@ TensorWriter::~TensorWriter() {
 void TensorWriter::append(std::span<const float> values) {
     const std::size_t size = dtype_size(place_.dtype);
     while (!values.empty()) {
-        const std::size_t room = (buffer_.size() - used_) / size;
+        const std::size_t room = (capacity_ - used_) / size;
         if (room == 0) {
             flush();
             continue;

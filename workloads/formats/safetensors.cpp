@@ -204,7 +204,8 @@ SafetensorsFile SafetensorsFile::open(const std::string& path, const ReadLimits&
         }
         f.map_ = static_cast<const std::uint8_t*>(map);
     }
-    ::close(fd);
+    f.fd_ = fd;                                      // kept for read_bytes
+    posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);  // a larger read-ahead window
     f.header_ = parse_header({f.map_, f.size_}, path, limits);
     for (std::size_t i = 0; i < f.header_.tensors.size(); ++i)
         f.index_[f.header_.tensors[i].name] = i;
@@ -213,6 +214,7 @@ SafetensorsFile SafetensorsFile::open(const std::string& path, const ReadLimits&
 
 SafetensorsFile::SafetensorsFile(SafetensorsFile&& o) noexcept
     : path_(std::move(o.path_)),
+      fd_(std::exchange(o.fd_, -1)),
       map_(std::exchange(o.map_, nullptr)),
       size_(std::exchange(o.size_, 0)),
       header_(std::move(o.header_)),
@@ -221,7 +223,9 @@ SafetensorsFile::SafetensorsFile(SafetensorsFile&& o) noexcept
 SafetensorsFile& SafetensorsFile::operator=(SafetensorsFile&& o) noexcept {
     if (this != &o) {
         if (map_) munmap(const_cast<std::uint8_t*>(map_), size_);
+        if (fd_ >= 0) ::close(fd_);
         path_ = std::move(o.path_);
+        fd_ = std::exchange(o.fd_, -1);
         map_ = std::exchange(o.map_, nullptr);
         size_ = std::exchange(o.size_, 0);
         header_ = std::move(o.header_);
@@ -232,6 +236,7 @@ SafetensorsFile& SafetensorsFile::operator=(SafetensorsFile&& o) noexcept {
 
 SafetensorsFile::~SafetensorsFile() {
     if (map_) munmap(const_cast<std::uint8_t*>(map_), size_);
+    if (fd_ >= 0) ::close(fd_);
 }
 
 const TensorInfo* SafetensorsFile::find(const std::string& name) const {
@@ -250,10 +255,29 @@ std::span<const std::uint8_t> SafetensorsFile::raw(const TensorInfo& t) const {
 }
 
 void SafetensorsFile::will_need(const TensorInfo& t) const {
-    static const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
-    const auto begin = reinterpret_cast<std::uintptr_t>(raw(t).data()) & ~(page - 1);
-    const auto end = reinterpret_cast<std::uintptr_t>(raw(t).data() + raw(t).size());
-    if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_WILLNEED);
+    if (t.bytes() > 0)
+        posix_fadvise(fd_, static_cast<off_t>(header_.data_start + t.begin),
+                      static_cast<off_t>(t.bytes()), POSIX_FADV_WILLNEED);
+}
+
+void SafetensorsFile::read_bytes(const TensorInfo& t, std::uint64_t offset,
+                                 std::span<std::uint8_t> out) const {
+    if (offset > t.bytes() || out.size() > t.bytes() - offset)
+        fail(path_, tensor_ref(t.name) + ": bytes [" + std::to_string(offset) + ", " +
+                        std::to_string(offset + out.size()) + ") are outside its " +
+                        std::to_string(t.bytes()));
+    const std::uint64_t at = header_.data_start + t.begin + offset;
+    std::size_t done = 0;
+    while (done < out.size()) {
+        const ssize_t got =
+            ::pread(fd_, out.data() + done, out.size() - done, static_cast<off_t>(at + done));
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0)
+            fail(path_, tensor_ref(t.name) + ": cannot read at file offset " +
+                            std::to_string(at + done) + ": " +
+                            (got < 0 ? std::strerror(errno) : "the file ended (truncated?)"));
+        done += static_cast<std::size_t>(got);
+    }
 }
 
 void SafetensorsFile::read_f32(const TensorInfo& t, std::span<float> out) const {

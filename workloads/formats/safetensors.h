@@ -92,9 +92,16 @@ class SafetensorsFile {
     const TensorInfo& at(const std::string& name) const;
     // The tensor's raw little-endian bytes inside the mapping.
     std::span<const std::uint8_t> raw(const TensorInfo& tensor) const;
-    // Asks the kernel to read the tensor's pages ahead (madvise WILLNEED): a cold read then
-    // streams from the disk while the pages before are being used.
+    // Asks the kernel to read the tensor ahead (posix_fadvise WILLNEED): a cold read then
+    // streams from the disk while the tensor before is being worked on.
     void will_need(const TensorInfo& tensor) const;
+    // Copies the tensor's bytes [offset, offset + out.size()) into `out` (pread). Streaming
+    // passes read this way, a chunk at a time into a reused buffer: the kernel copies from
+    // the page cache, where a first touch of each mapped page costs several times more.
+    // FormatError naming the file, tensor and offset when the range is outside the tensor
+    // or the file cannot be read there (shortened since it was opened).
+    void read_bytes(const TensorInfo& tensor, std::uint64_t offset,
+                    std::span<std::uint8_t> out) const;
     // The tensor as float32 (from F32, F16, BF16 or F64; FormatError for other dtypes).
     void read_f32(const TensorInfo& tensor, std::span<float> out) const;
     std::vector<float> read_f32(const TensorInfo& tensor) const;
@@ -102,6 +109,7 @@ class SafetensorsFile {
   private:
     SafetensorsFile() = default;
     std::string path_;
+    int fd_ = -1;
     const std::uint8_t* map_ = nullptr;
     std::size_t size_ = 0;
     Header header_;

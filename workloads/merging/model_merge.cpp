@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "formats/tensor_reader.h"
 #include "merging/stream.h"
 
 namespace compatbench::merging {
@@ -56,32 +57,33 @@ InterferenceSums CheckpointSource::interference(std::size_t i) const {
 
 namespace {
 
-// A checkpoint tensor's blocks: converted from the memory-mapped bytes into the source's
-// reused float32 buffers.
+// A checkpoint tensor's blocks: read a chunk at a time (formats::TensorReader) and
+// converted into float32, both into the source's buffers, reused across tensors.
 class CheckpointBlocks final : public TensorBlocks {
   public:
-    CheckpointBlocks(std::vector<TensorRef> refs, std::vector<std::vector<float>>& buffers)
-        : refs_(std::move(refs)), buffers_(buffers) {
-        buffers_.resize(refs_.size());
+    CheckpointBlocks(const std::vector<TensorRef>& refs, CheckpointSource::Buffers& buffers)
+        : floats_(buffers.floats) {
+        buffers.raw.resize(refs.size());
+        floats_.resize(refs.size());
+        for (std::size_t r = 0; r < refs.size(); ++r)
+            readers_.emplace_back(*refs[r].file, *refs[r].info, buffers.raw[r]);
     }
-    std::size_t numel() const override { return refs_[0].info->numel(); }
-    std::size_t models() const override { return refs_.size() - 1; }
+    std::size_t numel() const override { return readers_[0].numel(); }
+    std::size_t models() const override { return readers_.size() - 1; }
     void read(std::size_t begin, std::size_t count, const float*& base,
               std::vector<const float*>& models) override {
-        for (std::size_t r = 0; r < refs_.size(); ++r) {
-            auto& buffer = buffers_[r];
+        for (std::size_t r = 0; r < readers_.size(); ++r) {
+            auto& buffer = floats_[r];
             if (buffer.size() < count) buffer.resize(count);
-            const auto& t = *refs_[r].info;
-            const std::size_t size = formats::dtype_size(t.dtype);
-            formats::to_f32(t.dtype, refs_[r].file->raw(t).data() + begin * size, count,
+            formats::to_f32(readers_[r].dtype(), readers_[r].elements(begin, count), count,
                             buffer.data());
             (r == 0 ? base : models[r - 1]) = buffer.data();
         }
     }
 
   private:
-    std::vector<TensorRef> refs_;  // the base, then each model
-    std::vector<std::vector<float>>& buffers_;
+    std::vector<formats::TensorReader> readers_;  // the base, then each model
+    std::vector<std::vector<float>>& floats_;
 };
 
 }  // namespace

@@ -51,6 +51,11 @@ class CheckpointSource final : public TensorSource {
     std::unique_ptr<TensorBlocks> blocks(std::size_t i) const override;
     const formats::TensorInfo& info(std::size_t i) const;  // the base's
     const formats::Checkpoint& base_checkpoint() const { return base_; }
+    // Per input (the base, then each model): its raw chunk and its float32 block.
+    struct Buffers {
+        std::vector<std::vector<std::uint8_t>> raw;
+        std::vector<std::vector<float>> floats;
+    };
 
   private:
     // The base's and each model's tensor i, their pages asked for (madvise WILLNEED).
@@ -58,7 +63,7 @@ class CheckpointSource final : public TensorSource {
     const formats::Checkpoint& base_;
     const std::vector<formats::Checkpoint>& models_;
     std::vector<std::string> names_;
-    mutable std::vector<std::vector<float>> buffers_;  // one block per input, reused
+    mutable Buffers buffers_;  // reused across tensors
 };
 
 // Named float32 tensors in memory: the base's values and each model's, in the same order.

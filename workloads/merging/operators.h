@@ -99,13 +99,19 @@ class SpanBlocks final : public TensorBlocks {
 // Receives the merged values θ, a block at a time, in order.
 using BlockSink = std::function<void(std::size_t begin, std::span<const float> merged)>;
 
+// How the last pass runs: the fused per-coordinate kernels of last_pass.h where the operator
+// has one and there are at most 8 models, or always the block arrays (the reference the
+// fused kernels equal to the bit; tests compare the two).
+enum class Kernels { fused, arrays };
+
 // Merges one tensor: θ from the base θ0 and the fine-tuned θ_i of `in`.
 TensorMergeStats merge_tensor(const MergeParams& params, const TensorScope& scope, TensorBlocks& in,
-                              const BlockSink& out);
+                              const BlockSink& out, Kernels kernels = Kernels::fused);
 // The same on values in memory: `models[i]` are the θ_i, `out` receives θ.
 TensorMergeStats merge_tensor(const MergeParams& params, const TensorScope& scope,
                               std::span<const float> base,
-                              std::span<const std::span<const float>> models, std::span<float> out);
+                              std::span<const std::span<const float>> models, std::span<float> out,
+                              Kernels kernels = Kernels::fused);
 
 // Shell-style pattern match (`*`, `?`, `[...]`) of a tensor name against any of `patterns`
 // (empty: everything matches).

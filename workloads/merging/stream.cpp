@@ -1,5 +1,8 @@
 #include "merging/stream.h"
 
+#include "common/lanes.h"
+#include "formats/tensor_reader.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -9,23 +12,25 @@
 namespace compatbench::merging {
 
 namespace {
-void convert(const TensorRef& t, std::size_t begin, std::size_t count, float* out) {
-    const auto raw = t.file->raw(*t.info);
-    const std::size_t size = formats::dtype_size(t.info->dtype);
-    formats::to_f32(t.info->dtype, raw.data() + begin * size, count, out);
-}
-// Σ v in double with 8 independent accumulators (lanes the compiler can vectorise; one
-// running double sum would be a serial chain of additions).
-double sum_wide(const float* v, std::size_t n) {
-    double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+// Σ a and Σ b in double, each in 8 lanes (lane l adds the elements j ≡ l mod 8, the lanes
+// then added pairwise): one running double sum would be a serial chain of additions. The
+// two sums go side by side, as 8-double vectors, so their chains overlap.
+void sum_wide(const float* a, const float* b, std::size_t n, double& sa, double& sb) {
+    V8d x = {}, y = {};
     std::size_t j = 0;
-    for (; j + 8 <= n; j += 8)
-        for (int l = 0; l < 8; ++l)
-            acc[l] += static_cast<double>(v[j + static_cast<std::size_t>(l)]);
-    double total =
-        ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-    for (; j < n; ++j) total += static_cast<double>(v[j]);
-    return total;
+    for (; j + 8 <= n; j += 8) {
+        V8f va, vb;
+        std::memcpy(&va, a + j, sizeof va);
+        std::memcpy(&vb, b + j, sizeof vb);
+        x += __builtin_convertvector(va, V8d);
+        y += __builtin_convertvector(vb, V8d);
+    }
+    sa = Lanes{x}.total();
+    sb = Lanes{y}.total();
+    for (; j < n; ++j) {
+        sa += static_cast<double>(a[j]);
+        sb += static_cast<double>(b[j]);
+    }
 }
 // Element j of a BF16 or F32 tensor as float (unaligned, little-endian host).
 template <formats::DType D>
@@ -77,7 +82,8 @@ void add_block(const std::uint8_t* base, const std::uint8_t* const* models, int 
         vc[j] = std::min(std::max(0.0f, (mabs - std::abs(mean)) * (mabs + std::abs(mean))), var);
         conflicts += positive & negative;
     }
-    const double si = sum_wide(vi, c), sc = sum_wide(vc, c);
+    double si, sc;
+    sum_wide(vi, vc, c, si, sc);
     s.interference += si;
     s.cancellation += sc;
     s.dispersion += si - sc;
@@ -86,65 +92,81 @@ void add_block(const std::uint8_t* base, const std::uint8_t* const* models, int 
 
 constexpr std::size_t kBlock = 2048;
 
-// Every element of n, straight from the raw bytes (BF16 or F32, the dtypes read in place).
-template <formats::DType D, int K>
-InterferenceSums sums_in_place(const std::uint8_t* base, const std::uint8_t* const* models, int k,
-                               std::size_t n) {
+// Every element of n, a block at a time, the raw bytes (BF16 or F32, the dtypes read in
+// place) from fetch(begin, count, base, models).
+template <formats::DType D, int K, class Fetch>
+InterferenceSums sums_in_place(Fetch& fetch, int k, std::size_t n) {
     float vi[kBlock], vc[kBlock];
     std::vector<float> t(static_cast<std::size_t>(k));
-    InterferenceSums s;
-    s.count = n;
-    for (std::size_t begin = 0; begin < n; begin += kBlock)
-        add_block<D, K>(base, models, k, begin, std::min(kBlock, n - begin), t.data(), vi, vc, s);
-    return s;
-}
-
-// The kernel for K models known at compile time up to 8, else at run time.
-template <formats::DType D>
-InterferenceSums sums_for_k(const std::uint8_t* base, const std::uint8_t* const* models, int k,
-                            std::size_t n) {
-    switch (k) {
-        case 1:
-            return sums_in_place<D, 1>(base, models, k, n);
-        case 2:
-            return sums_in_place<D, 2>(base, models, k, n);
-        case 3:
-            return sums_in_place<D, 3>(base, models, k, n);
-        case 4:
-            return sums_in_place<D, 4>(base, models, k, n);
-        case 5:
-            return sums_in_place<D, 5>(base, models, k, n);
-        case 6:
-            return sums_in_place<D, 6>(base, models, k, n);
-        case 7:
-            return sums_in_place<D, 7>(base, models, k, n);
-        case 8:
-            return sums_in_place<D, 8>(base, models, k, n);
-        default:
-            return sums_in_place<D, 0>(base, models, k, n);
-    }
-}
-
-// Other dtypes (F16, F64): a block at a time converted to float32, then the same kernel.
-InterferenceSums sums_converted(const TensorRef& base, std::span<const TensorRef> models) {
-    const std::size_t n = base.info->numel(), k = models.size();
-    std::vector<float> b(kBlock), vi(kBlock), vc(kBlock), t(k);
-    std::vector<std::vector<float>> m(k, std::vector<float>(kBlock));
-    std::vector<const std::uint8_t*> ptrs(k);
-    for (std::size_t i = 0; i < k; ++i)
-        ptrs[i] = reinterpret_cast<const std::uint8_t*>(m[i].data());
-    const auto* bp = reinterpret_cast<const std::uint8_t*>(b.data());
+    std::vector<const std::uint8_t*> models(static_cast<std::size_t>(k));
+    const std::uint8_t* base = nullptr;
     InterferenceSums s;
     s.count = n;
     for (std::size_t begin = 0; begin < n; begin += kBlock) {
         const std::size_t c = std::min(kBlock, n - begin);
-        convert(base, begin, c, b.data());
-        for (std::size_t i = 0; i < k; ++i) convert(models[i], begin, c, m[i].data());
-        add_block<formats::DType::F32, 0>(bp, ptrs.data(), static_cast<int>(k), 0, c, t.data(),
-                                          vi.data(), vc.data(), s);
+        fetch(begin, c, base, models.data());
+        add_block<D, K>(base, models.data(), k, 0, c, t.data(), vi, vc, s);
     }
     return s;
 }
+
+// The kernel for K models known at compile time up to 8, else at run time.
+template <formats::DType D, class Fetch>
+InterferenceSums sums_for_k(Fetch& fetch, int k, std::size_t n) {
+    switch (k) {
+        case 1:
+            return sums_in_place<D, 1>(fetch, k, n);
+        case 2:
+            return sums_in_place<D, 2>(fetch, k, n);
+        case 3:
+            return sums_in_place<D, 3>(fetch, k, n);
+        case 4:
+            return sums_in_place<D, 4>(fetch, k, n);
+        case 5:
+            return sums_in_place<D, 5>(fetch, k, n);
+        case 6:
+            return sums_in_place<D, 6>(fetch, k, n);
+        case 7:
+            return sums_in_place<D, 7>(fetch, k, n);
+        case 8:
+            return sums_in_place<D, 8>(fetch, k, n);
+        default:
+            return sums_in_place<D, 0>(fetch, k, n);
+    }
+}
+
+// Checkpoint tensors read a chunk at a time (formats::TensorReader) into buffers reused
+// across tensors; blocks in the dtype when base and models share BF16 or F32, else
+// converted to float32.
+class CheckpointFetch {
+  public:
+    CheckpointFetch(const TensorRef& base, std::span<const TensorRef> models, bool convert) {
+        thread_local std::vector<std::vector<std::uint8_t>> raw;
+        thread_local std::vector<std::vector<float>> floats;
+        raw.resize(models.size() + 1);
+        if (convert) floats.resize(models.size() + 1, std::vector<float>(kBlock));
+        readers_.emplace_back(*base.file, *base.info, raw[0]);
+        for (std::size_t i = 0; i < models.size(); ++i)
+            readers_.emplace_back(*models[i].file, *models[i].info, raw[i + 1]);
+        floats_ = convert ? &floats : nullptr;
+    }
+    void operator()(std::size_t begin, std::size_t c, const std::uint8_t*& base,
+                    const std::uint8_t** models) {
+        for (std::size_t r = 0; r < readers_.size(); ++r) {
+            const std::uint8_t* p = readers_[r].elements(begin, c);
+            if (floats_) {
+                float* f = (*floats_)[r].data();
+                formats::to_f32(readers_[r].dtype(), p, c, f);
+                p = reinterpret_cast<const std::uint8_t*>(f);
+            }
+            (r == 0 ? base : models[r - 1]) = p;
+        }
+    }
+
+  private:
+    std::vector<formats::TensorReader> readers_;  // the base, then each model
+    std::vector<std::vector<float>>* floats_;
+};
 }  // namespace
 
 InterferenceSums stream_interference(const TensorRef& base, std::span<const TensorRef> models) {
@@ -162,13 +184,17 @@ InterferenceSums stream_interference(const TensorRef& base, std::span<const Tens
             if (m.info->dtype != d) return false;
         return true;
     };
-    std::vector<const std::uint8_t*> ptrs;
-    for (const auto& m : models) ptrs.push_back(m.file->raw(*m.info).data());
-    const std::uint8_t* b = base.file->raw(*base.info).data();
     const int k = static_cast<int>(models.size());
-    if (same(formats::DType::BF16)) return sums_for_k<formats::DType::BF16>(b, ptrs.data(), k, n);
-    if (same(formats::DType::F32)) return sums_for_k<formats::DType::F32>(b, ptrs.data(), k, n);
-    return sums_converted(base, models);
+    if (same(formats::DType::BF16)) {
+        CheckpointFetch fetch(base, models, false);
+        return sums_for_k<formats::DType::BF16>(fetch, k, n);
+    }
+    if (same(formats::DType::F32)) {
+        CheckpointFetch fetch(base, models, false);
+        return sums_for_k<formats::DType::F32>(fetch, k, n);
+    }
+    CheckpointFetch fetch(base, models, true);  // F16, F64 or mixed: through float32
+    return sums_in_place<formats::DType::F32, 0>(fetch, k, n);
 }
 
 InterferenceSums interference(std::span<const float> base,
@@ -182,9 +208,13 @@ InterferenceSums interference(std::span<const float> base,
         ptrs.push_back(reinterpret_cast<const std::uint8_t*>(models[i].data()));
     }
     if (models.empty()) return {};
-    return sums_for_k<formats::DType::F32>(reinterpret_cast<const std::uint8_t*>(base.data()),
-                                           ptrs.data(), static_cast<int>(models.size()),
-                                           base.size());
+    const auto* b = reinterpret_cast<const std::uint8_t*>(base.data());
+    auto fetch = [&](std::size_t begin, std::size_t, const std::uint8_t*& bp,
+                     const std::uint8_t** mp) {
+        bp = b + 4 * begin;
+        for (std::size_t i = 0; i < ptrs.size(); ++i) mp[i] = ptrs[i] + 4 * begin;
+    };
+    return sums_for_k<formats::DType::F32>(fetch, static_cast<int>(models.size()), base.size());
 }
 
 }  // namespace compatbench::merging

@@ -8,13 +8,15 @@
 #include <stdexcept>
 
 #include "common/hash.h"
+#include "common/lanes.h"
+#include "merging/last_pass.h"
 #include "merging/operators.h"
 
 namespace compatbench::merging {
 
 namespace {
 
-constexpr std::size_t kBlock = 16384;
+constexpr std::size_t kBlock = 2048;
 
 // One block of a tensor: θ0, the task vectors τ_i = θ_i − θ0 in double, their mean, and
 // the merged values. The loops over a block run as the definitions read over a whole
@@ -100,27 +102,26 @@ FirstPass first_pass(const MergeParams& p, TensorBlocks& in) {
 }
 
 // The last pass: rule(block) fills block.theta; θ goes on as float32, with ‖τ̄‖² and the
-// update's statistics.
+// update's statistics (last_pass::Stats).
 template <class Rule>
-void last_pass(TensorBlocks& in, const BlockSink& out, TensorMergeStats& st, Rule&& rule) {
+void array_pass(TensorBlocks& in, const BlockSink& out, TensorMergeStats& st, Rule&& rule) {
     std::vector<float> merged(std::min(kBlock, in.numel()));
+    last_pass::Stats all;
     for_blocks(in, [&](Block& b) {
         rule(b);
-        // Two running sums in coordinate order, side by side (independent chains).
-        double mean_tau_sq = st.mean_tau_sq, update_sq = st.update_sq;
-        std::uint64_t kept = 0;
-        for (std::size_t j = 0; j < b.count; ++j) {
-            mean_tau_sq += b.mean[j] * b.mean[j];
-            merged[j] = static_cast<float>(b.theta[j]);
-            const double u = b.theta[j] - b.base[j];
-            update_sq += u * u;
-            kept += u != 0.0;
+        last_pass::Stats stats = all;  // in registers for the loop
+        for (std::size_t j = 0; j < b.count; j += 8) {
+            using last_pass::load;
+            const std::size_t n = std::min<std::size_t>(8, b.count - j);
+            const V8f base = n == 8 ? load<V8f>(b.base + j, 8) : load<V8f>(b.base + j, n);
+            stats.add(n == 8 ? load<V8d>(&b.mean[j], 8) : load<V8d>(&b.mean[j], n),
+                      n == 8 ? load<V8d>(&b.theta[j], 8) : load<V8d>(&b.theta[j], n),
+                      __builtin_convertvector(base, V8d), &merged[j], n);
         }
-        st.mean_tau_sq = mean_tau_sq;
-        st.update_sq = update_sq;
-        st.kept += kept;
+        all = stats;
         out(b.begin, {merged.data(), b.count});
     });
+    all.finish(st);
 }
 
 // θ = θ0 + scale · delta over a block.
@@ -323,25 +324,29 @@ std::pair<double, double> slerp_weights(const MergeParams& p, const std::vector<
 
 // The last pass of each operator.
 void merge_pass(const MergeParams& p, const TensorScope& s, TensorBlocks& in, const BlockSink& out,
-                const FirstPass& f, TensorMergeStats& st) {
+                const FirstPass& f, TensorMergeStats& st, Kernels kernels) {
     std::vector<double> delta(std::min(kBlock, in.numel()));
+    const auto fused = [&](const last_pass::Fused& how) {
+        return kernels == Kernels::fused && last_pass::fused_pass(p, how, in, kBlock, out, st);
+    };
     switch (p.method) {
         case Method::task_arithmetic:
-            return last_pass(in, out, st, [&](Block& b) {
+            if (fused({last_pass::Update::weighted, p.coef})) return;
+            return array_pass(in, out, st, [&](Block& b) {
                 weighted(p, b, delta);
                 from_delta(b, delta, p.coef);
             });
         case Method::ties: {
             const std::vector<Trim> trims = ties_trims(p, in);
             std::vector<std::size_t> seen(in.models(), 0);
-            return last_pass(in, out, st, [&](Block& b) {
+            return array_pass(in, out, st, [&](Block& b) {
                 trim(trims, seen, b);
                 elect_and_average(b, delta);
                 from_delta(b, delta, p.coef);
             });
         }
         case Method::dare:
-            return last_pass(in, out, st, [&](Block& b) {
+            return array_pass(in, out, st, [&](Block& b) {
                 dare_drop(p, s, b);
                 if (p.dare_then_ties)
                     elect_and_average(b, delta);
@@ -351,7 +356,7 @@ void merge_pass(const MergeParams& p, const TensorScope& s, TensorBlocks& in, co
             });
         case Method::slerp: {
             const auto [wa, wb] = slerp_weights(p, f.dots);
-            return last_pass(in, out, st, [&](Block& b) {
+            return array_pass(in, out, st, [&](Block& b) {
                 for (std::size_t j = 0; j < b.count; ++j)
                     b.theta[j] =
                         wa * static_cast<double>(b.x[0][j]) + wb * static_cast<double>(b.x[1][j]);
@@ -359,7 +364,8 @@ void merge_pass(const MergeParams& p, const TensorScope& s, TensorBlocks& in, co
         }
         case Method::model_stock: {
             const double t = model_stock_t(f.dots, in.models());
-            return last_pass(in, out, st, [&](Block& b) { from_delta(b, b.mean, t); });
+            if (fused({last_pass::Update::mean, t})) return;
+            return array_pass(in, out, st, [&](Block& b) { from_delta(b, b.mean, t); });
         }
         case Method::prism:
         case Method::prism_hard:
@@ -368,7 +374,11 @@ void merge_pass(const MergeParams& p, const TensorScope& s, TensorBlocks& in, co
             const double scale = p.method == Method::norm_matched
                                      ? norm_matched_scale(p, in, f.mean_tau_sq, st.lambda)
                                      : 0.0;
-            return last_pass(in, out, st, [&](Block& b) {
+            const auto update = p.method == Method::prism        ? last_pass::Update::soft
+                                : p.method == Method::prism_hard ? last_pass::Update::hard
+                                                                 : last_pass::Update::scaled;
+            if (fused({update, p.coef, st.lambda, scale})) return;
+            return array_pass(in, out, st, [&](Block& b) {
                 prism_delta(p, b, st.lambda, delta);
                 if (p.method == Method::norm_matched)
                     for (std::size_t j = 0; j < b.count; ++j) delta[j] = b.mean[j] * scale;
@@ -387,7 +397,7 @@ void SpanBlocks::read(std::size_t begin, std::size_t, const float*& base,
 }
 
 TensorMergeStats merge_tensor(const MergeParams& p, const TensorScope& s, TensorBlocks& in,
-                              const BlockSink& out) {
+                              const BlockSink& out, Kernels kernels) {
     const std::size_t k = in.models();
     if (k == 0) throw std::invalid_argument(s.name + ": no models to merge");
     if (p.method == Method::slerp && k != 2)
@@ -402,14 +412,14 @@ TensorMergeStats merge_tensor(const MergeParams& p, const TensorScope& s, Tensor
         return st;
     }
     const FirstPass f = needs_first_pass(p) ? first_pass(p, in) : FirstPass{};
-    merge_pass(p, s, in, out, f, st);
+    merge_pass(p, s, in, out, f, st, kernels);
     return st;
 }
 
 TensorMergeStats merge_tensor(const MergeParams& p, const TensorScope& s,
                               std::span<const float> base,
-                              std::span<const std::span<const float>> models,
-                              std::span<float> out) {
+                              std::span<const std::span<const float>> models, std::span<float> out,
+                              Kernels kernels) {
     if (out.size() != base.size()) throw std::invalid_argument(s.name + ": output size differs");
     for (std::size_t i = 0; i < models.size(); ++i) {
         if (models[i].size() != base.size())
@@ -418,9 +428,13 @@ TensorMergeStats merge_tensor(const MergeParams& p, const TensorScope& s,
                                         std::to_string(base.size()));
     }
     SpanBlocks in(base, {models.begin(), models.end()});
-    return merge_tensor(p, s, in, [&](std::size_t begin, std::span<const float> merged) {
-        std::copy(merged.begin(), merged.end(), out.begin() + static_cast<std::ptrdiff_t>(begin));
-    });
+    return merge_tensor(
+        p, s, in,
+        [&](std::size_t begin, std::span<const float> merged) {
+            std::copy(merged.begin(), merged.end(),
+                      out.begin() + static_cast<std::ptrdiff_t>(begin));
+        },
+        kernels);
 }
 
 }  // namespace compatbench::merging

@@ -109,19 +109,21 @@ TEST(ModelMerge, RhoForThePrismFamily) {
 
 TEST(Interference, StreamedFromFilesEqualsInMemory) {
     // BF16 read in place (K = 2), F16 converted a block at a time (K = 9, counted at run
-    // time): the same kernel as interference() on the float32 values, to the bit.
+    // time): the same kernel as interference() on the float32 values, to the bit. 200,003
+    // values: the files are read in several chunks (formats::TensorReader).
+    const int n = 200003;
     namespace fs = std::filesystem;
     const fs::path dir = fs::path(::testing::TempDir()) / "stream_interference";
     fs::create_directories(dir);
-    const auto m = compatbench::test::random_matrix(3000, 10, 7);
+    const auto m = compatbench::test::random_matrix(n, 10, 7);
     for (const auto& [dtype, k] : {std::pair{compatbench::formats::DType::BF16, 2},
                                    std::pair{compatbench::formats::DType::F16, 9}}) {
         std::vector<compatbench::formats::SafetensorsFile> files;
         std::vector<std::vector<float>> values;
         for (int i = 0; i <= k; ++i) {
-            std::vector<float> v(m.col(i).data(), m.col(i).data() + 3000);
+            std::vector<float> v(m.col(i).data(), m.col(i).data() + n);
             compatbench::formats::SafetensorsWriter w;
-            w.add_f32("w", {3000}, v, dtype);
+            w.add_f32("w", {std::uint64_t{n}}, v, dtype);
             std::string name = "m";  // (GCC 12 warns falsely on "m" + std::to_string(i))
             name += std::to_string(i);
             name += ".safetensors";
@@ -139,7 +141,7 @@ TEST(Interference, StreamedFromFilesEqualsInMemory) {
         }
         const auto streamed = stream_interference({&files[0], &files[0].at("w")}, refs);
         const auto memory = interference(values[0], models);
-        EXPECT_EQ(streamed.count, 3000u);
+        EXPECT_EQ(streamed.count, std::uint64_t{n});
         EXPECT_EQ(streamed.interference, memory.interference);
         EXPECT_EQ(streamed.cancellation, memory.cancellation);
         EXPECT_EQ(streamed.sign_conflicts, memory.sign_conflicts);

@@ -1,0 +1,148 @@
+#include "merging/last_pass.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace compatbench::merging::last_pass {
+
+void Stats::finish(TensorMergeStats& st) const {
+    st.mean_tau_sq = mean_tau_sq;
+    st.update_sq = update_sq;
+    for (std::size_t l = 0; l < 8; ++l) st.kept += static_cast<std::uint64_t>(-changed[l]);
+}
+
+namespace {
+
+V8d widen(const V8f& v) { return __builtin_convertvector(v, V8d); }
+
+// |v| > λ per lane, and |v| (the sign bit cleared, as std::abs does).
+V8l above(const V8d& v, double lambda, V8d& mag) {
+    V8l bits;
+    std::memcpy(&bits, &v, sizeof v);
+    bits &= ~(V8l{} + (1ll << 63));
+    std::memcpy(&mag, &bits, sizeof mag);
+    return mag > lambda;
+}
+
+// m where keep is -1, else +0.0.
+V8d select(const V8l& keep, const V8d& m) {
+    V8l bits;
+    std::memcpy(&bits, &m, sizeof m);
+    bits &= keep;
+    V8d out;
+    std::memcpy(&out, &bits, sizeof out);
+    return out;
+}
+
+template <Update U>
+V8d update(const Fused& f, const V8d& m, const V8d& d) {
+    if constexpr (U == Update::weighted) return d;
+    if constexpr (U == Update::mean) return m;
+    if constexpr (U == Update::scaled) return m * f.mean_scale;
+    V8d mag;
+    const V8l keep = above(m, f.lambda, mag);
+    if constexpr (U == Update::hard) return select(keep, m);
+    // copysign(|m| − λ, m): the sign bit of m on the difference
+    V8d diff = mag - f.lambda;
+    V8l db, mb;
+    std::memcpy(&db, &diff, sizeof db);
+    std::memcpy(&mb, &m, sizeof mb);
+    db = (db & ~(V8l{} + (1ll << 63))) | (mb & (V8l{} + (1ll << 63)));
+    std::memcpy(&diff, &db, sizeof diff);
+    return select(keep, diff);
+}
+
+// Per group of 8 coordinates, as tensor_merge.cpp's arrays do per coordinate: τ_i = θ_i − θ0
+// in double, τ̄ = (0 + τ_1 + … + τ_K) / K, d = (0 + w_1 τ_1 + … + w_K τ_K) [/ Σ w],
+// θ = θ0 + scale · update.
+template <int K, Update U>
+void kernel(const MergeParams& p, const Fused& f, const float* base, const float* const* x,
+            std::size_t count, float* merged, Stats& out) {
+    Stats stats = out;  // in registers for the loop
+    double w[K];
+    double total = 0.0;
+    for (int i = 0; i < K; ++i) {
+        w[i] = p.weights.empty() ? 1.0 : p.weights.at(static_cast<std::size_t>(i));
+        total += w[i];
+    }
+    const bool divide = p.normalize == Normalize::mean && total != 0.0;
+    for (std::size_t j = 0; j < count; j += 8) {
+        const std::size_t n = count - j < 8 ? count - j : 8;
+        const V8d b = widen(n == 8 ? load<V8f>(base + j, 8) : load<V8f>(base + j, n));
+        V8d m = {}, d = {};
+        for (int i = 0; i < K; ++i) {
+            const V8f xi = n == 8 ? load<V8f>(x[i] + j, 8) : load<V8f>(x[i] + j, n);
+            const V8d t = widen(xi) - b;
+            m += t;
+            if constexpr (U == Update::weighted) d += w[i] * t;
+        }
+        m /= static_cast<double>(K);
+        if constexpr (U == Update::weighted)
+            if (divide) d /= total;
+        const V8d theta = b + f.scale * update<U>(f, m, d);
+        stats.add(m, theta, b, merged + j, n);
+    }
+    out = stats;
+}
+
+template <int K>
+void dispatch(const MergeParams& p, const Fused& f, const float* base, const float* const* x,
+              std::size_t count, float* merged, Stats& stats) {
+    switch (f.update) {
+        case Update::weighted:
+            return kernel<K, Update::weighted>(p, f, base, x, count, merged, stats);
+        case Update::mean:
+            return kernel<K, Update::mean>(p, f, base, x, count, merged, stats);
+        case Update::soft:
+            return kernel<K, Update::soft>(p, f, base, x, count, merged, stats);
+        case Update::hard:
+            return kernel<K, Update::hard>(p, f, base, x, count, merged, stats);
+        case Update::scaled:
+            return kernel<K, Update::scaled>(p, f, base, x, count, merged, stats);
+    }
+}
+
+// One block of k ≤ 8 models: the kernel for K = k.
+void fused_block(const MergeParams& p, const Fused& f, const float* base, const float* const* x,
+                 std::size_t k, std::size_t count, float* merged, Stats& stats) {
+    switch (k) {
+        case 1:
+            return dispatch<1>(p, f, base, x, count, merged, stats);
+        case 2:
+            return dispatch<2>(p, f, base, x, count, merged, stats);
+        case 3:
+            return dispatch<3>(p, f, base, x, count, merged, stats);
+        case 4:
+            return dispatch<4>(p, f, base, x, count, merged, stats);
+        case 5:
+            return dispatch<5>(p, f, base, x, count, merged, stats);
+        case 6:
+            return dispatch<6>(p, f, base, x, count, merged, stats);
+        case 7:
+            return dispatch<7>(p, f, base, x, count, merged, stats);
+        default:
+            return dispatch<8>(p, f, base, x, count, merged, stats);
+    }
+}
+
+}  // namespace
+
+bool fused_pass(const MergeParams& p, const Fused& f, TensorBlocks& in, std::size_t block,
+                const BlockSink& out, TensorMergeStats& st) {
+    const std::size_t k = in.models();
+    if (k == 0 || k > 8) return false;
+    std::vector<float> merged(std::min(block, in.numel()));
+    std::vector<const float*> x(k);
+    const float* base = nullptr;
+    Stats stats;
+    for (std::size_t begin = 0; begin < in.numel(); begin += block) {
+        const std::size_t count = std::min(block, in.numel() - begin);
+        in.read(begin, count, base, x);
+        fused_block(p, f, base, x.data(), k, count, merged.data(), stats);
+        out(begin, {merged.data(), count});
+    }
+    stats.finish(st);
+    return true;
+}
+
+}  // namespace compatbench::merging::last_pass

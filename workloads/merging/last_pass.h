@@ -1,0 +1,71 @@
+// The last pass of merge_tensor (methods.md §3.2), 8 coordinates at a time in double
+// vectors (common/lanes.h): what every operator's last pass adds up, and the fused kernels
+// of the operators whose update at a coordinate reads only that coordinate's τ_ij
+// (task arithmetic, Model Stock, PRISM, PRISM-hard, norm-matched). A fused kernel does in
+// registers, per coordinate and in the same order, the operations that tensor_merge.cpp's
+// block loops do through arrays (τ_i, τ̄, Σ w_i τ_i, θ = θ0 + c · update), so the merged
+// values are the same to the bit.
+#pragma once
+
+#include <cstddef>
+#include <cstring>
+
+#include "common/lanes.h"
+#include "merging/operators.h"
+
+namespace compatbench::merging::last_pass {
+
+// n ≤ 8 values from p into a vector, the rest zero.
+template <class V, class T>
+inline V load(const T* p, std::size_t n) {
+    V v = {};
+    std::memcpy(&v, p, n * sizeof(T));
+    return v;
+}
+
+// ‖τ̄‖² and ‖θ − θ0‖², two running sums in coordinate order (as they always were: the
+// reported update norm keeps its bits; 8 lanes would be faster but move it by up to ~70
+// ulps), and the coordinates changed, in 8 lanes (an exact count).
+struct Stats {
+    double mean_tau_sq = 0.0, update_sq = 0.0;
+    V8l changed = {};  // -1 per changed coordinate
+    // 8 coordinates, n of them real (the others zero): τ̄, θ, θ0; θ goes to `merged` as
+    // float32.
+    void add(const V8d& mean, const V8d& theta, const V8d& base, float* merged, std::size_t n) {
+        const V8f f = __builtin_convertvector(theta, V8f);
+        if (n == 8)  // a constant size: one store, not a copy loop
+            std::memcpy(merged, &f, sizeof f);
+        else
+            std::memcpy(merged, &f, n * sizeof(float));
+        const V8d u = theta - base;
+        for (std::size_t l = 0; l < n; ++l) {
+            mean_tau_sq += mean[l] * mean[l];
+            update_sq += u[l] * u[l];
+        }
+        changed += u != 0.0;
+    }
+    void finish(TensorMergeStats& st) const;
+};
+
+// What a fused operator makes of a coordinate's τ̄ and Σ w_i τ_i: its update.
+enum class Update {
+    weighted,  // Σ w_i τ_i, ÷ Σ w_i for `normalize: mean` (task arithmetic)
+    mean,      // τ̄ (Model Stock, scale t)
+    soft,      // PRISM: sign(τ̄) max(|τ̄| − λ, 0)
+    hard,      // PRISM-hard: τ̄ where |τ̄| > λ
+    scaled,    // norm-matched: τ̄ · mean_scale
+};
+struct Fused {
+    Update update = Update::weighted;
+    double scale = 1.0;  // θ = θ0 + scale · update
+    double lambda = 0.0;
+    double mean_scale = 0.0;
+};
+
+// The last pass of an operator with a fused kernel, `block` coordinates at a time: θ to
+// `out`, the statistics into `st`. Returns false, doing nothing, for more than 8 models
+// (the array loops serve those).
+bool fused_pass(const MergeParams& p, const Fused& f, TensorBlocks& in, std::size_t block,
+                const BlockSink& out, TensorMergeStats& st);
+
+}  // namespace compatbench::merging::last_pass
