@@ -132,15 +132,13 @@ bool fused_pass(const MergeParams& p, const Fused& f, TensorBlocks& in, std::siz
     const std::size_t k = in.models();
     if (k == 0 || k > 8) return false;
     std::vector<float> merged(std::min(block, in.numel()));
-    std::vector<const float*> x(k);
-    const float* base = nullptr;
     Stats stats;
-    for (std::size_t begin = 0; begin < in.numel(); begin += block) {
-        const std::size_t count = std::min(block, in.numel() - begin);
-        in.read(begin, count, base, x);
-        fused_block(p, f, base, x.data(), k, count, merged.data(), stats);
-        out(begin, {merged.data(), count});
-    }
+    read_blocks(in, block,
+                [&](std::size_t begin, std::size_t count, const float* base,
+                    const std::vector<const float*>& x) {
+                    fused_block(p, f, base, x.data(), k, count, merged.data(), stats);
+                    out(begin, {merged.data(), count});
+                });
     stats.finish(st);
     return true;
 }

@@ -7,8 +7,10 @@
 // values are the same to the bit.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <vector>
 
 #include "common/lanes.h"
 #include "merging/operators.h"
@@ -61,6 +63,19 @@ struct Fused {
     double lambda = 0.0;
     double mean_scale = 0.0;
 };
+
+// Calls f(begin, count, base, x) for every block of `in`, in order: its coordinates
+// [begin, begin + count) as float32, the base's and each model's (x[i]).
+template <class F>
+void read_blocks(TensorBlocks& in, std::size_t block, F&& f) {
+    std::vector<const float*> x(in.models());
+    const float* base = nullptr;
+    for (std::size_t begin = 0; begin < in.numel(); begin += block) {
+        const std::size_t count = std::min(block, in.numel() - begin);
+        in.read(begin, count, base, x);
+        f(begin, count, base, x);
+    }
+}
 
 // The last pass of an operator with a fused kernel, `block` coordinates at a time: θ to
 // `out`, the statistics into `st`. Returns false, doing nothing, for more than 8 models

@@ -11,6 +11,7 @@
 #include "common/lanes.h"
 #include "merging/last_pass.h"
 #include "merging/operators.h"
+#include "merging/selection.h"
 
 namespace compatbench::merging {
 
@@ -35,28 +36,30 @@ template <class F>
 void for_blocks(TensorBlocks& in, F&& f) {
     const std::size_t k = in.models();
     Block b;
-    b.x.resize(k);
     b.t.assign(k, std::vector<double>(std::min(kBlock, in.numel())));
     b.mean.resize(std::min(kBlock, in.numel()));
     b.theta.resize(b.mean.size());
-    for (b.begin = 0; b.begin < in.numel(); b.begin += kBlock) {
-        b.count = std::min(kBlock, in.numel() - b.begin);
-        in.read(b.begin, b.count, b.base, b.x);
-        for (std::size_t i = 0; i < k; ++i)
-            for (std::size_t j = 0; j < b.count; ++j)
-                b.t[i][j] = static_cast<double>(b.x[i][j]) - b.base[j];
-        std::fill_n(b.mean.begin(), b.count, 0.0);
-        for (std::size_t i = 0; i < k; ++i)
-            for (std::size_t j = 0; j < b.count; ++j) b.mean[j] += b.t[i][j];
-        for (std::size_t j = 0; j < b.count; ++j) b.mean[j] /= static_cast<double>(k);
-        f(b);
-    }
+    last_pass::read_blocks(
+        in, kBlock, [&](std::size_t begin, std::size_t count, const float* base, const auto& x) {
+            b.begin = begin;
+            b.count = count;
+            b.base = base;
+            b.x = x;
+            for (std::size_t i = 0; i < k; ++i)
+                for (std::size_t j = 0; j < b.count; ++j)
+                    b.t[i][j] = static_cast<double>(b.x[i][j]) - b.base[j];
+            std::fill_n(b.mean.begin(), b.count, 0.0);
+            for (std::size_t i = 0; i < k; ++i)
+                for (std::size_t j = 0; j < b.count; ++j) b.mean[j] += b.t[i][j];
+            for (std::size_t j = 0; j < b.count; ++j) b.mean[j] /= static_cast<double>(k);
+            f(b);
+        });
 }
 
 // What a first pass sums over the coordinates, for the operators that need a tensor-wide
 // quantity before merging (SLERP, Model Stock, the PRISM family).
 struct FirstPass {
-    double mean_tau_sq = 0.0;  // ‖τ̄‖² (norm-matched)
+    double mean_tau_sq = 0.0;  // ‖τ̄‖² (norm-matched only)
     double sum_var = 0.0;      // PRISM: Σ_j max(0, mean_i τ_ij² − τ̄_j²)
     std::vector<double> dots;  // SLERP: θ1·θ1, θ2·θ2, θ1·θ2; Model Stock: τ_i·τ_q, i <= q
 };
@@ -70,32 +73,36 @@ bool needs_first_pass(const MergeParams& p) {
 inline void add_dot(double& s, const double* a, const double* b, std::size_t n) {
     for (std::size_t j = 0; j < n; ++j) s += a[j] * b[j];
 }
-inline void add_dot(double& s, const float* a, const float* b, std::size_t n) {
-    for (std::size_t j = 0; j < n; ++j) s += static_cast<double>(a[j]) * static_cast<double>(b[j]);
-}
 
 FirstPass first_pass(const MergeParams& p, TensorBlocks& in) {
     const std::size_t k = in.models();
     const bool slerp = p.method == Method::slerp, stock = p.method == Method::model_stock;
     FirstPass f;
     f.dots.assign(slerp ? 3 : stock ? k * (k + 1) / 2 : 0, 0.0);
+    // Each sum runs in coordinate order; the sums of one operator go side by side in one
+    // loop, so their chains of additions overlap.
+    const bool norm = p.method == Method::norm_matched;
     for_blocks(in, [&](const Block& b) {
-        add_dot(f.mean_tau_sq, b.mean.data(), b.mean.data(), b.count);
         if (reads_merge_rho(p.method)) {
             for (std::size_t j = 0; j < b.count; ++j) {
+                if (norm) f.mean_tau_sq += b.mean[j] * b.mean[j];
                 double sq = 0.0;
                 for (const auto& t : b.t) sq += t[j] * t[j];
                 f.sum_var += std::max(0.0, sq / static_cast<double>(k) - b.mean[j] * b.mean[j]);
             }
         } else if (slerp) {
-            add_dot(f.dots[0], b.x[0], b.x[0], b.count);
-            add_dot(f.dots[1], b.x[1], b.x[1], b.count);
-            add_dot(f.dots[2], b.x[0], b.x[1], b.count);
+            for (std::size_t j = 0; j < b.count; ++j) {
+                const double x0 = b.x[0][j], x1 = b.x[1][j];
+                f.dots[0] += x0 * x0;
+                f.dots[1] += x1 * x1;
+                f.dots[2] += x0 * x1;
+            }
         } else if (stock) {
-            std::size_t d = 0;
-            for (std::size_t i = 0; i < k; ++i)
-                for (std::size_t q = i; q < k; ++q)
-                    add_dot(f.dots[d++], b.t[i].data(), b.t[q].data(), b.count);
+            for (std::size_t j = 0; j < b.count; ++j) {
+                std::size_t d = 0;
+                for (std::size_t i = 0; i < k; ++i)
+                    for (std::size_t q = i; q < k; ++q) f.dots[d++] += b.t[i][j] * b.t[q][j];
+            }
         }
     });
     return f;
@@ -143,21 +150,26 @@ void weighted(const MergeParams& p, const Block& b, std::vector<double>& d) {
 }
 
 // TIES's disjoint mean: elect the sign of Σ_i τ_ij (0 -> +), average the τ_ij that agree.
+// Model by model over the block (loops that vectorise), each coordinate's sums in model
+// order. Adding +0 for a τ_ij that does not agree leaves a sum as skipping it would: the
+// agreeing τ_ij are non-zero and share a sign, so their sum is +0 or non-zero.
 void elect_and_average(const Block& b, std::vector<double>& delta) {
-    for (std::size_t j = 0; j < b.count; ++j) {
-        double sum = 0.0;
-        for (const auto& t : b.t) sum += t[j];
-        const double sign = sum < 0.0 ? -1.0 : 1.0;
-        double agree = 0.0;
-        int count = 0;
-        for (const auto& t : b.t) {
-            if (t[j] != 0.0 && (t[j] < 0.0 ? -1.0 : 1.0) == sign) {
-                agree += t[j];
-                ++count;
-            }
+    thread_local std::vector<double> sum;
+    thread_local std::vector<int> count;
+    sum.assign(b.count, 0.0);
+    count.assign(b.count, 0);
+    for (const auto& t : b.t)
+        for (std::size_t j = 0; j < b.count; ++j) sum[j] += t[j];
+    std::fill_n(delta.begin(), b.count, 0.0);
+    for (const auto& t : b.t)
+        for (std::size_t j = 0; j < b.count; ++j) {
+            const double sign = sum[j] < 0.0 ? -1.0 : 1.0;
+            const bool agrees = t[j] != 0.0 && (t[j] < 0.0 ? -1.0 : 1.0) == sign;
+            delta[j] += agrees ? t[j] : 0.0;
+            count[j] += agrees;
         }
-        delta[j] = count ? agree / count : 0.0;
-    }
+    // Where none agrees the sum is +0, and +0 / 1 is the +0 the definition gives.
+    for (std::size_t j = 0; j < b.count; ++j) delta[j] /= std::max<double>(count[j], 1.0);
 }
 
 // DARE: τ_ij kept with probability 1 − p and rescaled by 1 / (1 − p); the mask is drawn per
@@ -171,36 +183,6 @@ void dare_drop(const MergeParams& p, const TensorScope& s, Block& b) {
             b.t[i][j] = kept && keep > 0.0 ? b.t[i][j] / keep : 0.0;
         }
     }
-}
-
-// One double per coordinate, reused across tensors (TIES's selection, PRISM's floor).
-std::vector<double>& magnitudes(std::size_t n) {
-    thread_local std::vector<double> buffer;
-    if (buffer.size() < n) buffer.resize(n);
-    return buffer;
-}
-
-// The k-th largest (1-based) of the non-negative values v[0..n): a histogram of the top 16
-// bits of their bit patterns (ordered as the values are, for non-negative doubles) finds
-// the bucket that holds it, and only that bucket's values are partially sorted. Two passes
-// over v instead of a partial sort of all of it.
-double kth_largest(const std::vector<double>& v, std::size_t n, std::size_t k) {
-    const auto top = [](double x) {
-        std::uint64_t bits;
-        std::memcpy(&bits, &x, 8);
-        return static_cast<std::size_t>(bits >> 48);
-    };
-    std::vector<std::size_t> count(std::size_t{1} << 16, 0);
-    for (std::size_t j = 0; j < n; ++j) ++count[top(v[j])];
-    std::size_t bucket = count.size(), above = 0;
-    while (bucket-- > 0 && above + count[bucket] < k) above += count[bucket];
-    thread_local std::vector<double> in_bucket;
-    in_bucket.clear();
-    for (std::size_t j = 0; j < n; ++j)
-        if (top(v[j]) == bucket) in_bucket.push_back(v[j]);
-    const auto at = in_bucket.begin() + static_cast<std::ptrdiff_t>(k - above - 1);
-    std::nth_element(in_bucket.begin(), at, in_bucket.end(), std::greater<>());
-    return *at;
 }
 
 // TIES keeps the k = ⌊density · n⌋ largest |τ_ij| of each task vector (mergekit's
@@ -221,9 +203,12 @@ std::vector<Trim> ties_trims(const MergeParams& p, TensorBlocks& in) {
     }
     std::vector<double>& mag = magnitudes(n);
     for (std::size_t i = 0; i < k; ++i) {
-        for_blocks(in, [&](const Block& b) {
-            for (std::size_t j = 0; j < b.count; ++j) mag[b.begin + j] = std::abs(b.t[i][j]);
-        });
+        last_pass::read_blocks(
+            in, kBlock,
+            [&](std::size_t begin, std::size_t count, const float* base, const auto& x) {
+                for (std::size_t j = 0; j < count; ++j)
+                    mag[begin + j] = std::abs(static_cast<double>(x[i][j]) - base[j]);  // |τ_ij|
+            });
         const double threshold = kth_largest(mag, n, keep);
         const auto above = static_cast<std::size_t>(
             std::count_if(mag.begin(), mag.begin() + static_cast<std::ptrdiff_t>(n),
@@ -234,17 +219,27 @@ std::vector<Trim> ties_trims(const MergeParams& p, TensorBlocks& in) {
 }
 
 // Zeroes the τ_ij that TIES trims, coordinates in order (`seen`: coordinates equal to each
-// model's threshold met so far, over the blocks before).
+// model's threshold met so far, over the blocks before). Those above the threshold stay,
+// those below go (a loop that vectorises); the rare ones equal to it are then counted in
+// order.
 void trim(const std::vector<Trim>& trims, std::vector<std::size_t>& seen, Block& b) {
     for (std::size_t i = 0; i < trims.size(); ++i) {
         const Trim& tr = trims[i];
+        std::vector<double>& t = b.t[i];
         if (tr.all) continue;
-        for (std::size_t j = 0; j < b.count; ++j) {
-            const double a = std::abs(b.t[i][j]);
-            const bool kept =
-                !tr.none && (a > tr.threshold || (a == tr.threshold && seen[i]++ < tr.equal_kept));
-            if (!kept) b.t[i][j] = 0.0;
+        if (tr.none) {
+            std::fill_n(t.begin(), b.count, 0.0);
+            continue;
         }
+        std::size_t equal = 0;
+        for (std::size_t j = 0; j < b.count; ++j) {
+            const double a = std::abs(t[j]);
+            equal += a == tr.threshold;
+            t[j] = a >= tr.threshold ? t[j] : 0.0;
+        }
+        if (equal == 0) continue;
+        for (std::size_t j = 0; j < b.count; ++j)
+            if (std::abs(t[j]) == tr.threshold && seen[i]++ >= tr.equal_kept) t[j] = 0.0;
     }
 }
 

@@ -1,0 +1,53 @@
+#include "merging/selection.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <span>
+
+namespace compatbench::merging {
+
+std::vector<double>& magnitudes(std::size_t n) {
+    thread_local std::vector<double> buffer;
+    if (buffer.size() < n) buffer.resize(n);
+    return buffer;
+}
+
+// A histogram of the top 16
+// bits of their bit patterns (ordered as the values are, for non-negative doubles) finds
+// the bucket that holds it, and only that bucket's values are partially sorted. Two passes
+// over v instead of a partial sort of all of it.
+double kth_largest(const std::vector<double>& v, std::size_t n, std::size_t k) {
+    const auto top = [](double x) {
+        std::uint64_t bits;
+        std::memcpy(&bits, &x, 8);
+        return static_cast<std::size_t>(bits >> 48);
+    };
+    // Four histograms, coordinates taken in turn: increments of one bucket (most values
+    // share a few) do not wait on each other.
+    thread_local std::vector<std::size_t> part;
+    part.assign(std::size_t{4} << 16, 0);
+    std::size_t j = 0;
+    for (; j + 4 <= n; j += 4)
+        for (std::size_t q = 0; q < 4; ++q) ++part[(q << 16) + top(v[j + q])];
+    for (; j < n; ++j) ++part[top(v[j])];
+    std::vector<std::size_t> count(std::size_t{1} << 16, 0);
+    for (std::size_t q = 0; q < part.size(); ++q) count[q & 0xffff] += part[q];
+    std::size_t bucket = count.size(), above = 0;
+    while (bucket-- > 0 && above + count[bucket] < k) above += count[bucket];
+    thread_local std::vector<double> kept;
+    std::vector<double>& in_bucket = kept;
+    in_bucket.resize(count[bucket] + 1);  // + 1: each value is written, the next overwrites
+    std::size_t w = 0;                    // it unless it is in the bucket (no branch)
+    for (const double x : std::span(v).first(n)) {
+        in_bucket[w] = x;
+        w += top(x) == bucket;
+    }
+    const auto at = in_bucket.begin() + static_cast<std::ptrdiff_t>(k - above - 1);
+    std::nth_element(in_bucket.begin(), at, in_bucket.begin() + static_cast<std::ptrdiff_t>(w),
+                     std::greater<>());
+    return *at;
+}
+
+}  // namespace compatbench::merging
