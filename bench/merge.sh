@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # `compatbench merge` throughput, every operator, on bench/screen.sh's generated Llama-shaped
 # BF16 set (base + 2 fine-tunes), warm, beside this machine's single-core memory read
-# bandwidth measured in the same run: seconds, GB/s of input, the passes over the input
-# (task arithmetic and DARE 1; SLERP and Model Stock 2, a first pass for their norms or
-# dots; PRISM and PRISM-hard 3, σ and then the keep-rate floor's count on matrices;
-# norm-matched 4, its update norm; TIES 1 + one selection pass per model), the share of the
-# bandwidth that all passes together read at, and per rank the peak RSS (with mapped file
-# pages) and the peak anonymous memory (RssAnon). Beside the bandwidth, the rate at which
-# `dd` reads the same files out of the page cache (the ceiling for any reader on one core
-# here: see llm_set.sh). Then task arithmetic and PRISM on 2 ranks with their speed-up over
-# 1 rank, `screen` on 1 rank, and cold (page cache dropped before each; root only): `dd`,
-# `screen` and task arithmetic, each as a share of `dd`'s cold rate.
+# bandwidth and the rate at which `dd` reads the same files out of the page cache (the
+# ceiling for any reader on one core here: see llm_set.sh), both measured in the same run:
+# seconds, GB/s of input, the passes over the input (task arithmetic and DARE 1; SLERP and
+# Model Stock 2, a first pass for their norms or dots; PRISM and PRISM-hard 3, σ and then
+# the keep-rate floor's count on matrices; norm-matched 4, its update norm; TIES 1 + one
+# selection pass per model), the share of the bandwidth and of `dd`'s rate that all passes
+# together read at, and per rank the peak RSS and the peak anonymous memory (RssAnon), each
+# the faster of two runs. Then task arithmetic and PRISM on 2 ranks with their speed-up
+# over 1 rank, `screen` on 1 rank, and cold (page cache dropped before each; root only):
+# `dd`, `screen` and task arithmetic, each as a share of `dd`'s cold rate.
 #   bash bench/merge.sh [DIR] [LAYERS] [HIDDEN]   (build first; the set is kept in DIR)
 source "$(dirname "$0")/llm_set.sh"
 OUT=$(mktemp -d)
@@ -37,9 +37,15 @@ printf "%-6s %5s %8s %9s %8s %9s %9s %10s %10s\n" operator ranks seconds "GB/s" 
   "peak RSS" "RssAnon"
 declare -A SECONDS_OF
 run() {  # NAME RANKS
-  local line
-  if (($2 == 1)); then line=$("$BIN" merge "$OUT/$1.yaml" --out "$OUT/out_$1" | tail -1)
-  else line=$(mpirun -n "$2" "$BIN" merge "$OUT/$1.yaml" --out "$OUT/out_$1_$2" | tail -1); fi
+  local line="" try l
+  for try in 1 2; do  # the faster of two runs: this machine's timings vary run to run
+    if (($2 == 1)); then l=$("$BIN" merge "$OUT/$1.yaml" --out "$OUT/out_$1" | tail -1)
+    else l=$(mpirun -n "$2" "$BIN" merge "$OUT/$1.yaml" --out "$OUT/out_$1_$2" | tail -1); fi
+    rm -rf "$OUT"/out_*
+    if [[ -z $line ]] || /usr/bin/python3 -c "import re, sys; t = [float(re.search(r' in ([0-9.]+) s', a).group(1)) for a in sys.argv[1:]]; sys.exit(t[0] >= t[1])" "$l" "$line"; then
+      line=$l
+    fi
+  done
   # "read X GB in S s on R rank(s): G GB/s; per rank at most: peak RSS A MB (...), anonymous memory B MB"
   SECONDS_OF[$1.$2]=$(echo "$line" | sed -E 's/.* in ([0-9.]+) s.*/\1/')
   /usr/bin/python3 - "$1" "$2" "$(passes "$1")" "$bw" "$pc" "$line" <<'PY'
@@ -50,7 +56,6 @@ rss, anon = map(float, re.search(r"peak RSS ([0-9.]+) MB.*anonymous memory ([0-9
 rate = gb * passes / s / ranks
 print(f"{name:6s} {ranks:5d} {s:8.2f} {gb / s:9.2f} {passes:8d} {100 * rate / bw:8.0f}% {100 * rate / pc:8.0f}% {rss:8.0f}MB {anon:8.0f}MB")
 PY
-  rm -rf "$OUT"/out_*
 }
 for m in ta ties dare slerp stock prism hard norm; do run $m 1; done
 run ta 2

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # `compatbench screen` throughput on a generated Llama-shaped BF16 checkpoint set (base + 2
-# fine-tunes), beside the machine's memory read bandwidth and a numpy implementation of the
-# same statistic on the same files, warm (page cache) and cold (caches dropped: needs root);
-# then the extrapolated time for a 7B model with K = 2 in BF16 (base + 2 x 13.5 GB).
+# fine-tunes), beside the machine's memory read bandwidth, the rate at which `dd` reads the
+# same files from the page cache, and a numpy implementation of the same statistic on the
+# same files, warm (page cache) and cold (caches dropped: needs root); then the
+# extrapolated time for a 7B model with K = 2 in BF16 (base + 2 x 13.5 GB).
 #   bash bench/screen.sh [DIR] [LAYERS] [HIDDEN]   (build first; default 8 layers, hidden
 #   2048: about 0.8 GB per checkpoint. The set is kept in DIR for reruns.)
 source "$(dirname "$0")/llm_set.sh"
 MODELS=("$DIR/ft0.safetensors" "$DIR/ft1")
-"$BIN" bench memory
+bw=$("$BIN" bench memory | sed -E 's/.*1 core: ([0-9.]+) GB\/s.*/\1/')
+pc=$(dd_rate)
+echo "memory read bandwidth, 1 core: $bw GB/s; dd from the page cache: $pc GB/s"
 screen() { "$@" screen --base "$DIR/base.safetensors" --models "${MODELS[@]}" --json; }
 field() { /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
 screen "$BIN" > /dev/null   # warm the page cache
@@ -30,10 +33,13 @@ printf 'merge_method: prism\nbase_model: %s\nmodels:\n  - model: %s\n  - model: 
 rm -rf "$DIR/merged"
 mpirun -n 2 "$BIN" merge "$DIR/prism.yaml" --out "$DIR/merged" | tail -2
 rm -rf "$DIR/merged"
-/usr/bin/python3 - "$one" "$two" "$np" <<'PYEOF'
+/usr/bin/python3 - "$one" "$two" "$np" "$bw" "$pc" <<'PYEOF'
 import json, subprocess, sys
 one, two, np_ = (json.loads(a) for a in sys.argv[1:4])
+bw, pc = float(sys.argv[4]), float(sys.argv[5])
 gb = one["bytes"] / 1e9
+print(f"1 rank: {100 * gb / one['seconds'] / bw:.0f}% of the memory bandwidth, "
+      f"{100 * gb / one['seconds'] / pc:.0f}% of dd's page-cache rate")
 print(f"throughput: 1 rank {gb / one['seconds']:.2f} GB/s, 2 ranks {gb / two['seconds']:.2f} GB/s; "
       f"numpy {gb / np_['seconds']:.2f} GB/s -> {np_['seconds'] / two['seconds']:.1f}x numpy (2 ranks), "
       f"{np_['seconds'] / one['seconds']:.1f}x (1 rank)")

@@ -79,13 +79,15 @@ FirstPass first_pass(const MergeParams& p, TensorBlocks& in) {
     const bool slerp = p.method == Method::slerp, stock = p.method == Method::model_stock;
     FirstPass f;
     f.dots.assign(slerp ? 3 : stock ? k * (k + 1) / 2 : 0, 0.0);
-    // Each sum runs in coordinate order; the sums of one operator go side by side in one
-    // loop, so their chains of additions overlap.
-    const bool norm = p.method == Method::norm_matched;
+    // Each sum runs in coordinate order. SLERP's three go side by side in one loop, so their
+    // chains of additions overlap; ‖τ̄‖² is summed only for norm-matched, which reads it.
+    // (PRISM's and Model Stock's sums keep loops of their own: side by side, the compiler
+    // shares or fuses their products differently, and λ and t moved in their last bits.)
     for_blocks(in, [&](const Block& b) {
+        if (p.method == Method::norm_matched)
+            add_dot(f.mean_tau_sq, b.mean.data(), b.mean.data(), b.count);
         if (reads_merge_rho(p.method)) {
             for (std::size_t j = 0; j < b.count; ++j) {
-                if (norm) f.mean_tau_sq += b.mean[j] * b.mean[j];
                 double sq = 0.0;
                 for (const auto& t : b.t) sq += t[j] * t[j];
                 f.sum_var += std::max(0.0, sq / static_cast<double>(k) - b.mean[j] * b.mean[j]);
@@ -98,11 +100,10 @@ FirstPass first_pass(const MergeParams& p, TensorBlocks& in) {
                 f.dots[2] += x0 * x1;
             }
         } else if (stock) {
-            for (std::size_t j = 0; j < b.count; ++j) {
-                std::size_t d = 0;
-                for (std::size_t i = 0; i < k; ++i)
-                    for (std::size_t q = i; q < k; ++q) f.dots[d++] += b.t[i][j] * b.t[q][j];
-            }
+            std::size_t d = 0;
+            for (std::size_t i = 0; i < k; ++i)
+                for (std::size_t q = i; q < k; ++q)
+                    add_dot(f.dots[d++], b.t[i].data(), b.t[q].data(), b.count);
         }
     });
     return f;
