@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "common/constant.h"
+
 namespace compatbench::merging::last_pass {
 
 void Stats::finish(TensorMergeStats& st) const {
@@ -102,29 +104,6 @@ void dispatch(const MergeParams& p, const Fused& f, const float* base, const flo
     }
 }
 
-// One block of k ≤ 8 models: the kernel for K = k.
-void fused_block(const MergeParams& p, const Fused& f, const float* base, const float* const* x,
-                 std::size_t k, std::size_t count, float* merged, Stats& stats) {
-    switch (k) {
-        case 1:
-            return dispatch<1>(p, f, base, x, count, merged, stats);
-        case 2:
-            return dispatch<2>(p, f, base, x, count, merged, stats);
-        case 3:
-            return dispatch<3>(p, f, base, x, count, merged, stats);
-        case 4:
-            return dispatch<4>(p, f, base, x, count, merged, stats);
-        case 5:
-            return dispatch<5>(p, f, base, x, count, merged, stats);
-        case 6:
-            return dispatch<6>(p, f, base, x, count, merged, stats);
-        case 7:
-            return dispatch<7>(p, f, base, x, count, merged, stats);
-        default:
-            return dispatch<8>(p, f, base, x, count, merged, stats);
-    }
-}
-
 }  // namespace
 
 bool fused_pass(const MergeParams& p, const Fused& f, TensorBlocks& in, std::size_t block,
@@ -136,7 +115,9 @@ bool fused_pass(const MergeParams& p, const Fused& f, TensorBlocks& in, std::siz
     read_blocks(in, block,
                 [&](std::size_t begin, std::size_t count, const float* base,
                     const std::vector<const float*>& x) {
-                    fused_block(p, f, base, x.data(), k, count, merged.data(), stats);
+                    with_constant<8>(k, [&](auto K) {
+                        dispatch<K()>(p, f, base, x.data(), count, merged.data(), stats);
+                    });
                     out(begin, {merged.data(), count});
                 });
     stats.finish(st);

@@ -1,5 +1,6 @@
 #include "merging/stream.h"
 
+#include "common/constant.h"
 #include "common/lanes.h"
 #include "formats/tensor_reader.h"
 
@@ -113,26 +114,11 @@ InterferenceSums sums_in_place(Fetch& fetch, int k, std::size_t n) {
 // The kernel for K models known at compile time up to 8, else at run time.
 template <formats::DType D, class Fetch>
 InterferenceSums sums_for_k(Fetch& fetch, int k, std::size_t n) {
-    switch (k) {
-        case 1:
-            return sums_in_place<D, 1>(fetch, k, n);
-        case 2:
-            return sums_in_place<D, 2>(fetch, k, n);
-        case 3:
-            return sums_in_place<D, 3>(fetch, k, n);
-        case 4:
-            return sums_in_place<D, 4>(fetch, k, n);
-        case 5:
-            return sums_in_place<D, 5>(fetch, k, n);
-        case 6:
-            return sums_in_place<D, 6>(fetch, k, n);
-        case 7:
-            return sums_in_place<D, 7>(fetch, k, n);
-        case 8:
-            return sums_in_place<D, 8>(fetch, k, n);
-        default:
-            return sums_in_place<D, 0>(fetch, k, n);
-    }
+    InterferenceSums s;
+    if (!with_constant<8>(static_cast<std::size_t>(k),
+                          [&](auto K) { s = sums_in_place<D, K()>(fetch, k, n); }))
+        s = sums_in_place<D, 0>(fetch, k, n);
+    return s;
 }
 
 // Checkpoint tensors read a chunk at a time (formats::TensorReader) into buffers reused
