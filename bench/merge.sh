@@ -4,13 +4,14 @@
 # bandwidth and the rate at which `dd` reads the same files out of the page cache (the
 # ceiling for any reader on one core here: see llm_set.sh), both measured in the same run:
 # seconds, GB/s of input, the passes over the input (task arithmetic and DARE 1; SLERP and
-# Model Stock 2, a first pass for their norms or dots; PRISM and PRISM-hard 3, σ and then
-# the keep-rate floor's count on matrices; norm-matched 4, its update norm; TIES 1 + one
-# selection pass per model), the share of the bandwidth and of `dd`'s rate that all passes
-# together read at, and per rank the peak RSS and the peak anonymous memory (RssAnon), each
-# the faster of two runs. Then task arithmetic and PRISM on 2 ranks with their speed-up
-# over 1 rank, `screen` on 1 rank, and cold (page cache dropped before each; root only):
-# `dd`, `screen` and task arithmetic, each as a share of `dd`'s cold rate.
+# Model Stock 2, a first pass for their norms or dots; PRISM and PRISM-hard 3, the merge's ρ
+# over the in-scope tensors, then σ (keeping |τ̄| for the keep-rate floor); norm-matched 4,
+# its update norm; TIES 1 + one selection pass per model), the share of the bandwidth and
+# of `dd`'s rate that all passes together read at, and per rank the peak RSS and the peak
+# anonymous memory (RssAnon), each the faster of two runs. Then task arithmetic and PRISM
+# on 2 ranks with their speed-up over 1 rank, `screen` on 1 rank, and cold (page cache
+# dropped before each; root only): `dd`, `screen` and task arithmetic, each as a share of
+# `dd`'s cold rate.
 #   bash bench/merge.sh [DIR] [LAYERS] [HIDDEN]   (build first; the set is kept in DIR)
 source "$(dirname "$0")/llm_set.sh"
 OUT=$(mktemp -d)

@@ -74,7 +74,9 @@ inline void add_dot(double& s, const double* a, const double* b, std::size_t n) 
     for (std::size_t j = 0; j < n; ++j) s += a[j] * b[j];
 }
 
-FirstPass first_pass(const MergeParams& p, TensorBlocks& in) {
+// `magnitudes`: also keep |τ̄_j| of every coordinate (merging::magnitudes) for PRISM's
+// keep-rate floor, so that it needs no pass of its own over the inputs.
+FirstPass first_pass(const MergeParams& p, TensorBlocks& in, bool keep_magnitudes) {
     const std::size_t k = in.models();
     const bool slerp = p.method == Method::slerp, stock = p.method == Method::model_stock;
     FirstPass f;
@@ -83,7 +85,10 @@ FirstPass first_pass(const MergeParams& p, TensorBlocks& in) {
     // chains of additions overlap; ‖τ̄‖² is summed only for norm-matched, which reads it.
     // (PRISM's and Model Stock's sums keep loops of their own: side by side, the compiler
     // shares or fuses their products differently, and λ and t moved in their last bits.)
+    std::vector<double>* mag = keep_magnitudes ? &magnitudes(in.numel()) : nullptr;
     for_blocks(in, [&](const Block& b) {
+        if (mag)
+            for (std::size_t j = 0; j < b.count; ++j) (*mag)[b.begin + j] = std::abs(b.mean[j]);
         if (p.method == Method::norm_matched)
             add_dot(f.mean_tau_sq, b.mean.data(), b.mean.data(), b.count);
         if (reads_merge_rho(p.method)) {
@@ -246,23 +251,16 @@ void trim(const std::vector<Trim>& trims, std::vector<std::size_t>& seen, Block&
 
 // The PRISM threshold of one tensor (§3.2): κ σ sqrt(2 ln n), 0 below the ρ-gate, lowered for
 // a matrix to keep at least `keep_floor` of its coordinates.
-double prism_lambda(const MergeParams& p, const TensorScope& s, TensorBlocks& in,
-                    const FirstPass& f) {
-    const std::size_t n = in.numel();
+double prism_lambda(const MergeParams& p, const TensorScope& s, std::size_t n, const FirstPass& f) {
     if (s.merge_rho < p.rho_gate || n < 2) return 0.0;
     const double sigma = std::sqrt(f.sum_var / static_cast<double>(n));
     double lambda = p.kappa * sigma * std::sqrt(2.0 * std::log(static_cast<double>(n)));
     if (!s.matrix || p.keep_floor <= 0.0) return lambda;
     const auto floor_k = static_cast<std::size_t>(std::ceil(p.keep_floor * static_cast<double>(n)));
     if (floor_k >= n) return lambda;
-    std::vector<double>& mag = magnitudes(n);
+    const std::vector<double>& mag = magnitudes(n);  // |τ̄_j|, kept by the first pass
     std::size_t survive = 0;
-    for_blocks(in, [&](const Block& b) {
-        for (std::size_t j = 0; j < b.count; ++j) {
-            mag[b.begin + j] = std::abs(b.mean[j]);
-            survive += mag[b.begin + j] > lambda;
-        }
-    });
+    for (std::size_t j = 0; j < n; ++j) survive += mag[j] > lambda;
     if (survive >= floor_k) return lambda;
     return kth_largest(mag, n, floor_k + 1);  // exactly the top floor_k lie above it
 }
@@ -366,7 +364,7 @@ void merge_pass(const MergeParams& p, const TensorScope& s, TensorBlocks& in, co
         case Method::prism:
         case Method::prism_hard:
         case Method::norm_matched: {
-            st.lambda = prism_lambda(p, s, in, f);
+            st.lambda = prism_lambda(p, s, in.numel(), f);
             const double scale = p.method == Method::norm_matched
                                      ? norm_matched_scale(p, in, f.mean_tau_sq, st.lambda)
                                      : 0.0;
@@ -407,7 +405,8 @@ TensorMergeStats merge_tensor(const MergeParams& p, const TensorScope& s, Tensor
         });
         return st;
     }
-    const FirstPass f = needs_first_pass(p) ? first_pass(p, in) : FirstPass{};
+    const bool floor = reads_merge_rho(p.method) && s.matrix && p.keep_floor > 0.0;
+    const FirstPass f = needs_first_pass(p) ? first_pass(p, in, floor) : FirstPass{};
     merge_pass(p, s, in, out, f, st, kernels);
     return st;
 }
