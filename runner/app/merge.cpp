@@ -1,7 +1,8 @@
 // `compatbench merge CONFIG.yaml --out DIR`: merges checkpoints with any operator of
-// methods.md §3.2 from a mergekit-style YAML, streaming tensor by tensor from memory-mapped
-// files and writing each merged tensor at its place in the output (sharded past `shard_mb`),
-// so memory stays at a few tensors. Under mpirun the tensors are spread over the ranks.
+// methods.md §3.2 from a mergekit-style YAML, streaming tensor by tensor from the files (read
+// a chunk at a time) and writing each merged tensor at its place in the output (sharded past
+// `shard_mb`), so memory stays at a few tensors. Under mpirun the tensors are spread over the
+// ranks.
 //
 //   merge_method: prism          # task_arithmetic ties dare slerp model_stock prism
 //   base_model: base/            #   prism_hard norm_matched

@@ -1,6 +1,6 @@
 // `compatbench screen`: PRISM's interference screening (methods.md §3.1) of a planned merge of
 // K fine-tunes of one base, straight from safetensors checkpoints, before merging anything.
-// Tensors stream from memory-mapped files a chunk at a time; under mpirun they are spread
+// Tensors stream from the files a chunk at a time (pread); under mpirun they are spread
 // over the ranks (largest first, each to the least-loaded rank) and the sums reduced.
 #include <mpi.h>
 

@@ -1,6 +1,7 @@
 #include "merging/last_pass.h"
 
 #include <algorithm>
+#include <limits>
 #include <vector>
 
 #include "common/constant.h"
@@ -16,42 +17,30 @@ void Stats::finish(TensorMergeStats& st) const {
 namespace {
 
 V8d widen(const V8f& v) { return __builtin_convertvector(v, V8d); }
-
-// |v| > λ per lane, and |v| (the sign bit cleared, as std::abs does).
-V8l above(const V8d& v, double lambda, V8d& mag) {
-    V8l bits;
-    std::memcpy(&bits, &v, sizeof v);
-    bits &= ~(V8l{} + (1ll << 63));
-    std::memcpy(&mag, &bits, sizeof mag);
-    return mag > lambda;
+V8l bits(const V8d& v) {
+    V8l b;
+    std::memcpy(&b, &v, sizeof b);
+    return b;
+}
+V8d value(const V8l& b) {
+    V8d v;
+    std::memcpy(&v, &b, sizeof v);
+    return v;
 }
 
-// m where keep is -1, else +0.0.
-V8d select(const V8l& keep, const V8d& m) {
-    V8l bits;
-    std::memcpy(&bits, &m, sizeof m);
-    bits &= keep;
-    V8d out;
-    std::memcpy(&out, &bits, sizeof out);
-    return out;
-}
-
+// The update of one group of coordinates from τ̄ (m) and Σ w_i τ_i (d). The thresholds work
+// on the bits as std::abs and std::copysign do: |m| clears the sign bit, sign(m)(|m| − λ)
+// puts m's sign bit on the difference, and a coordinate at or below λ gets +0.
 template <Update U>
 V8d update(const Fused& f, const V8d& m, const V8d& d) {
     if constexpr (U == Update::weighted) return d;
     if constexpr (U == Update::mean) return m;
     if constexpr (U == Update::scaled) return m * f.mean_scale;
-    V8d mag;
-    const V8l keep = above(m, f.lambda, mag);
-    if constexpr (U == Update::hard) return select(keep, m);
-    // copysign(|m| − λ, m): the sign bit of m on the difference
-    V8d diff = mag - f.lambda;
-    V8l db, mb;
-    std::memcpy(&db, &diff, sizeof db);
-    std::memcpy(&mb, &m, sizeof mb);
-    db = (db & ~(V8l{} + (1ll << 63))) | (mb & (V8l{} + (1ll << 63)));
-    std::memcpy(&diff, &db, sizeof diff);
-    return select(keep, diff);
+    const V8l sign = V8l{} + std::numeric_limits<long long>::min(), mb = bits(m);
+    const V8d mag = value(mb & ~sign);
+    const V8l keep = mag > f.lambda;
+    if constexpr (U == Update::hard) return value(mb & keep);
+    return value(((bits(mag - f.lambda) & ~sign) | (mb & sign)) & keep);
 }
 
 // Per group of 8 coordinates, as tensor_merge.cpp's arrays do per coordinate: τ_i = θ_i − θ0
@@ -70,11 +59,10 @@ void kernel(const MergeParams& p, const Fused& f, const float* base, const float
     const bool divide = p.normalize == Normalize::mean && total != 0.0;
     for (std::size_t j = 0; j < count; j += 8) {
         const std::size_t n = count - j < 8 ? count - j : 8;
-        const V8d b = widen(n == 8 ? load<V8f>(base + j, 8) : load<V8f>(base + j, n));
+        const V8d b = widen(load<V8f>(base + j, n));
         V8d m = {}, d = {};
         for (int i = 0; i < K; ++i) {
-            const V8f xi = n == 8 ? load<V8f>(x[i] + j, 8) : load<V8f>(x[i] + j, n);
-            const V8d t = widen(xi) - b;
+            const V8d t = widen(load<V8f>(x[i] + j, n)) - b;
             m += t;
             if constexpr (U == Update::weighted) d += w[i] * t;
         }

@@ -17,11 +17,14 @@
 
 namespace compatbench::merging::last_pass {
 
-// n ≤ 8 values from p into a vector, the rest zero.
+// n ≤ 8 values from p into an 8-lane vector, the rest zero.
 template <class V, class T>
 inline V load(const T* p, std::size_t n) {
     V v = {};
-    std::memcpy(&v, p, n * sizeof(T));
+    if (n == 8)  // a constant size: one load, not a copy loop
+        std::memcpy(&v, p, sizeof v);
+    else
+        std::memcpy(&v, p, n * sizeof(T));
     return v;
 }
 

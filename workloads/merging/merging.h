@@ -27,7 +27,7 @@ struct InterferenceSums {
 
 // One tensor: task vector i is models[i] - base (all the same length; std::invalid_argument
 // otherwise). The same kernel as stream_interference (merging/stream.h), which reads the
-// tensors in place from memory-mapped files.
+// tensors from their files a chunk at a time.
 InterferenceSums interference(std::span<const float> base,
                               std::span<const std::span<const float>> models);
 

@@ -1,7 +1,7 @@
 // One model merge (methods.md §3.1, §3.2) of K models with one base, tensor by tensor, in two
 // passes: first the interference of the in-scope tensors, whose ρ PRISM's gate reads; then
-// each tensor merged by merge_tensor. The tensors come from a TensorSource: memory-mapped
-// checkpoints (CheckpointSource, streamed) or values in memory (MemorySource). Each pass
+// each tensor merged by merge_tensor. The tensors come from a TensorSource: checkpoint
+// files (CheckpointSource, read a chunk at a time) or values in memory (MemorySource). Each pass
 // takes one tensor at a time and its sums add up, so callers may spread the tensors over
 // ranks and combine the sums.
 #pragma once
@@ -58,7 +58,7 @@ class CheckpointSource final : public TensorSource {
     };
 
   private:
-    // The base's and each model's tensor i, their pages asked for (madvise WILLNEED).
+    // The base's and each model's tensor i, asked to be read ahead (posix_fadvise WILLNEED).
     std::vector<TensorRef> refs(std::size_t i) const;
     const formats::Checkpoint& base_;
     const std::vector<formats::Checkpoint>& models_;

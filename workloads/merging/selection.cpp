@@ -14,10 +14,9 @@ std::vector<double>& magnitudes(std::size_t n) {
     return buffer;
 }
 
-// A histogram of the top 16
-// bits of their bit patterns (ordered as the values are, for non-negative doubles) finds
-// the bucket that holds it, and only that bucket's values are partially sorted. Two passes
-// over v instead of a partial sort of all of it.
+// A histogram of the top 16 bits of the values' bit patterns (ordered as the values are,
+// for non-negative doubles) finds the bucket that holds the k-th largest, and only that
+// bucket's values are partially sorted: two passes over v instead of a partial sort of all.
 double kth_largest(const std::vector<double>& v, std::size_t n, std::size_t k) {
     const auto top = [](double x) {
         std::uint64_t bits;

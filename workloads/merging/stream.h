@@ -1,6 +1,7 @@
-// Streaming interference statistics (methods.md §3.1) straight from memory-mapped tensors of
-// any float dtype (F32, F16, BF16, F64): a tensor is converted a chunk at a time, so memory
-// stays at a few chunks whatever the model size.
+// Streaming interference statistics (methods.md §3.1) straight from checkpoint tensors of
+// any float dtype (F32, F16, BF16, F64): a tensor is read (formats::TensorReader) and, when
+// not BF16 or F32 throughout, converted a chunk at a time, so memory stays at a few chunks
+// whatever the model size.
 #pragma once
 
 #include <span>

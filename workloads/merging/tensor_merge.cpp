@@ -126,10 +126,8 @@ void array_pass(TensorBlocks& in, const BlockSink& out, TensorMergeStats& st, Ru
         for (std::size_t j = 0; j < b.count; j += 8) {
             using last_pass::load;
             const std::size_t n = std::min<std::size_t>(8, b.count - j);
-            const V8f base = n == 8 ? load<V8f>(b.base + j, 8) : load<V8f>(b.base + j, n);
-            stats.add(n == 8 ? load<V8d>(&b.mean[j], 8) : load<V8d>(&b.mean[j], n),
-                      n == 8 ? load<V8d>(&b.theta[j], 8) : load<V8d>(&b.theta[j], n),
-                      __builtin_convertvector(base, V8d), &merged[j], n);
+            stats.add(load<V8d>(&b.mean[j], n), load<V8d>(&b.theta[j], n),
+                      __builtin_convertvector(load<V8f>(b.base + j, n), V8d), &merged[j], n);
         }
         all = stats;
         out(b.begin, {merged.data(), b.count});
