@@ -25,7 +25,7 @@ write() {  # NAME METHOD PARAMETERS
     echo "  - model: $DIR/ft0.safetensors"; echo "  - model: $DIR/ft1"
     echo "parameters: $3"; } > "$OUT/$1.yaml"
 }
-write ta task_arithmetic "{coef: 1.0}"
+write ta task_arithmetic "{normalize: true}"
 write ties ties "{density: 0.2}"
 write dare dare "{drop: 0.5, seed: 1}"
 write slerp slerp "{t: 0.5}"

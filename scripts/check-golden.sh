@@ -38,11 +38,11 @@ merge_golden() {  # NAME METHOD PARAMETERS MODEL...
   (cd "$SET" && sha256sum "out_$name"/* | awk '{print $1 "  merge:" $2}') >> "$OUT.sha256"
 }
 ALL=(ft0.safetensors ft1 ft2.safetensors)
-merge_golden ta task_arithmetic "{coef: 0.7}" "${ALL[@]}"
+merge_golden ta task_arithmetic "{lambda: 0.7, normalize: true}" "${ALL[@]}"
 merge_golden ties ties "{density: 0.3}" "${ALL[@]}"
 merge_golden dare dare "{drop: 0.5, seed: 3}" "${ALL[@]}"
 merge_golden dare_ties dare "{drop: 0.3, seed: 5, dare_then: ties}" "${ALL[@]}"
-merge_golden slerp slerp "{t: 0.4}" ft0.safetensors ft1
+merge_golden slerp slerp "{t: 0.4}" ft1
 merge_golden stock model_stock "{}" "${ALL[@]}"
 merge_golden prism prism "{kappa: 1.0}" "${ALL[@]}"
 merge_golden hard prism_hard "{kappa: 1.0}" "${ALL[@]}"

@@ -151,25 +151,37 @@ void add_checkpoint_verbs(CLI::App& app, Verbs& verbs) {
     auto screen = std::make_shared<ScreenOptions>();
     auto* screen_cmd = app.add_subcommand(
         "screen", "Interference screening of a planned merge, from safetensors checkpoints");
-    screen_cmd->add_option("--base", screen->base, "The base checkpoint (file or folder)")
-        ->required();
+    screen_cmd->add_option("config", screen->config,
+                           "A merge YAML (as compatbench merge reads): screens that merge");
+    auto* base_opt =
+        screen_cmd->add_option("--base", screen->base, "The base checkpoint (file or folder)");
     screen_cmd->add_option("--models", screen->models, "The fine-tuned checkpoints")
-        ->required()
-        ->expected(1, 1 << 16);
-    screen_cmd->add_option("--coef", screen->coef, "c, the coefficient on the mean task vector")
-        ->check(CLI::Range(0.0, 1e6));
+        ->expected(1, 1 << 16)
+        ->needs(base_opt);
+    auto* coef_opt =
+        screen_cmd->add_option("--coef", screen->coef, "c, the coefficient on the mean task vector")
+            ->check(CLI::Range(0.0, 1e6));
     screen_cmd->add_option("--scope", screen->scope, "Tensor-name patterns (default: all)");
     screen_cmd->add_option("--threshold", screen->threshold,
                            "Score above which a merge is flagged");
     screen_cmd->add_flag("--json", screen->json, "One JSON object on stdout");
-    verbs.push_back({screen_cmd, [screen] { return verb_screen(*screen); }});
+    verbs.push_back({screen_cmd, [screen, coef_opt] {
+                         screen->coef_given = coef_opt->count() > 0;
+                         return verb_screen(*screen);
+                     }});
 
-    auto merge = std::make_shared<std::pair<std::string, std::string>>();
+    auto merge = std::make_shared<MergeOptions>();
     auto* merge_cmd = app.add_subcommand(
-        "merge", "Merge safetensors checkpoints per a mergekit-style YAML (methods.md §3.2)");
-    merge_cmd->add_option("config", merge->first, "The merge YAML")->required();
-    merge_cmd->add_option("--out", merge->second, "Output folder")->required();
-    verbs.push_back({merge_cmd, [merge] { return verb_merge(merge->first, merge->second); }});
+        "merge", "Merge safetensors checkpoints per a mergekit YAML (docs/mergekit.md)");
+    merge_cmd->add_option("config", merge->config, "The merge YAML")->required();
+    merge_cmd->add_option("--out", merge->out, "Output folder (written whole, or not at all)")
+        ->required();
+    merge_cmd->add_flag("--replace", merge->replace, "Replace an existing output folder whole");
+    merge_cmd->add_option("--out-shard-size", merge->shard_size,
+                          "Bytes per output shard, e.g. 5B, 500M (default: 4 GiB)");
+    merge_cmd->add_flag("--copy-tokenizer,!--no-copy-tokenizer", merge->copy_tokenizer,
+                        "Copy the tokenizer files from the donor model (default: yes)");
+    verbs.push_back({merge_cmd, [merge] { return verb_merge(*merge); }});
 }
 
 void add_bench_dispatch_and_train(CLI::App& bench, Verbs& verbs) {

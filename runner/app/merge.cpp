@@ -1,21 +1,14 @@
-// `compatbench merge CONFIG.yaml --out DIR`: merges checkpoints with any operator of
-// methods.md §3.2 from a mergekit-style YAML, streaming tensor by tensor from the files (read
-// a chunk at a time) and writing each merged tensor at its place in the output (sharded past
-// `shard_mb`), so memory stays at a few tensors. Under mpirun the tensors are spread over the
-// ranks.
-//
-//   merge_method: prism          # task_arithmetic ties dare slerp model_stock prism
-//   base_model: base/            #   prism_hard norm_matched
-//   models:
-//     - model: math/
-//       parameters: {weight: 1.0}
-//     - model: code.safetensors
-//   parameters: {coef: 1.0, kappa: 1.0, scope: ["*gate_proj*", "*up_proj*", "*down_proj*"]}
-//   out_dtype: bfloat16          # default: each tensor's input dtype
-//   shard_mb: 4096
+// `compatbench merge CONFIG.yaml --out DIR`: merges checkpoints from a mergekit YAML
+// (docs/mergekit.md: mergekit's methods computed as mergekit computes them; compatbench's
+// own operators of methods.md §3.2), streaming tensor by tensor from the files (read a
+// chunk at a time) and writing each merged tensor at its place in the output (sharded past
+// the shard size), so memory stays at a few tensors. Under mpirun the tensors are spread over
+// the ranks. The output is written into a staging folder beside --out and moved into place
+// only when complete, with the donor's config.json, generation_config.json and tokenizer
+// files; an --out that is, holds or lies inside an input is refused before anything is
+// written, and an existing one is replaced whole only with --replace.
 #include <mpi.h>
 #include <sys/resource.h>
-#include <yaml-cpp/yaml.h>
 
 #include <chrono>
 #include <cmath>
@@ -26,11 +19,13 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "app/merge_config.h"
 #include "app/tensor_ranks.h"
 #include "app/verbs.h"
 #include "config/config.h"
 #include "exec/signals.h"
 #include "formats/layout.h"
+#include "formats/staged_folder.h"
 #include "merging/checkpoint_merge.h"
 
 namespace compatbench {
@@ -38,132 +33,58 @@ namespace compatbench {
 namespace {
 
 namespace fs = std::filesystem;
+namespace mk = merging::mergekit;
 
-struct MergeSpec {
-    merging::MergeParams params;
-    std::string base;
-    std::vector<std::string> models;
-    std::vector<std::string> scope;
-    std::optional<formats::DType> out_dtype;  // default: each tensor's input dtype
-    double shard_mb = 4096;
-    nlohmann::json parameters;  // as given, for the output's metadata
+// The checkpoints of a merge and the source over them: mergekit's methods planned tensor by
+// tensor (slices, per-tensor parameters), compatbench's own over the base's tensors.
+struct Inputs {
+    std::vector<formats::Checkpoint> all;     // spec.config.models, in order
+    std::vector<formats::Checkpoint> merged;  // compatbench's own: the models besides the base
+    std::unique_ptr<merging::CheckpointSource> source;
+    mk::Plan plan;
 };
 
-const std::vector<std::string> kPrismScope = {"*gate_proj*", "*up_proj*", "*down_proj*"};
-
-// `parameters:` of the merge (coef, normalize, density, drop, dare_then, t, kappa,
-// rho_gate, keep_floor, seed, scope), kept as given for the output's metadata.
-void parse_parameters(const YamlChecker& yc, const YAML::Node& p, MergeSpec& s) {
-    yc.check_map(p, "parameters",
-                 {{"coef", KeyType::real, false, -1e6, 1e6, {}},
-                  {"normalize", KeyType::string, false, 0, 0, {"mean", "sum"}},
-                  {"density", KeyType::real, false, 0, 1, {}},
-                  {"drop", KeyType::real, false, 0, 0.999999, {}},
-                  {"dare_then", KeyType::string, false, 0, 0, {"mean", "ties"}},
-                  {"t", KeyType::real, false, 0, 1, {}},
-                  {"kappa", KeyType::real, false, 0, 1e6, {}},
-                  {"rho_gate", KeyType::real, false, 0, 1, {}},
-                  {"keep_floor", KeyType::real, false, 0, 1, {}},
-                  {"seed", KeyType::integer, false, 0, 9e18, {}},
-                  {"scope", KeyType::scalar_or_list, false, 0, 0, {}}});
-    auto& q = s.params;
-    if (p["coef"]) q.coef = yc.as_real(p["coef"], "parameters.coef");
-    if (p["normalize"])
-        q.normalize =
-            p["normalize"].Scalar() == "sum" ? merging::Normalize::sum : merging::Normalize::mean;
-    if (p["density"]) q.density = yc.as_real(p["density"], "parameters.density");
-    if (p["drop"]) q.drop = yc.as_real(p["drop"], "parameters.drop");
-    if (p["dare_then"]) q.dare_then_ties = p["dare_then"].Scalar() == "ties";
-    if (p["t"]) q.t = yc.as_real(p["t"], "parameters.t");
-    if (p["kappa"]) q.kappa = yc.as_real(p["kappa"], "parameters.kappa");
-    if (p["rho_gate"]) q.rho_gate = yc.as_real(p["rho_gate"], "parameters.rho_gate");
-    if (p["keep_floor"]) q.keep_floor = yc.as_real(p["keep_floor"], "parameters.keep_floor");
-    if (p["seed"]) q.seed = static_cast<std::uint64_t>(yc.as_int(p["seed"], "parameters.seed"));
-    if (const YAML::Node sc = p["scope"]) {
-        if (sc.IsSequence())
-            for (std::size_t i = 0; i < sc.size(); ++i)
-                s.scope.push_back(yc.as_string(sc[i], index_path("parameters.scope", i)));
-        else
-            s.scope.push_back(yc.as_string(sc, "parameters.scope"));
+int layers_of(const std::string& path, const formats::Checkpoint& c) {
+    const fs::path config = fs::path(path) / "config.json";
+    if (fs::is_directory(path) && fs::exists(config)) {
+        std::ifstream in(config);
+        const auto j = nlohmann::json::parse(in, nullptr, false);
+        for (const char* key : {"num_hidden_layers", "n_layer"})
+            if (j.is_object() && j.contains(key) && j[key].is_number_integer())
+                return j[key].get<int>();
     }
-    s.parameters = yaml_to_json(p);
+    int layers = 0;
+    for (const auto& name : c.names())
+        if (const auto l = mk::layer_of(name)) layers = std::max(layers, *l + 1);
+    return layers;
 }
 
-// `models:` each with an optional per-model weight (task arithmetic and DARE only).
-template <class Resolve>
-void parse_models(const YamlChecker& yc, const YAML::Node& models, const Resolve& resolve,
-                  MergeSpec& s) {
-    bool weighted = false;
-    for (std::size_t i = 0; i < models.size(); ++i) {
-        const std::string p = index_path("models", i);
-        yc.check_map(models[i], p,
-                     {{"model", KeyType::string, true, 0, 0, {}},
-                      {"parameters", KeyType::map, false, 0, 0, {}}});
-        s.models.push_back(resolve(yc.as_string(models[i]["model"], p + ".model")));
-        double w = 1.0;
-        if (const YAML::Node mp = models[i]["parameters"]) {
-            yc.check_map(mp, p + ".parameters", {{"weight", KeyType::real, false, -1e6, 1e6, {}}});
-            if (mp["weight"]) {
-                w = yc.as_real(mp["weight"], p + ".parameters.weight");
-                weighted = true;
-            }
-        }
-        s.params.weights.push_back(w);
+Inputs open_inputs(const MergeSpec& spec) {
+    Inputs in;
+    if (!spec.mergekit) {
+        in.all.push_back(formats::Checkpoint::open(spec.config.models[*spec.config.base]));
+        for (const auto& m : merged_model_paths(spec))
+            in.merged.push_back(formats::Checkpoint::open(m));
+        if (in.merged.empty())
+            throw ConfigError(spec.file, "models", "no model to merge besides the base");
+        in.source = std::make_unique<merging::CheckpointSource>(in.all.front(), in.merged,
+                                                                std::vector<std::string>{}, true);
+        return in;
     }
-    if (!weighted) s.params.weights.clear();
-    if (s.models.empty()) yc.fail(models, "models", "no model to merge");
-    const auto m = s.params.method;
-    if (weighted && m != merging::Method::task_arithmetic && m != merging::Method::dare)
-        yc.fail(models, "models", "per-model weights apply to task_arithmetic and dare only");
-    if (m == merging::Method::slerp && s.models.size() != 2)
-        yc.fail(models, "models", "slerp merges exactly 2 models");
-}
-
-MergeSpec parse_spec(const std::string& path) {
-    const YamlChecker yc(path);
-    YAML::Node root;
-    try {
-        root = YAML::LoadFile(path);
-    } catch (const YAML::BadFile&) {
-        throw ConfigError(path, "", "cannot read the file");
-    } catch (const YAML::Exception& e) {
-        throw ConfigError(path, "", e.what());
+    std::vector<mk::ModelInfo> info;
+    std::vector<const formats::Checkpoint*> ptrs;
+    for (const auto& path : spec.config.models) in.all.push_back(formats::Checkpoint::open(path));
+    for (std::size_t i = 0; i < in.all.size(); ++i) {
+        info.push_back({in.all[i].names(), layers_of(spec.config.models[i], in.all[i])});
+        ptrs.push_back(&in.all[i]);
     }
-    yc.check_map(root, "",
-                 {{"merge_method", KeyType::string, true, 0, 0, {}},
-                  {"base_model", KeyType::string, true, 0, 0, {}},
-                  {"models", KeyType::list, true, 0, 0, {}},
-                  {"parameters", KeyType::map, false, 0, 0, {}},
-                  {"out_dtype",
-                   KeyType::string,
-                   false,
-                   0,
-                   0,
-                   {"float32", "float16", "bfloat16", "F32", "F16", "BF16"}},
-                  {"shard_mb", KeyType::real, false, 0.001, 1e9, {}}});
-    MergeSpec s;
-    const fs::path dir = fs::path(path).parent_path();
-    const auto resolve = [&](const std::string& p) {
-        const fs::path f = p;
-        return (f.is_relative() ? dir / f : f).lexically_normal().string();
-    };
     try {
-        s.params.method = merging::method_from_name(root["merge_method"].Scalar());
+        in.plan = mk::plan(spec.config, info);
     } catch (const std::invalid_argument& e) {
-        yc.fail(root["merge_method"], "merge_method", e.what());
+        throw ConfigError(spec.file, "", e.what());
     }
-    s.base = resolve(yc.as_string(root["base_model"], "base_model"));
-    parse_models(yc, root["models"], resolve, s);
-    if (const YAML::Node p = root["parameters"]) parse_parameters(yc, p, s);
-    if (s.scope.empty() && merging::reads_merge_rho(s.params.method)) s.scope = kPrismScope;
-    if (const YAML::Node d = root["out_dtype"]) {
-        const std::string v = d.Scalar();
-        s.out_dtype = v == "float16" || v == "F16"     ? formats::DType::F16
-                      : v == "bfloat16" || v == "BF16" ? formats::DType::BF16
-                                                       : formats::DType::F32;
-    }
-    if (root["shard_mb"]) s.shard_mb = yc.as_real(root["shard_mb"], "shard_mb");
-    return s;
+    in.source = std::make_unique<merging::CheckpointSource>(ptrs, in.plan.tensors, true);
+    return in;
 }
 
 double peak_rss_mb() {
@@ -190,18 +111,76 @@ struct AnonPeak {
     }
 };
 
-// The output's layout: every tensor of the base at its place, merged ones in `out_dtype`.
+// The output's layout: every planned tensor at its place, merged ones in `out_dtype`.
 formats::CheckpointLayout output_layout(const MergeSpec& spec,
                                         const merging::CheckpointSource& source,
-                                        const std::string& out) {
+                                        const fs::path& dir, std::uint64_t shard_bytes) {
     formats::CheckpointLayout layout = merging::merged_layout(source, spec.out_dtype);
-    layout.set_metadata("merge_method", merging::method_name(spec.params.method));
+    layout.set_metadata("merge_method", spec.config.method);
     layout.set_metadata("parameters", spec.parameters.dump());
-    layout.set_metadata("base_model", spec.base);
-    layout.set_metadata("models", nlohmann::json(spec.models).dump());
+    layout.set_metadata("base_model",
+                        spec.config.base ? spec.config.models[*spec.config.base] : "");
+    std::vector<std::string> models;  // every input besides the base
+    for (std::size_t i = 0; i < spec.config.models.size(); ++i)
+        if (i != spec.config.base) models.push_back(spec.config.models[i]);
+    layout.set_metadata("models", nlohmann::json(models).dump());
     layout.set_metadata("format", "pt");
-    layout.plan(out, static_cast<std::uint64_t>(spec.shard_mb * 1048576.0));
+    layout.plan(dir.string(), shard_bytes);
     return layout;
+}
+
+// mergekit's _copy_tokenizer file list (generation_config.json among them).
+const char* const kTokenizerFiles[] = {"tokenizer_config.json", "special_tokens_map.json",
+                                       "tokenizer.json",        "tokenizer.model",
+                                       "added_tokens.json",     "merges.txt",
+                                       "chat_template.jinja",   "generation_config.json",
+                                       "chat_template.json",    "vocab.json"};
+
+// The folder config and tokenizer files come from: tokenizer_source, else the base, else
+// the first model (none when that is a single file). A tokenizer that differs between the
+// models would need mergekit's embedding permutation: refused.
+std::optional<fs::path> donor_folder(const MergeSpec& spec, bool copy_tokenizer) {
+    const std::size_t d = spec.donor.value_or(spec.config.base.value_or(0));
+    const fs::path donor = spec.config.models[d];
+    if (!fs::is_directory(donor)) return std::nullopt;
+    if (!copy_tokenizer || !fs::exists(donor / "tokenizer.json")) return donor;
+    const auto bytes = [](const fs::path& p) {
+        std::ifstream in(p, std::ios::binary);
+        return std::string(std::istreambuf_iterator<char>(in), {});
+    };
+    const std::string mine = bytes(donor / "tokenizer.json");
+    for (const auto& m : spec.config.models)
+        if (fs::exists(fs::path(m) / "tokenizer.json") &&
+            bytes(fs::path(m) / "tokenizer.json") != mine)
+            throw ConfigError(spec.file, "tokenizer_source",
+                              m + "/tokenizer.json differs from " + donor.string() +
+                                  "/tokenizer.json: merging models with different vocabularies "
+                                  "(mergekit's embedding permutation) is not supported");
+    return donor;
+}
+
+// config.json (its layer count set to the output's when slices changed it, its dtype to the
+// output's when given) and, with `copy_tokenizer`, the tokenizer files, as mergekit does.
+void write_side_files(const MergeSpec& spec, const mk::Plan& plan, const fs::path& donor,
+                      const fs::path& dir, bool copy_tokenizer) {
+    if (fs::exists(donor / "config.json")) {
+        std::ifstream in(donor / "config.json");
+        nlohmann::json config = nlohmann::json::parse(in, nullptr, false);
+        if (config.is_discarded())
+            throw formats::FormatError((donor / "config.json").string() + ": not valid JSON");
+        for (const char* key : {"num_hidden_layers", "n_layer"})
+            if (plan.layers_changed && config.contains(key)) config[key] = plan.layers;
+        if (spec.out_dtype)
+            config["torch_dtype"] = *spec.out_dtype == formats::DType::F32   ? "float32"
+                                    : *spec.out_dtype == formats::DType::F16 ? "float16"
+                                                                             : "bfloat16";
+        std::ofstream(dir / "config.json") << config.dump(2) << "\n";
+    }
+    if (!copy_tokenizer || !fs::exists(donor / "tokenizer_config.json") ||
+        !(fs::exists(donor / "tokenizer.json") || fs::exists(donor / "tokenizer.model")))
+        return;
+    for (const char* f : kTokenizerFiles)
+        if (fs::exists(donor / f)) fs::copy_file(donor / f, dir / f);
 }
 
 // PRISM's ρ-gate needs the merge's ρ over the in-scope tensors first (§3.2): each rank
@@ -222,14 +201,14 @@ double merge_rho(merging::ModelMerge& merge, const merging::CheckpointSource& so
 void print_merge(const MergeSpec& spec, const merging::MergeTotals& t, double rho,
                  std::size_t tensors, std::size_t files, const std::string& out,
                  std::uint64_t input_bytes, double seconds, int ranks, const double* max_rss) {
-    const auto method = spec.params.method;
     std::printf("%s of %zu models into %s: %zu tensors in %zu file(s)\n",
-                merging::method_name(method), spec.models.size(), out.c_str(), tensors, files);
+                spec.config.method.c_str(), spec.config.models.size(), out.c_str(), tensors, files);
     if (!spec.scope.empty()) std::printf("scope: %zu patterns\n", spec.scope.size());
     std::printf(
         "update norm %.2f%% of the mean task vector's; %.4f%% of in-scope coordinates changed",
         t.update_pct(), 100.0 * t.keep_fraction());
-    if (rho != 1.0 || method == merging::Method::prism) std::printf("; merge rho %.4f", rho);
+    if (rho != 1.0 || spec.params.method == merging::Method::prism)
+        std::printf("; merge rho %.4f", rho);
     std::printf(
         "\nread %.3f GB in %.2f s on %d rank(s): %.2f GB/s; per rank at most: peak RSS %.0f MB "
         "(with mapped file pages), anonymous memory %.0f MB\n",
@@ -237,47 +216,94 @@ void print_merge(const MergeSpec& spec, const merging::MergeTotals& t, double rh
         static_cast<double>(input_bytes) / 1e9 / seconds, max_rss[0], max_rss[1]);
 }
 
+// Bytes per shard: --out-shard-size (mergekit's K/M/B suffixes, powers of 1000), else the
+// YAML's shard_mb (MiB), else 4 GiB.
+std::uint64_t shard_bytes(const MergeSpec& spec, const std::string& option) {
+    if (!option.empty() && spec.shard_mb)
+        throw ConfigError(spec.file, "shard_mb", "given twice: here and as --out-shard-size");
+    if (option.empty()) return static_cast<std::uint64_t>(spec.shard_mb.value_or(4096) * 1048576.0);
+    std::size_t used = 0;
+    double v = 0;
+    try {
+        v = std::stod(option, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    const std::string suffix = option.substr(used);
+    const double scale = suffix.empty()  ? 1
+                         : suffix == "K" ? 1e3
+                         : suffix == "M" ? 1e6
+                         : suffix == "B" ? 1e9
+                                         : -1;
+    if (used == 0 || scale < 0 || !(v > 0))
+        throw std::invalid_argument("--out-shard-size " + option +
+                                    ": a positive size is expected, e.g. 5B, 500M, 2000000");
+    return static_cast<std::uint64_t>(v * scale);
+}
+
+// Every input path and the YAML itself: what --out must stay clear of.
+std::vector<fs::path> input_paths(const MergeSpec& spec) {
+    std::vector<fs::path> out(spec.config.models.begin(), spec.config.models.end());
+    out.push_back(spec.file);
+    return out;
+}
+
 }  // namespace
 
-int verb_merge(const std::string& config_path, const std::string& out) {
+int verb_merge(const MergeOptions& opt) {
     return with_mpi("merge", [&](int rank, int size) {
-        const MergeSpec spec = parse_spec(config_path);
+        const MergeSpec spec = parse_merge_spec(opt.config);
         const auto t0 = std::chrono::steady_clock::now();
-        const auto base = formats::Checkpoint::open(spec.base);
-        std::vector<formats::Checkpoint> models;
-        for (const auto& m : spec.models) models.push_back(formats::Checkpoint::open(m));
-        const merging::CheckpointSource source(base, models);
+        // Checks every rank makes alike, before any collective call.
+        formats::check_output_clear_of_inputs(opt.out, input_paths(spec), "--out");
+        if (fs::exists(fs::symlink_status(opt.out)) && !opt.replace)
+            throw formats::FormatError(opt.out +
+                                       ": the output folder exists; pass --replace to "
+                                       "replace it whole, or choose another folder");
+        const std::uint64_t shard = shard_bytes(spec, opt.shard_size);
+        const Inputs in = open_inputs(spec);
+        const auto donor = donor_folder(spec, opt.copy_tokenizer);
+        const merging::CheckpointSource& source = *in.source;
         std::vector<std::uint64_t> numel;
         std::uint64_t input_bytes = 0;
         for (std::size_t i = 0; i < source.size(); ++i) {
             numel.push_back(source.numel(i));
             if (source.mergeable(i))
-                input_bytes += source.numel(i) * formats::dtype_size(source.info(i).dtype) *
-                               (models.size() + 1);
+                input_bytes +=
+                    source.numel(i) * formats::dtype_size(source.info(i).dtype) * (in.all.size());
         }
         const std::vector<int> owner = assign_ranks(numel, size);
-        merging::ModelMerge merge(spec.params, spec.scope);
-        const double rho = merge_rho(merge, source, owner, rank);
-        formats::CheckpointLayout layout = output_layout(spec, source, out);
-        if (rank == 0) {
-            fs::create_directories(out);
-            layout.create();
-        }
-        MPI_Barrier(MPI_COMM_WORLD);
-        AnonPeak anon;
-        anon.sample();
-        merging::write_merged(merge, source, rho, layout, owner, rank, [&] { anon.sample(); });
-        const auto local = merge.totals().values();
-        std::array<double, 6> total{};
-        MPI_Reduce(local.data(), total.data(), 6, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-        double rss[2] = {peak_rss_mb(), anon.mb}, max_rss[2] = {0, 0};
-        MPI_Reduce(rss, max_rss, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-        const double seconds =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        if (rank == 0)
+        try {  // from here an error on one rank ends every rank (no collective waits on it)
+            merging::ModelMerge merge(spec.params, spec.scope);
+            const double rho = merge_rho(merge, source, owner, rank);
+            std::unique_ptr<formats::StagedFolder> staged;
+            if (rank == 0) staged = std::make_unique<formats::StagedFolder>(opt.out, opt.replace);
+            const fs::path dir = formats::StagedFolder::staging_path(opt.out);
+            formats::CheckpointLayout layout = output_layout(spec, source, dir, shard);
+            if (rank == 0) layout.create();
+            MPI_Barrier(MPI_COMM_WORLD);
+            AnonPeak anon;
+            anon.sample();
+            merging::write_merged(merge, source, rho, layout, owner, rank, [&] { anon.sample(); });
+            const auto local = merge.totals().values();
+            std::array<double, 6> total{};
+            MPI_Reduce(local.data(), total.data(), 6, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+            double rss[2] = {peak_rss_mb(), anon.mb}, max_rss[2] = {0, 0};
+            MPI_Reduce(rss, max_rss, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+            if (rank != 0) return kExitOk;
+            if (donor) write_side_files(spec, in.plan, *donor, dir, opt.copy_tokenizer);
+            staged->commit();
+            const double seconds =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             print_merge(spec, merging::MergeTotals::from_values(total), rho, layout.size(),
-                        layout.files().size(), out, input_bytes, seconds, size, max_rss);
-        return kExitOk;
+                        layout.files().size(), opt.out, input_bytes, seconds, size, max_rss);
+            return kExitOk;
+        } catch (const std::exception& e) {
+            if (size == 1) throw;
+            std::cerr << "compatbench: merge: rank " << rank << ": " << e.what() << "\n";
+            MPI_Abort(MPI_COMM_WORLD, kExitBadInput);
+            return kExitBadInput;
+        }
     });
 }
 

@@ -11,8 +11,10 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "app/merge_config.h"
 #include "app/tensor_ranks.h"
 #include "app/verbs.h"
+#include "config/yaml_check.h"
 #include "exec/signals.h"
 #include "formats/safetensors.h"
 #include "merging/model_merge.h"
@@ -108,14 +110,45 @@ void print_screen(const ScreenOptions& o, const Screened& r, const Plan& plan, d
                 static_cast<double>(plan.bytes) / 1e9 / seconds);
 }
 
+// The merge a merge YAML describes: its base, the models besides it, the tensors it merges
+// (compatbench's own operators: their scope) and its coefficient (coef, or mergekit's
+// lambda). Slices and per-tensor coefficients describe no single screening: refused.
+ScreenOptions from_merge_yaml(ScreenOptions o) {
+    if (!o.base.empty() || !o.models.empty() || !o.scope.empty() || o.coef_given)
+        throw std::invalid_argument(
+            "a merge YAML gives the base, the models, the scope and "
+            "the coefficient: --base, --models, --scope and --coef "
+            "go without it");
+    const MergeSpec spec = parse_merge_spec(o.config);
+    if (!spec.config.base)
+        throw ConfigError(spec.file, "base_model", "screening needs a base_model");
+    if (!spec.config.slices.empty())
+        throw ConfigError(spec.file, "slices",
+                          "screening reads merges of whole models, not slices");
+    o.base = spec.config.models[*spec.config.base];
+    o.models = merged_model_paths(spec);
+    o.scope = spec.scope;
+    o.coef = spec.params.coef;
+    if (const auto it = spec.config.parameters.find("lambda"); it != spec.config.parameters.end()) {
+        if (it->second.kind != merging::mergekit::Setting::Kind::number)
+            throw ConfigError(spec.file, "parameters.lambda",
+                              "screening takes one coefficient, not a gradient or filters");
+        o.coef = it->second.number;
+    }
+    return o;
+}
+
 }  // namespace
 
-int verb_screen(const ScreenOptions& o) {
+int verb_screen(const ScreenOptions& options) {
     return with_mpi("screen", [&](int rank, int size) {
+        const ScreenOptions o = options.config.empty() ? options : from_merge_yaml(options);
+        if (o.base.empty() || o.models.empty())
+            throw std::invalid_argument("give a merge YAML, or --base and --models");
         const auto base = formats::Checkpoint::open(o.base);
         std::vector<formats::Checkpoint> models;
         for (const auto& m : o.models) models.push_back(formats::Checkpoint::open(m));
-        const merging::CheckpointSource source(base, models, o.scope);
+        const merging::CheckpointSource source(base, models, o.scope, /*any_float_dtype=*/true);
         const Plan plan = plan_screen(source, o.scope, models.size(), size);
         const auto t0 = std::chrono::steady_clock::now();
         // Per tensor: sums of I, D, C (zeros on ranks that do not own it), then reduced.

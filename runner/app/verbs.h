@@ -32,6 +32,8 @@ int verb_bench_dispatch(std::size_t tasks, std::size_t command_tasks, std::size_
                         const std::string& out);
 
 struct ScreenOptions {
+    std::string config;  // a merge YAML: screens the merge it describes
+    bool coef_given = false;
     std::string base;
     std::vector<std::string> models;
     double coef = 1.0;
@@ -43,7 +45,13 @@ struct ScreenOptions {
 int verb_screen(const ScreenOptions& options);
 
 // Under MPI or alone: merges checkpoints per a mergekit-style YAML into `out`.
-int verb_merge(const std::string& config_path, const std::string& out);
+struct MergeOptions {
+    std::string config, out;
+    bool replace = false;        // replace an existing --out whole
+    std::string shard_size;      // --out-shard-size (bytes, K/M/B suffixes)
+    bool copy_tokenizer = true;  // --copy-tokenizer / --no-copy-tokenizer
+};
+int verb_merge(const MergeOptions& options);
 
 struct KnnBenchOptions {
     int n = 1024, d = 768, k = 10, block = 256, repeats = 5;

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "formats/staged_folder.h"
 #include "merging/checkpoint_merge.h"
 #include "tasks/feature_catalog.h"
 #include "tasks/shell_task.h"
@@ -41,20 +42,26 @@ CommandMerge merge_and_evaluate(const TaskContext& ctx, const merging::MergePara
         throw formats::FormatError(base_ckpt.path() + ": no floating-point tensor " +
                                    (scope.empty() ? "to merge" : "in the merge's scope"));
     // Pass 2: the merge, streamed into the output's shards.
+    // Written beside its place and moved there only when complete, never over an input.
     const fs::path dir = ctx.out_dir / "artifacts" / "merges" / task_file_stem(ctx.id);
-    fs::remove_all(dir);
-    fs::create_directories(dir);
+    std::vector<fs::path> input_paths = {base_ckpt.path()};
+    for (const auto& m : lists["finetuned"]) input_paths.emplace_back(m);
+    formats::check_output_clear_of_inputs(dir, input_paths, "the merge folder");
+    fs::create_directories(dir.parent_path());
+    formats::StagedFolder staged(dir, /*replace=*/true);  // an earlier attempt's, if any
     formats::CheckpointLayout layout = merging::merged_layout(source);
     layout.set_metadata("merge_method", merging::method_name(params.method));
     layout.set_metadata("coef", std::to_string(params.coef));
     layout.set_metadata("normalize", params.normalize == merging::Normalize::sum ? "sum" : "mean");
     layout.set_metadata("format", "pt");
-    layout.plan(dir.string(), static_cast<std::uint64_t>(ctx.real("shard_mb", 4096) * 1048576.0));
+    layout.plan(staged.path().string(),
+                static_cast<std::uint64_t>(ctx.real("shard_mb", 4096) * 1048576.0));
     layout.create();
     merging::write_merged(merge, source, merging::ModelMerge::rho_of(merge.sums()), layout, {}, 0,
                           [&] {
                               if (ctx.cancel.load()) throw TaskCancelled{};
                           });
+    staged.commit();
 
     extra["checkpoint"] = dir.string();
     extra["base_checkpoint"] = catalog_path(base, ctx.out_dir).string();

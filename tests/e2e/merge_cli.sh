@@ -12,10 +12,10 @@ write() {  # write NAME METHOD PARAMETERS [MODELS...]
     echo "parameters: $params"; } > "$name.yaml"
 }
 ALL=(ft0.safetensors ft1 ft2.safetensors)
-write ta task_arithmetic "{coef: 0.7}" "${ALL[@]}"
+write ta task_arithmetic "{lambda: 0.7, normalize: true}" "${ALL[@]}"
 write ties ties "{density: 0.3}" "${ALL[@]}"
 write dare dare "{drop: 0.5, seed: 3}" "${ALL[@]}"
-write slerp slerp "{t: 0.4}" ft0.safetensors ft1
+write slerp slerp "{t: 0.4}" ft1
 write stock model_stock "{}" "${ALL[@]}"
 write prism prism "{kappa: 1.0}" "${ALL[@]}"
 write hard prism_hard "{kappa: 1.0}" "${ALL[@]}"
@@ -85,11 +85,56 @@ from compatnets.safetensors import load, save
 arr = load('ft0.safetensors')
 arr['model.layers.0.mlp.up_proj.weight'] = np.zeros((4, 4), dtype=np.float32)
 save('badshape.safetensors', arr, dtypes='BF16')"
-write bad task_arithmetic "{coef: 1}" ft0.safetensors badshape.safetensors
+write bad task_arithmetic "{lambda: 1}" ft0.safetensors badshape.safetensors
 set +e; "$BIN" merge bad.yaml --out out_bad > err.txt 2>&1; code=$?; set -e
 [[ $code == 2 ]] && grep -qF "badshape.safetensors: tensor 'model.layers.0.mlp.up_proj.weight' differs in shape" err.txt \
   || { cat err.txt; fail "bad shape: exit $code"; }
 write badkey ties "{densty: 0.3}" "${ALL[@]}"
 set +e; "$BIN" merge badkey.yaml --out out_bad > err.txt 2>&1; code=$?; set -e
 [[ $code == 2 ]] && grep -q "badkey.yaml:.*parameters.densty" err.txt || { cat err.txt; fail "bad key: exit $code"; }
-pass "merge: every method, numpy-equal TA and PRISM, rank-independent bytes, sharding, errors"
+# Inputs are never written over: --out equal to, inside or containing an input is refused
+# before anything is written (the base's bytes unchanged), through a symlink too.
+sum_before=$(cat ft1/* | sha256sum)
+{ echo "merge_method: task_arithmetic"; echo "base_model: ft1"; echo "models:"
+  echo "  - model: ft0.safetensors"; } > into_base.yaml
+ln -sfn ft1 link_to_ft1
+for out in ft1 ft1/sub link_to_ft1 . ; do
+  set +e; "$BIN" merge into_base.yaml --out "$out" --replace > err.txt 2>&1; code=$?; set -e
+  [[ $code == 2 ]] && grep -q "inputs are never written over" err.txt \
+    || { cat err.txt; fail "--out $out over an input: exit $code"; }
+done
+[[ $(cat ft1/* | sha256sum) == "$sum_before" && ! -e ft1/sub ]] || fail "an input changed"
+# An existing --out is refused without --replace, replaced whole with it (no stale shards);
+# a failed merge leaves neither a partial model nor a staging folder.
+set +e; "$BIN" merge ta.yaml --out out_sharded > err.txt 2>&1; code=$?; set -e
+[[ $code == 2 ]] && grep -q "pass --replace" err.txt || { cat err.txt; fail "existing --out: exit $code"; }
+expect_code 0 mpi 2 merge ta.yaml --out out_sharded --replace > /dev/null
+[[ $(ls out_sharded) == "model.safetensors" ]] || fail "stale files after --replace: $(ls out_sharded)"
+cmp out_sharded/model.safetensors out_ta/model.safetensors || fail "--replace wrote other bytes"
+expect_code 0 mpi 0 merge ta.yaml --out out_shards --out-shard-size 200K > /dev/null
+[[ -f out_shards/model.safetensors.index.json ]] || fail "--out-shard-size made no shards"
+set +e; "$BIN" merge bad.yaml --out out_failed > /dev/null 2>&1; set -e
+[[ ! -e out_failed && -z $(ls -a | grep partial) ]] || fail "a failed merge left files"
+# One merge per file; the dtype mix the README promises; screen reads the merge YAML.
+{ cat ta.yaml; echo "---"; cat ties.yaml; } > two.yaml
+set +e; "$BIN" merge two.yaml --out out_two > err.txt 2>&1; code=$?; set -e
+[[ $code == 2 ]] && grep -q "2 YAML documents" err.txt || { cat err.txt; fail "multi-document: exit $code"; }
+"$PY" -c "
+import sys; sys.path.insert(0, '$SRC/python')
+from compatnets.safetensors import load, save
+save('ft0_f16.safetensors', load('ft0.safetensors'), dtypes='F16')
+save('base_f32.safetensors', load('base.safetensors'), dtypes='F32')"
+{ echo "merge_method: task_arithmetic"; echo "base_model: base_f32.safetensors"; echo "models:"
+  echo "  - model: base_f32.safetensors"; echo "  - model: ft0_f16.safetensors"
+  echo "    parameters: {weight: 0.5}"; } > mixed.yaml
+expect_code 0 mpi 0 merge mixed.yaml --out out_mixed > /dev/null
+"$BIN" screen ta.yaml --json > screen_yaml.json
+"$BIN" screen --base base.safetensors --models "${ALL[@]}" --coef 0.7 --json > screen_cli.json
+"$PY" - <<'PYEOF'
+import json
+a, b = json.load(open("screen_yaml.json")), json.load(open("screen_cli.json"))
+for k in ("k", "coef", "interference", "rho", "score", "tensors"):
+    assert a[k] == b[k], k
+print("screen of the merge YAML equals screen --base --models --coef")
+PYEOF
+pass "merge: every method, numpy-equal TA and PRISM, rank-independent bytes, sharding, errors, inputs never written over, staged output, --replace, screen of a merge YAML"

@@ -74,7 +74,7 @@ base_model: $R/models/mlp_sup.safetensors
 models:
   - model: $R/finetunes/mlp_sup_fine.safetensors
   - model: $R/finetunes/mlp_sup_digits.safetensors
-parameters: {coef: 1.0}
+parameters: {normalize: true}
 out_dtype: float32
 YAML
 expect_code 0 mpi 0 merge "$WORK/merge.yaml" --out "$WORK/merged" > /dev/null

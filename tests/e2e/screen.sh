@@ -63,7 +63,12 @@ check_error() {  # check_error MODEL WANT...
 }
 check_error missing.safetensors "missing.safetensors: no tensor 'model.layers.1.mlp.up_proj.weight'"
 check_error shape.safetensors "shape.safetensors: tensor 'model.norm.weight' differs in shape"
-check_error f32.safetensors "f32.safetensors: tensor " "is F32, the base's is BF16"
+# Mixed float dtypes are read through float32: ft0's values stored as F32 screen as ft0.
+for m in f32.safetensors ft0.safetensors; do
+  "$BIN" screen --base "$WORK/llm/base.safetensors" --models "$WORK/llm/ft1" "$WORK/llm/$m" --json \
+    | "$PY" -c "import json, sys; j = json.load(sys.stdin); print(j['interference'], j['rho'])"
+done > "$WORK/mixed.txt"
+[[ $(sort -u "$WORK/mixed.txt" | wc -l) == 1 ]] || { cat "$WORK/mixed.txt"; fail "F32 copy screens differently"; }
 check_error cut.safetensors "cut.safetensors"
 check_error nothing.safetensors "nothing.safetensors"
 pass "screen: numpy-equal statistics, rank-independent, scoped; bad files named"

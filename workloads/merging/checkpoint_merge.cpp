@@ -7,7 +7,8 @@ formats::CheckpointLayout merged_layout(const CheckpointSource& source,
     formats::CheckpointLayout layout;
     for (std::size_t i = 0; i < source.size(); ++i) {
         const auto& t = source.info(i);
-        layout.add(t.name, source.mergeable(i) && out_dtype ? *out_dtype : t.dtype, t.shape);
+        layout.add(source.name(i), source.mergeable(i) && out_dtype ? *out_dtype : t.dtype,
+                   t.shape);
     }
     return layout;
 }
@@ -19,7 +20,7 @@ void write_merged(ModelMerge& merge, const CheckpointSource& source, double rho,
         if (!owner.empty() && owner[i] != rank) continue;
         const auto& t = source.info(i);
         if (!source.mergeable(i)) {
-            layout.write(i, source.base_checkpoint().file_of(t.name).raw(t));
+            layout.write(i, source.base_file(i).raw(t));
             continue;
         }
         formats::TensorWriter writer(layout, i);

@@ -1,6 +1,7 @@
 #include "merging/last_pass.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <vector>
 
@@ -56,7 +57,7 @@ void kernel(const MergeParams& p, const Fused& f, const float* base, const float
         w[i] = p.weights.empty() ? 1.0 : p.weights.at(static_cast<std::size_t>(i));
         total += w[i];
     }
-    const bool divide = p.normalize == Normalize::mean && total != 0.0;
+    const bool divide = p.normalize == Normalize::mean && std::abs(total) >= 1e-8;  // mergekit
     for (std::size_t j = 0; j < count; j += 8) {
         const std::size_t n = count - j < 8 ? count - j : 8;
         const V8d b = widen(load<V8f>(base + j, n));

@@ -11,41 +11,77 @@ namespace compatbench::merging {
 
 CheckpointSource::CheckpointSource(const formats::Checkpoint& base,
                                    const std::vector<formats::Checkpoint>& models,
-                                   const std::vector<std::string>& scope, bool any_float_dtype)
-    : base_(base), models_(models), names_(base.names()) {
-    for (const auto& name : names_) {
-        const auto& t = base.info(name);
-        if (!formats::dtype_is_float(t.dtype) || !in_scope(name, scope)) continue;
-        for (const auto& m : models) {
-            const auto names = m.names();
-            if (!std::binary_search(names.begin(), names.end(), name))
-                throw formats::FormatError(m.path() + ": no tensor '" + name + "' (the base " +
-                                           base.path() + " has it)");
-            const auto& mt = m.info(name);
-            if (mt.shape != t.shape)
-                throw formats::FormatError(m.path() + ": tensor '" + name +
-                                           "' differs in shape from the base " + base.path());
-            if (mt.dtype != t.dtype && !(any_float_dtype && formats::dtype_is_float(mt.dtype)))
-                throw formats::FormatError(m.path() + ": tensor '" + name + "' is " +
-                                           formats::dtype_name(mt.dtype) + ", the base's is " +
-                                           formats::dtype_name(t.dtype));
-        }
+                                   const std::vector<std::string>& scope, bool any_float_dtype) {
+    checkpoints_.push_back(&base);
+    for (const auto& m : models) checkpoints_.push_back(&m);
+    for (const auto& name : base.names()) {
+        PlannedTensor t{name, {0, name}, {}, {}};
+        for (std::size_t i = 0; i < models.size(); ++i) t.models.push_back({i + 1, name});
+        const auto& info = base.info(name);
+        if (formats::dtype_is_float(info.dtype) && in_scope(name, scope)) check(t, any_float_dtype);
+        plan_.push_back(std::move(t));
+    }
+}
+
+CheckpointSource::CheckpointSource(std::vector<const formats::Checkpoint*> checkpoints,
+                                   std::vector<PlannedTensor> plan, bool any_float_dtype)
+    : checkpoints_(std::move(checkpoints)), plan_(std::move(plan)), planned_(true) {
+    for (const auto& t : plan_) {
+        const formats::Checkpoint& b = *checkpoints_.at(t.base.checkpoint);
+        const auto names = b.names();
+        if (!std::binary_search(names.begin(), names.end(), t.base.tensor))
+            throw formats::FormatError(b.path() + ": no tensor '" + t.base.tensor + "'");
+        if (formats::dtype_is_float(b.info(t.base.tensor).dtype)) check(t, any_float_dtype);
+    }
+}
+
+// Every model has tensor t with the base's shape (and dtype, unless any float will do).
+void CheckpointSource::check(const PlannedTensor& t, bool any_float_dtype) const {
+    const formats::Checkpoint& base = *checkpoints_.at(t.base.checkpoint);
+    const auto& bt = base.info(t.base.tensor);
+    for (const auto& in : t.models) {
+        const formats::Checkpoint& m = *checkpoints_.at(in.checkpoint);
+        const auto names = m.names();
+        if (!std::binary_search(names.begin(), names.end(), in.tensor))
+            throw formats::FormatError(m.path() + ": no tensor '" + in.tensor + "' (the base " +
+                                       base.path() + " has '" + t.base.tensor + "')");
+        const auto& mt = m.info(in.tensor);
+        if (mt.shape != bt.shape)
+            throw formats::FormatError(m.path() + ": tensor '" + in.tensor +
+                                       "' differs in shape from the base " + base.path());
+        if (mt.dtype != bt.dtype && !(any_float_dtype && formats::dtype_is_float(mt.dtype)))
+            throw formats::FormatError(m.path() + ": tensor '" + in.tensor + "' is " +
+                                       formats::dtype_name(mt.dtype) + ", the base's is " +
+                                       formats::dtype_name(bt.dtype));
     }
 }
 
 const formats::TensorInfo& CheckpointSource::info(std::size_t i) const {
-    return base_.info(names_[i]);
+    const auto& b = plan_[i].base;
+    return checkpoints_[b.checkpoint]->info(b.tensor);
+}
+const formats::SafetensorsFile& CheckpointSource::base_file(std::size_t i) const {
+    const auto& b = plan_[i].base;
+    return checkpoints_[b.checkpoint]->file_of(b.tensor);
 }
 bool CheckpointSource::matrix(std::size_t i) const { return info(i).shape.size() == 2; }
 bool CheckpointSource::mergeable(std::size_t i) const {
     return formats::dtype_is_float(info(i).dtype);
 }
 std::uint64_t CheckpointSource::numel(std::size_t i) const { return info(i).numel(); }
+std::uint64_t CheckpointSource::row_length(std::size_t i) const {
+    const auto& shape = info(i).shape;
+    return shape.size() == 2 ? shape[1] : numel(i);
+}
 
 std::vector<TensorRef> CheckpointSource::refs(std::size_t i) const {
-    const std::string& name = names_[i];
-    std::vector<TensorRef> refs = {{&base_.file_of(name), &base_.info(name)}};
-    for (const auto& m : models_) refs.push_back({&m.file_of(name), &m.info(name)});
+    const PlannedTensor& t = plan_[i];
+    const auto ref = [&](const PlannedTensor::Input& in) {
+        const formats::Checkpoint& c = *checkpoints_[in.checkpoint];
+        return TensorRef{&c.file_of(in.tensor), &c.info(in.tensor)};
+    };
+    std::vector<TensorRef> refs = {ref(t.base)};
+    for (const auto& m : t.models) refs.push_back(ref(m));
     for (const auto& r : refs) r.file->will_need(*r.info);
     return refs;
 }
@@ -156,8 +192,10 @@ void ModelMerge::merge(const TensorSource& source, std::size_t i, double rho,
     scope.matrix = source.matrix(i);
     scope.in_scope = in_scope(scope.name);
     scope.merge_rho = rho;
+    scope.row_length = source.row_length(i);
+    const MergeParams* own = source.params(i);
     const auto blocks = source.blocks(i);
-    const TensorMergeStats st = merge_tensor(params_, scope, *blocks, out);
+    const TensorMergeStats st = merge_tensor(own ? *own : params_, scope, *blocks, out);
     if (scope.in_scope) totals_.add(st);
 }
 

@@ -26,6 +26,10 @@ class TensorSource {
     virtual bool matrix(std::size_t i) const = 0;     // a 2-D tensor
     virtual bool mergeable(std::size_t i) const = 0;  // floating point (others keep the base's)
     virtual std::uint64_t numel(std::size_t i) const = 0;
+    // Coordinates per row (the last dimension of a matrix; numel otherwise).
+    virtual std::uint64_t row_length(std::size_t i) const { return numel(i); }
+    // Tensor i's own parameters, when the merge has per-tensor ones (else the merge's).
+    virtual const MergeParams* params(std::size_t) const { return nullptr; }
     // Tensor i's interference sums across the models (§3.1).
     virtual InterferenceSums interference(std::size_t i) const = 0;
     // Tensor i's values, a block at a time as float32 (valid while the source lives; one
@@ -33,24 +37,48 @@ class TensorSource {
     virtual std::unique_ptr<TensorBlocks> blocks(std::size_t i) const = 0;
 };
 
-// The base and K checkpoints. Every floating-point tensor of the base that matches `scope`
-// (empty: all) must be in each model with the base's shape, and with its dtype too unless
-// `any_float_dtype` (formats::FormatError naming the file and the tensor, before anything is
-// read). Mixed dtypes are read through float32.
+// One output tensor of a planned merge: which tensor of which checkpoint is θ0 (and gives
+// the output's shape and dtype, and its bytes when not floating point) and which are the
+// θ_i, under what name it is written, and the operator's parameters for it.
+struct PlannedTensor {
+    struct Input {
+        std::size_t checkpoint = 0;  // index into the source's checkpoints
+        std::string tensor;
+    };
+    std::string name;
+    Input base;
+    std::vector<Input> models;
+    MergeParams params;
+};
+
+// Checkpoint files as a TensorSource, read a chunk at a time. Either the base and K models
+// tensor by tensor under the base's names, or a planned merge (slices, per-tensor
+// parameters). Every floating-point tensor merged must be in each input with the base's
+// shape, and with its dtype too unless `any_float_dtype` (formats::FormatError naming the
+// file and the tensor, before anything is read). Mixed dtypes are read through float32.
 class CheckpointSource final : public TensorSource {
   public:
+    // The base's tensors (those matching `scope`, empty: all, are checked in every model).
     CheckpointSource(const formats::Checkpoint& base,
                      const std::vector<formats::Checkpoint>& models,
                      const std::vector<std::string>& scope = {}, bool any_float_dtype = false);
-    std::size_t size() const override { return names_.size(); }
-    const std::string& name(std::size_t i) const override { return names_[i]; }
+    // A planned merge over `checkpoints`; each tensor with its own parameters.
+    CheckpointSource(std::vector<const formats::Checkpoint*> checkpoints,
+                     std::vector<PlannedTensor> plan, bool any_float_dtype = true);
+    std::size_t size() const override { return plan_.size(); }
+    const std::string& name(std::size_t i) const override { return plan_[i].name; }
     bool matrix(std::size_t i) const override;
     bool mergeable(std::size_t i) const override;
     std::uint64_t numel(std::size_t i) const override;
+    std::uint64_t row_length(std::size_t i) const override;
+    const MergeParams* params(std::size_t i) const override {
+        return planned_ ? &plan_[i].params : nullptr;
+    }
     InterferenceSums interference(std::size_t i) const override;
     std::unique_ptr<TensorBlocks> blocks(std::size_t i) const override;
     const formats::TensorInfo& info(std::size_t i) const;  // the base's
-    const formats::Checkpoint& base_checkpoint() const { return base_; }
+    const formats::SafetensorsFile& base_file(std::size_t i) const;
+    const formats::Checkpoint& base_checkpoint() const { return *checkpoints_.front(); }
     // Per input (the base, then each model): its raw chunk and its float32 block.
     struct Buffers {
         std::vector<std::vector<std::uint8_t>> raw;
@@ -58,11 +86,12 @@ class CheckpointSource final : public TensorSource {
     };
 
   private:
+    void check(const PlannedTensor& t, bool any_float_dtype) const;
     // The base's and each model's tensor i, asked to be read ahead (posix_fadvise WILLNEED).
     std::vector<TensorRef> refs(std::size_t i) const;
-    const formats::Checkpoint& base_;
-    const std::vector<formats::Checkpoint>& models_;
-    std::vector<std::string> names_;
+    std::vector<const formats::Checkpoint*> checkpoints_;
+    std::vector<PlannedTensor> plan_;
+    bool planned_ = false;
     mutable Buffers buffers_;  // reused across tensors
 };
 

@@ -13,7 +13,18 @@ constexpr const char* kNames[] = {"task_arithmetic", "ties",  "dare",       "sle
 
 }  // namespace
 
-const char* method_name(Method m) { return kNames[static_cast<int>(m)]; }
+const char* method_name(Method m) {
+    switch (m) {
+        case Method::generalized:
+            return "generalized";
+        case Method::linear:
+            return "linear";
+        case Method::passthrough:
+            return "passthrough";
+        default:
+            return kNames[static_cast<int>(m)];
+    }
+}
 
 const std::vector<std::string>& method_names() {
     static const std::vector<std::string> names(std::begin(kNames), std::end(kNames));

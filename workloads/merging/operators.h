@@ -26,16 +26,23 @@ enum class Method {
     model_stock,
     prism,
     prism_hard,
-    norm_matched
+    norm_matched,
+    // mergekit's operators that the studies do not sweep (compatbench merge only):
+    generalized,  // generalized task arithmetic (generalized.h): TIES, DARE, DELLA, Breadcrumbs
+    linear,       // Σ w_i θ_i (/ Σ w_i)
+    passthrough   // θ_1 · scale
 };
 const char* method_name(Method m);
-// Every operator's name, in the order of Method.
+// The studies' operators' names, in the order of Method (task_arithmetic .. norm_matched).
 const std::vector<std::string>& method_names();
 // Whether the operator reads the merge's ρ (the PRISM family: prism, prism_hard,
 // norm_matched), which the merge's first pass measures.
 bool reads_merge_rho(Method m);
 // std::invalid_argument listing the known names.
 Method method_from_name(const std::string& name);
+
+// How generalized task arithmetic sparsifies each task vector (mergekit's sparsify.py).
+enum class Sparsify { none, magnitude, random, magnitude_outliers, della };
 
 struct MergeParams {
     Method method = Method::task_arithmetic;
@@ -50,15 +57,23 @@ struct MergeParams {
     double keep_floor = 0.001;              // PRISM: fraction a matrix keeps at least
     std::uint64_t seed = 0;                 // DARE's masks
     std::vector<double> weights;            // task arithmetic / DARE: w_i (empty: all 1)
+    // Generalized task arithmetic (generalized.h); TIES is its magnitude + consensus case.
+    Sparsify sparsify = Sparsify::none;
+    bool consensus = false;                // TIES's sign election
+    bool rescale = false;                  // L1 rescale of each sparsified τ_i
+    std::vector<double> densities;         // per model (empty: `density` for all)
+    std::vector<double> gammas, epsilons;  // per model: Breadcrumbs' γ, DELLA's ε
+    double scale = 1.0;                    // passthrough
 };
 
 // What the operator needs to know of the tensor beyond its values.
 struct TensorScope {
     std::string name;
-    bool matrix = false;     // a 2-D tensor (PRISM's keep-rate floor applies to these)
-    bool in_scope = true;    // out-of-scope tensors keep θ0 (PRISM, and every method when
-                             // a scope is given)
-    double merge_rho = 1.0;  // ρ of the whole merge over the in-scope tensors (§3.1)
+    bool matrix = false;         // a 2-D tensor (PRISM's keep-rate floor applies to these)
+    bool in_scope = true;        // out-of-scope tensors keep θ0 (PRISM, and every method when
+                                 // a scope is given)
+    double merge_rho = 1.0;      // ρ of the whole merge over the in-scope tensors (§3.1)
+    std::size_t row_length = 0;  // coordinates per row (DELLA's ranks; 0: the whole tensor)
 };
 
 struct TensorMergeStats {

@@ -9,6 +9,7 @@
 
 #include "common/hash.h"
 #include "common/lanes.h"
+#include "merging/generalized.h"
 #include "merging/last_pass.h"
 #include "merging/operators.h"
 #include "merging/selection.h"
@@ -140,42 +141,6 @@ inline void from_delta(Block& b, const std::vector<double>& delta, double scale)
     for (std::size_t j = 0; j < b.count; ++j) b.theta[j] = b.base[j] + scale * delta[j];
 }
 
-// Σ_i w_i τ_i, divided by Σ_i w_i for `normalize: mean` (task arithmetic, DARE).
-void weighted(const MergeParams& p, const Block& b, std::vector<double>& d) {
-    std::fill_n(d.begin(), b.count, 0.0);
-    double total = 0.0;
-    for (std::size_t i = 0; i < b.t.size(); ++i) {
-        const double w = p.weights.empty() ? 1.0 : p.weights.at(i);
-        total += w;
-        for (std::size_t j = 0; j < b.count; ++j) d[j] += w * b.t[i][j];
-    }
-    if (p.normalize == Normalize::mean && total != 0.0)
-        for (std::size_t j = 0; j < b.count; ++j) d[j] /= total;
-}
-
-// TIES's disjoint mean: elect the sign of Σ_i τ_ij (0 -> +), average the τ_ij that agree.
-// Model by model over the block (loops that vectorise), each coordinate's sums in model
-// order. Adding +0 for a τ_ij that does not agree leaves a sum as skipping it would: the
-// agreeing τ_ij are non-zero and share a sign, so their sum is +0 or non-zero.
-void elect_and_average(const Block& b, std::vector<double>& delta) {
-    thread_local std::vector<double> sum;
-    thread_local std::vector<int> count;
-    sum.assign(b.count, 0.0);
-    count.assign(b.count, 0);
-    for (const auto& t : b.t)
-        for (std::size_t j = 0; j < b.count; ++j) sum[j] += t[j];
-    std::fill_n(delta.begin(), b.count, 0.0);
-    for (const auto& t : b.t)
-        for (std::size_t j = 0; j < b.count; ++j) {
-            const double sign = sum[j] < 0.0 ? -1.0 : 1.0;
-            const bool agrees = t[j] != 0.0 && (t[j] < 0.0 ? -1.0 : 1.0) == sign;
-            delta[j] += agrees ? t[j] : 0.0;
-            count[j] += agrees;
-        }
-    // Where none agrees the sum is +0, and +0 / 1 is the +0 the definition gives.
-    for (std::size_t j = 0; j < b.count; ++j) delta[j] /= std::max<double>(count[j], 1.0);
-}
-
 // DARE: τ_ij kept with probability 1 − p and rescaled by 1 / (1 − p); the mask is drawn per
 // (seed, tensor, model, coordinate), the same whatever rank or order merges it.
 void dare_drop(const MergeParams& p, const TensorScope& s, Block& b) {
@@ -186,64 +151,6 @@ void dare_drop(const MergeParams& p, const TensorScope& s, Block& b) {
             const bool kept = unit_double(splitmix64(stream + b.begin + j)) < keep;
             b.t[i][j] = kept && keep > 0.0 ? b.t[i][j] / keep : 0.0;
         }
-    }
-}
-
-// TIES keeps the k = ⌊density · n⌋ largest |τ_ij| of each task vector (mergekit's
-// int(density * numel)); ties go to the lower index. Per model: the k-th largest magnitude
-// and how many coordinates equal to it are kept.
-struct Trim {
-    double threshold = 0.0;
-    std::size_t equal_kept = 0;
-    bool all = false, none = false;
-};
-std::vector<Trim> ties_trims(const MergeParams& p, TensorBlocks& in) {
-    const std::size_t n = in.numel(), k = in.models();
-    const auto keep = static_cast<std::size_t>(std::floor(p.density * static_cast<double>(n)));
-    std::vector<Trim> trims(k);
-    if (keep >= n || keep == 0) {
-        for (auto& tr : trims) (keep == 0 ? tr.none : tr.all) = true;
-        return trims;
-    }
-    std::vector<double>& mag = magnitudes(n);
-    for (std::size_t i = 0; i < k; ++i) {
-        last_pass::read_blocks(
-            in, kBlock,
-            [&](std::size_t begin, std::size_t count, const float* base, const auto& x) {
-                for (std::size_t j = 0; j < count; ++j)
-                    mag[begin + j] = std::abs(static_cast<double>(x[i][j]) - base[j]);  // |τ_ij|
-            });
-        const double threshold = kth_largest(mag, n, keep);
-        const auto above = static_cast<std::size_t>(
-            std::count_if(mag.begin(), mag.begin() + static_cast<std::ptrdiff_t>(n),
-                          [&](double v) { return v > threshold; }));
-        trims[i] = {threshold, keep - above, false, false};
-    }
-    return trims;
-}
-
-// Zeroes the τ_ij that TIES trims, coordinates in order (`seen`: coordinates equal to each
-// model's threshold met so far, over the blocks before). Those above the threshold stay,
-// those below go (a loop that vectorises); the rare ones equal to it are then counted in
-// order.
-void trim(const std::vector<Trim>& trims, std::vector<std::size_t>& seen, Block& b) {
-    for (std::size_t i = 0; i < trims.size(); ++i) {
-        const Trim& tr = trims[i];
-        std::vector<double>& t = b.t[i];
-        if (tr.all) continue;
-        if (tr.none) {
-            std::fill_n(t.begin(), b.count, 0.0);
-            continue;
-        }
-        std::size_t equal = 0;
-        for (std::size_t j = 0; j < b.count; ++j) {
-            const double a = std::abs(t[j]);
-            equal += a == tr.threshold;
-            t[j] = a >= tr.threshold ? t[j] : 0.0;
-        }
-        if (equal == 0) continue;
-        for (std::size_t j = 0; j < b.count; ++j)
-            if (std::abs(t[j]) == tr.threshold && seen[i]++ >= tr.equal_kept) t[j] = 0.0;
     }
 }
 
@@ -296,8 +203,9 @@ double model_stock_t(const std::vector<double>& dots, std::size_t k) {
     int pairs = 0;
     for (std::size_t i = 0; i < k; ++i)
         for (std::size_t q = i + 1; q < k; ++q) {
-            const double ni = std::sqrt(at(i, i)), nq = std::sqrt(at(q, q));
-            cos_sum += ni > 0 && nq > 0 ? at(i, q) / (ni * nq) : 0.0;
+            // mergekit's model_stock: the norms' product clamped at 1e-6, the cosine to ±1.
+            const double norms = std::sqrt(at(i, i)) * std::sqrt(at(q, q));
+            cos_sum += std::clamp(at(i, q) / std::max(norms, 1e-6), -1.0, 1.0);
             ++pairs;
         }
     const double c = pairs ? cos_sum / pairs : 1.0;
@@ -307,11 +215,41 @@ double model_stock_t(const std::vector<double>& dots, std::size_t k) {
 
 // SLERP's weights of θ1 and θ2 at t.
 std::pair<double, double> slerp_weights(const MergeParams& p, const std::vector<double>& dots) {
-    const double na = std::sqrt(dots[0]), nb = std::sqrt(dots[1]);
-    const double cos = na > 0 && nb > 0 ? std::clamp(dots[2] / (na * nb), -1.0, 1.0) : 1.0;
+    // mergekit's slerp: each vector normalised only when its norm is above 1e-8.
+    const auto norm = [](double sq) {
+        const double n = std::sqrt(sq);
+        return n > 1e-8 ? n : 1.0;
+    };
+    const double cos = std::clamp(dots[2] / (norm(dots[0]) * norm(dots[1])), -1.0, 1.0);
     if (!(std::abs(cos) <= 0.9995)) return {1.0 - p.t, p.t};
     const double omega = std::acos(cos), so = std::sin(omega);
     return {std::sin((1.0 - p.t) * omega) / so, std::sin(p.t * omega) / so};
+}
+
+// TIES of the studies (§3.2): generalized task arithmetic with the ⌊density · n⌋ largest
+// |τ_ij| of each model kept, sign consensus and the mean of the agreeing τ, unweighted.
+MergeParams ties_params(const MergeParams& p) {
+    MergeParams q = p;
+    q.sparsify = Sparsify::magnitude;
+    q.consensus = true;
+    q.normalize = Normalize::mean;
+    q.rescale = false;
+    q.weights.clear();
+    q.densities.clear();
+    return q;
+}
+
+// mergekit's linear: Σ_i w_i θ_i, divided by Σ_i w_i for `normalize: mean`.
+void linear(const MergeParams& p, Block& b) {
+    double total = 0.0;
+    std::fill_n(b.theta.begin(), b.count, 0.0);
+    for (std::size_t i = 0; i < b.x.size(); ++i) {
+        const double w = p.weights.empty() ? 1.0 : p.weights.at(i);
+        total += w;
+        for (std::size_t j = 0; j < b.count; ++j) b.theta[j] += w * static_cast<double>(b.x[i][j]);
+    }
+    if (p.normalize == Normalize::mean)
+        for (std::size_t j = 0; j < b.count; ++j) b.theta[j] /= total;
 }
 
 // The last pass of each operator.
@@ -325,26 +263,37 @@ void merge_pass(const MergeParams& p, const TensorScope& s, TensorBlocks& in, co
         case Method::task_arithmetic:
             if (fused({last_pass::Update::weighted, p.coef})) return;
             return array_pass(in, out, st, [&](Block& b) {
-                weighted(p, b, delta);
+                combine(p, {}, b.begin, b.count, b.t, delta);
                 from_delta(b, delta, p.coef);
             });
-        case Method::ties: {
-            const std::vector<Trim> trims = ties_trims(p, in);
-            std::vector<std::size_t> seen(in.models(), 0);
+        case Method::ties:
+        case Method::generalized: {
+            const MergeParams q = p.method == Method::ties ? ties_params(p) : p;
+            const std::vector<Selection> sel = select(q, s, in);
             return array_pass(in, out, st, [&](Block& b) {
-                trim(trims, seen, b);
-                elect_and_average(b, delta);
+                combine(q, sel, b.begin, b.count, b.t, delta);
+                from_delta(b, delta, q.coef);
+            });
+        }
+        case Method::dare: {
+            MergeParams q = p;  // the study's DARE: its own drop, then the mean or TIES's mix
+            if (p.dare_then_ties) {
+                q.consensus = true;
+                q.normalize = Normalize::mean;
+                q.weights.clear();
+            }
+            return array_pass(in, out, st, [&](Block& b) {
+                dare_drop(p, s, b);
+                combine(q, {}, b.begin, b.count, b.t, delta);
                 from_delta(b, delta, p.coef);
             });
         }
-        case Method::dare:
+        case Method::linear:
+            return array_pass(in, out, st, [&](Block& b) { linear(p, b); });
+        case Method::passthrough:
             return array_pass(in, out, st, [&](Block& b) {
-                dare_drop(p, s, b);
-                if (p.dare_then_ties)
-                    elect_and_average(b, delta);
-                else
-                    weighted(p, b, delta);
-                from_delta(b, delta, p.coef);
+                for (std::size_t j = 0; j < b.count; ++j)
+                    b.theta[j] = static_cast<double>(b.x[0][j]) * p.scale;
             });
         case Method::slerp: {
             const auto [wa, wb] = slerp_weights(p, f.dots);

@@ -1,0 +1,37 @@
+// The merge YAML of `compatbench merge` and `compatbench screen`: mergekit's configuration
+// format (docs/mergekit.md: what is supported, how, and what is refused), and
+// compatbench's own operators (dare, prism, prism_hard, norm_matched) in the same shape.
+// Every key is checked; one that is not supported is refused by name, with the file, line
+// and column (ConfigError).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "formats/safetensors.h"
+#include "merging/mergekit.h"
+
+namespace compatbench {
+
+struct MergeSpec {
+    std::string file;
+    merging::mergekit::Config config;  // models (resolved paths), base, sources, parameters
+    bool mergekit = false;             // one of mergekit's methods, else compatbench's own
+    merging::MergeParams params;       // compatbench's own operators (one set for all tensors)
+    std::vector<std::string> scope;    // compatbench's own operators
+    std::optional<formats::DType> out_dtype;  // out_dtype, else dtype
+    std::optional<std::size_t> donor;         // where config and tokenizer files come from
+    std::optional<double> shard_mb;
+    nlohmann::json parameters;  // as written, for the output's metadata
+};
+
+MergeSpec parse_merge_spec(const std::string& path);
+
+// The merged models besides the base (compatbench's own operators; mergekit's plan
+// its sources itself).
+std::vector<std::string> merged_model_paths(const MergeSpec& spec);
+
+}  // namespace compatbench

@@ -1,0 +1,91 @@
+#include "formats/staged_folder.h"
+
+#include <system_error>
+
+#include "formats/safetensors.h"
+
+namespace compatbench::formats {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// `p` with symlinks resolved as far as it exists, the rest as written.
+fs::path resolved(const fs::path& p) {
+    std::error_code ec;
+    const fs::path r = fs::weakly_canonical(fs::absolute(p), ec);
+    return ec ? fs::absolute(p).lexically_normal() : r;
+}
+
+// Whether `inner` is `outer` or lies below it.
+bool within(const fs::path& inner, const fs::path& outer) {
+    auto i = inner.begin();
+    for (auto o = outer.begin(); o != outer.end(); ++o, ++i) {
+        if (o->empty()) continue;  // a trailing separator
+        if (i == inner.end() || *i != *o) return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+void check_output_clear_of_inputs(const fs::path& out, const std::vector<fs::path>& inputs,
+                                  const std::string& what) {
+    const fs::path o = resolved(out);
+    for (const auto& input : inputs) {
+        const fs::path in = resolved(input);
+        const char* how = o == in         ? "is the input"
+                          : within(in, o) ? "contains the input"
+                          : within(o, in) ? "lies inside the input"
+                                          : nullptr;
+        if (how)
+            throw FormatError(what + " " + out.string() + " " + how + " " + input.string() +
+                              ": inputs are never written over; choose another folder");
+    }
+}
+
+fs::path StagedFolder::staging_path(const fs::path& target) {
+    const fs::path t = fs::absolute(target).lexically_normal();
+    const fs::path name = t.has_filename() ? t.filename() : t.parent_path().filename();
+    const fs::path parent = t.has_filename() ? t.parent_path() : t.parent_path().parent_path();
+    std::string staged = ".";  // (appended, not `"." + s`: GCC 12's -Wrestrict misfires)
+    staged += name.string();
+    staged += ".partial";
+    return parent / staged;
+}
+
+StagedFolder::StagedFolder(fs::path target, bool replace)
+    : target_(std::move(target)), staging_(staging_path(target_)), replace_(replace) {
+    std::error_code ec;
+    if (fs::exists(fs::symlink_status(target_, ec)) && !replace_)
+        throw FormatError(target_.string() +
+                          ": the output folder exists; pass --replace to replace it whole, "
+                          "or choose another folder");
+    if (fs::exists(target_) && !fs::is_directory(target_))
+        throw FormatError(target_.string() + ": exists and is not a folder");
+    fs::remove_all(staging_);  // a killed writer's leftovers
+    fs::create_directories(staging_);
+}
+
+StagedFolder::~StagedFolder() {
+    if (committed_) return;
+    std::error_code ec;
+    fs::remove_all(staging_, ec);
+}
+
+void StagedFolder::commit() {
+    std::error_code ec;
+    fs::path old;
+    if (fs::exists(fs::symlink_status(target_, ec))) {
+        if (!replace_) throw FormatError(target_.string() + ": appeared while writing; kept");
+        old = staging_;
+        old.replace_filename(staging_.filename().string() + ".old");
+        fs::remove_all(old);
+        fs::rename(target_, old);
+    }
+    fs::rename(staging_, target_);
+    committed_ = true;
+    if (!old.empty()) fs::remove_all(old, ec);
+}
+
+}  // namespace compatbench::formats

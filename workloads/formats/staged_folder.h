@@ -1,0 +1,44 @@
+// An output folder that appears whole or not at all, and never over an input.
+//
+// A merge (or any writer of a model folder) writes into a staging folder beside its target,
+// `.<name>.partial`, and renames it into place only when everything is written: a failed or
+// killed writer leaves no partial model at the target (the next attempt clears the stale
+// staging folder). An existing target is replaced whole only when asked, and is moved
+// aside only once its replacement is complete.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace compatbench::formats {
+
+// Refuses (FormatError naming both paths) an output that is one of `inputs`, contains one, or
+// lies inside one, symlinks resolved (the parts of `out` that do not exist yet are taken
+// as written). `what` names the output in the message ("--out").
+void check_output_clear_of_inputs(const std::filesystem::path& out,
+                                  const std::vector<std::filesystem::path>& inputs,
+                                  const std::string& what);
+
+class StagedFolder {
+  public:
+    // Refuses an existing `target` unless `replace`. The staging folder is created empty.
+    StagedFolder(std::filesystem::path target, bool replace);
+    StagedFolder(const StagedFolder&) = delete;
+    StagedFolder& operator=(const StagedFolder&) = delete;
+    ~StagedFolder();  // removes the staging folder unless committed
+
+    const std::filesystem::path& path() const { return staging_; }
+    const std::filesystem::path& target() const { return target_; }
+    // Moves the staging folder into place (replacing the old target whole, if any).
+    void commit();
+
+    // The staging folder's path for `target`.
+    static std::filesystem::path staging_path(const std::filesystem::path& target);
+
+  private:
+    std::filesystem::path target_, staging_;
+    bool replace_ = false, committed_ = false;
+};
+
+}  // namespace compatbench::formats

@@ -1,0 +1,193 @@
+#include "merging/generalized.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+#include <utility>
+
+#include "common/hash.h"
+#include "merging/last_pass.h"
+#include "merging/selection.h"
+
+namespace compatbench::merging {
+
+namespace {
+
+constexpr std::size_t kBlock = 2048;
+
+double per_model(const std::vector<double>& v, std::size_t i, double fallback) {
+    return v.empty() ? fallback : v.at(i);
+}
+
+void set_bit(std::vector<std::uint64_t>& bits, std::size_t j, bool on) {
+    const std::uint64_t m = std::uint64_t{1} << (j & 63);
+    bits[j >> 6] = on ? bits[j >> 6] | m : bits[j >> 6] & ~m;
+}
+
+// Sets (or clears) the bits of the m largest of mag[0..n): ties go to the lower index.
+void mark_top(const std::vector<double>& mag, std::size_t n, std::size_t m,
+              std::vector<std::uint64_t>& bits, bool on) {
+    if (m == 0) return;
+    if (m >= n) {
+        for (std::size_t j = 0; j < n; ++j) set_bit(bits, j, on);
+        return;
+    }
+    const double threshold = kth_largest(mag, n, m);
+    std::size_t above = 0;
+    for (std::size_t j = 0; j < n; ++j) above += mag[j] > threshold;
+    std::size_t equal_left = m - above;
+    for (std::size_t j = 0; j < n; ++j) {
+        const bool take = mag[j] > threshold || (mag[j] == threshold && equal_left > 0);
+        if (mag[j] == threshold && take) --equal_left;
+        if (take) set_bit(bits, j, on);
+    }
+}
+
+// The seeded uniform draw of coordinate j of task vector i (DARE's and DELLA's masks).
+struct Draws {
+    std::uint64_t stream;
+    Draws(const MergeParams& p, const std::string& name, std::size_t i)
+        : stream(p.seed ^ fnv1a64(name) ^ splitmix64(i + 1)) {}
+    double operator()(std::size_t j) const { return unit_double(splitmix64(stream + j)); }
+};
+
+// DELLA (mergekit's della_magprune): per row, p_j = (d − ε) + 2ε·(rank_j − 1)/(cols − 1),
+// rank 1 for the smallest |τ| of the row (ties: the lower index ranks lower).
+void della_bits(const MergeParams& p, const TensorScope& s, std::size_t i, std::size_t n,
+                const std::vector<double>& mag, std::vector<std::uint64_t>& bits) {
+    const double d = density_of(p, i), e = per_model(p.epsilons, i, 0.15);
+    if (d + e >= 1.0 || d - e <= 0.0)
+        throw std::invalid_argument(s.name +
+                                    ": DELLA needs density ± epsilon inside (0, 1), "
+                                    "got density " +
+                                    std::to_string(d) + ", epsilon " + std::to_string(e));
+    const std::size_t cols = s.row_length == 0 ? n : s.row_length;
+    if (cols < 2)
+        throw std::invalid_argument(s.name + ": DELLA ranks within rows of one coordinate");
+    const Draws draw(p, s.name, i);
+    std::vector<std::uint32_t> order(cols);
+    for (std::size_t row = 0; row < n; row += cols) {
+        std::iota(order.begin(), order.end(), 0U);
+        std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+            return mag[row + a] < mag[row + b];
+        });
+        for (std::size_t r = 0; r < cols; ++r) {
+            const std::size_t j = row + order[r];
+            const double prob =
+                (d - e) + static_cast<double>(r) / static_cast<double>(cols - 1) * 2.0 * e;
+            set_bit(bits, j, draw(j) < prob);
+        }
+    }
+}
+
+// Task vector i's kept coordinates from |τ_i| in mag (sparsify.py's methods).
+void select_bits(const MergeParams& p, const TensorScope& s, std::size_t i, std::size_t n,
+                 const std::vector<double>& mag, std::vector<std::uint64_t>& bits) {
+    const double d = density_of(p, i);
+    const auto target = static_cast<std::size_t>(std::floor(d * static_cast<double>(n)));
+    switch (p.sparsify) {
+        case Sparsify::none:
+            return;
+        case Sparsify::magnitude:  // the int(d·n) largest |τ| (none when that is 0)
+            return mark_top(mag, n, target, bits, true);
+        case Sparsify::magnitude_outliers: {  // ranks [n_top, n − n_bot) of the largest first
+            auto top = static_cast<std::ptrdiff_t>(
+                std::floor(per_model(p.gammas, i, 0.01) * static_cast<double>(n)));
+            auto bot = static_cast<std::ptrdiff_t>(n) - static_cast<std::ptrdiff_t>(target) - top;
+            if (bot < 0) top += std::exchange(bot, 0);
+            // mergekit keeps indices[n_bot:-n_top] of the ascending order: none when n_top = 0.
+            if (top == 0) return;
+            mark_top(mag, n, n - static_cast<std::size_t>(bot), bits, true);
+            return mark_top(mag, n, static_cast<std::size_t>(top), bits, false);
+        }
+        case Sparsify::random: {
+            const Draws draw(p, s.name, i);
+            for (std::size_t j = 0; j < n; ++j) set_bit(bits, j, draw(j) < d);
+            return;
+        }
+        case Sparsify::della:
+            return della_bits(p, s, i, n, mag, bits);
+    }
+}
+
+}  // namespace
+
+double density_of(const MergeParams& p, std::size_t i) {
+    return per_model(p.densities, i, p.density);
+}
+
+std::vector<Selection> select(const MergeParams& p, const TensorScope& s, TensorBlocks& in) {
+    const std::size_t n = in.numel(), k = in.models();
+    std::vector<Selection> sel(k);
+    if (p.sparsify == Sparsify::none) return sel;
+    for (std::size_t i = 0; i < k; ++i) {
+        const double d = density_of(p, i);
+        if (d >= 1.0) continue;
+        Selection& out = sel[i];
+        out.all = false;
+        out.bits.assign((n + 63) / 64, 0);
+        if (p.sparsify == Sparsify::della && d <= 0.0) continue;  // all dropped
+        std::vector<double>& mag = magnitudes(n);
+        last_pass::read_blocks(
+            in, kBlock,
+            [&](std::size_t begin, std::size_t count, const float* base, const auto& x) {
+                for (std::size_t j = 0; j < count; ++j)
+                    mag[begin + j] = std::abs(static_cast<double>(x[i][j]) - base[j]);  // |τ_ij|
+            });
+        select_bits(p, s, i, n, mag, out.bits);
+        if (!p.rescale) continue;
+        double l1 = 0.0, kept = 0.0;  // sparsify.py's rescaled_masked_tensor, L1
+        for (std::size_t j = 0; j < n; ++j) {
+            l1 += mag[j];
+            kept += out.kept(j) ? mag[j] : 0.0;
+        }
+        if (l1 >= 1e-7 && kept >= 1e-7) out.scale = l1 / kept;
+    }
+    return sel;
+}
+
+void combine(const MergeParams& p, const std::vector<Selection>& sel, std::size_t begin,
+             std::size_t count, std::vector<std::vector<double>>& t, std::vector<double>& delta) {
+    const std::size_t k = t.size();
+    const auto w = [&](std::size_t i) { return p.weights.empty() ? 1.0 : p.weights.at(i); };
+    for (std::size_t i = 0; i < k; ++i) {
+        const Selection& s = sel.empty() ? Selection{} : sel[i];
+        if (s.all) {
+            for (std::size_t j = 0; j < count; ++j) t[i][j] *= w(i);
+            continue;
+        }
+        for (std::size_t j = 0; j < count; ++j)
+            t[i][j] = s.kept(begin + j) ? t[i][j] * s.scale * w(i) : 0.0;
+    }
+    std::fill_n(delta.begin(), count, 0.0);
+    if (!p.consensus) {
+        double total = 0.0;
+        for (std::size_t i = 0; i < k; ++i) {
+            total += w(i);
+            for (std::size_t j = 0; j < count; ++j) delta[j] += t[i][j];
+        }
+        if (p.normalize == Normalize::mean && std::abs(total) >= 1e-8)
+            for (std::size_t j = 0; j < count; ++j) delta[j] /= total;
+        return;
+    }
+    // Sign consensus (TIES): the sign of Σ_i w_i τ_ij (0 -> +); the w_i τ_ij that agree are
+    // summed, coordinate by coordinate in model order, and so are their weights. Adding +0 for
+    // one that does not agree leaves a sum as skipping it would.
+    thread_local std::vector<double> sum, divisor;
+    sum.assign(count, 0.0);
+    divisor.assign(count, 0.0);
+    for (const auto& ti : t)
+        for (std::size_t j = 0; j < count; ++j) sum[j] += ti[j];
+    for (std::size_t i = 0; i < k; ++i)
+        for (std::size_t j = 0; j < count; ++j) {
+            const double v = t[i][j];
+            const bool agrees = v != 0.0 && (v < 0.0) == (sum[j] < 0.0);
+            delta[j] += agrees ? v : 0.0;
+            divisor[j] += agrees ? w(i) : 0.0;
+        }
+    if (p.normalize == Normalize::mean)
+        for (std::size_t j = 0; j < count; ++j) delta[j] /= divisor[j] == 0.0 ? 1.0 : divisor[j];
+}
+
+}  // namespace compatbench::merging

@@ -1,0 +1,38 @@
+// mergekit's generalized task arithmetic (methods.md §3.2; mergekit's
+// merge_methods/generalized_task_arithmetic.py and sparsify.py): each task vector τ_i is
+// sparsified (magnitude, random, magnitude with outliers, DELLA's rank-scaled random drop)
+// and optionally rescaled to its L1 norm, weighted by w_i, then mixed by sign consensus or
+// summed, normalised by the weights that took part, and scaled by λ. TIES is its magnitude
+// + consensus case; the study's DARE mixes through it after its own drop.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "merging/operators.h"
+
+namespace compatbench::merging {
+
+// Which coordinates of one task vector survive sparsification, and its rescale factor.
+struct Selection {
+    bool all = true;     // nothing dropped (density >= 1, or no sparsification)
+    double scale = 1.0;  // ‖τ‖₁ / ‖kept τ‖₁ with `rescale`, else 1
+    std::vector<std::uint64_t> bits;
+    bool kept(std::size_t j) const { return all || ((bits[j >> 6] >> (j & 63)) & 1U); }
+};
+
+// Model i's density (and γ, ε) for this tensor.
+double density_of(const MergeParams& p, std::size_t i);
+
+// One selection pass per model whose density is below 1 (|τ_ij| of every coordinate, one
+// double each, as TIES reads them). std::invalid_argument for DELLA's ε out of range or a
+// row of one coordinate.
+std::vector<Selection> select(const MergeParams& p, const TensorScope& s, TensorBlocks& in);
+
+// Over one block: τ_ij (in t[i]) becomes w_i · selected τ_ij, then `delta` the mixed update
+// before λ: with consensus the τ that agree with the sign of their sum, else all of them,
+// divided by the sum of the weights that took part when normalize is `mean`.
+void combine(const MergeParams& p, const std::vector<Selection>& sel, std::size_t begin,
+             std::size_t count, std::vector<std::vector<double>>& t, std::vector<double>& delta);
+
+}  // namespace compatbench::merging

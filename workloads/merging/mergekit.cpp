@@ -1,0 +1,313 @@
+#include "merging/mergekit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <regex>
+#include <stdexcept>
+
+namespace compatbench::merging::mergekit {
+
+std::optional<double> evaluate(const Setting& s, const std::string& tensor, double t) {
+    switch (s.kind) {
+        case Setting::Kind::number:
+        case Setting::Kind::boolean:
+            return s.number;
+        case Setting::Kind::gradient: {  // interpolated between the two nearest points
+            const auto& g = s.gradient;
+            const double scaled = t * static_cast<double>(g.size() - 1);
+            const auto i0 = static_cast<std::size_t>(scaled);
+            const std::size_t i1 = std::min(g.size() - 1, i0 + 1);
+            const double frac = scaled - static_cast<double>(i0);
+            return (1 - frac) * g[i0] + frac * g[i1];
+        }
+        case Setting::Kind::filters:
+            for (std::size_t i = 0; i < s.filters.size(); ++i) {
+                const std::string& f = s.filters[i];
+                if (f.empty() || f == "*" || tensor.find(f) != std::string::npos)
+                    return evaluate(s.values[i], tensor, t);
+            }
+            return std::nullopt;
+    }
+    return std::nullopt;
+}
+
+namespace {
+
+ParamDef number(std::string name, std::optional<double> fallback) {
+    return {std::move(name), false, fallback};
+}
+ParamDef boolean(std::string name, bool fallback) { return {std::move(name), true, fallback}; }
+
+// merge_methods/registry.py's generalized task arithmetic methods.
+MethodDef gta(std::string name, Sparsify sparsify, bool consensus, bool normalize, bool rescale) {
+    MethodDef m;
+    m.name = std::move(name);
+    m.sparsify = sparsify;
+    m.consensus = consensus;
+    m.normalize = normalize;
+    m.rescale = rescale;
+    m.global = {boolean("int8_mask", false), boolean("normalize", normalize),
+                number("lambda", 1.0)};
+    m.per_model = {number("weight", 1.0)};
+    if (sparsify != Sparsify::none) {
+        m.global.push_back(boolean("rescale", rescale));
+        m.per_model.push_back(number("density", 1.0));
+    }
+    if (sparsify == Sparsify::magnitude_outliers) m.per_model.push_back(number("gamma", 0.01));
+    if (sparsify == Sparsify::della) m.per_model.push_back(number("epsilon", 0.15));
+    return m;
+}
+
+const std::vector<MethodDef>& methods() {
+    static const std::vector<MethodDef> all = [] {
+        std::vector<MethodDef> v;
+        MethodDef ta = gta("task_arithmetic", Sparsify::none, false, false, false);
+        ta.op = Method::task_arithmetic;
+        v.push_back(ta);
+        v.push_back(gta("ties", Sparsify::magnitude, true, true, false));
+        v.push_back(gta("dare_ties", Sparsify::random, true, false, true));
+        v.push_back(gta("dare_linear", Sparsify::random, false, false, true));
+        v.push_back(gta("breadcrumbs", Sparsify::magnitude_outliers, false, false, false));
+        v.push_back(gta("breadcrumbs_ties", Sparsify::magnitude_outliers, true, false, false));
+        v.push_back(gta("della", Sparsify::della, true, true, true));
+        v.push_back(gta("della_linear", Sparsify::della, false, false, true));
+        const auto named = [](const char* n, Method op) {
+            MethodDef m;
+            m.name = n;
+            m.op = op;
+            return m;
+        };
+        MethodDef linear = named("linear", Method::linear);
+        linear.uses_base = false;
+        linear.global = {boolean("normalize", true)};
+        linear.per_model = {number("weight", std::nullopt)};
+        v.push_back(linear);
+        MethodDef slerp = named("slerp", Method::slerp);
+        slerp.global = {number("t", std::nullopt)};
+        v.push_back(slerp);
+        MethodDef stock = named("model_stock", Method::model_stock);
+        stock.global = {boolean("filter_wise", false)};
+        v.push_back(stock);
+        MethodDef pass = named("passthrough", Method::passthrough);
+        pass.uses_base = false;
+        pass.per_model = {number("scale", 1.0)};
+        v.push_back(pass);
+        return v;
+    }();
+    return all;
+}
+
+}  // namespace
+
+const MethodDef* find_method(const std::string& name) {
+    for (const auto& m : methods())
+        if (m.name == name) return &m;
+    return nullptr;
+}
+
+std::string method_list() {
+    std::string out;
+    for (const auto& m : methods()) out += (out.empty() ? "" : ", ") + m.name;
+    return out;
+}
+
+std::optional<int> layer_of(const std::string& tensor) {
+    static const std::regex re(R"((^|\.)(layers|h|blocks)\.(\d+)\.)");
+    std::smatch m;
+    if (!std::regex_search(tensor, m, re)) return std::nullopt;
+    return std::stoi(m[3].str());
+}
+
+namespace {
+
+// `tensor` with its layer number replaced by `layer`.
+std::string with_layer(const std::string& tensor, int layer) {
+    static const std::regex re(R"((^|\.)(layers|h|blocks)\.(\d+)\.)");
+    return std::regex_replace(tensor, re, "$1$2." + std::to_string(layer) + ".",
+                              std::regex_constants::format_first_only);
+}
+
+// ConfigReader.parameter: the source's (for a model), the slice's, then the merge's.
+std::optional<double> lookup(const Config& c, const Slice& slice, const Source* source,
+                             const std::string& name, const std::string& tensor, double t) {
+    for (const Parameters* p :
+         {source ? &source->parameters : nullptr, &slice.parameters, &c.parameters}) {
+        if (!p) continue;
+        const auto it = p->find(name);
+        if (it == p->end()) continue;
+        if (auto v = evaluate(it->second, tensor, t)) return v;
+    }
+    return std::nullopt;
+}
+
+double value_of(const Config& c, const Slice& slice, const Source* source, const ParamDef& def,
+                const std::string& tensor, double t, const std::string& model) {
+    if (auto v = lookup(c, slice, source, def.name, tensor, t)) return *v;
+    if (def.fallback) return *def.fallback;
+    throw std::invalid_argument(tensor + ": parameter '" + def.name + "' is required by " +
+                                c.method + (model.empty() ? "" : " for model " + model) +
+                                " (mergekit requires it too)");
+}
+
+struct Planner {
+    const Config& c;
+    const MethodDef& def;
+    const std::vector<ModelInfo>& info;
+    Plan out;
+
+    std::size_t base_of(const Slice& s) const {
+        const auto b = s.base ? s.base : c.base;
+        if (!b) throw std::invalid_argument(c.method + " needs a base_model");
+        for (const auto& src : s.sources)
+            if (src.model == *b) return *b;
+        throw std::invalid_argument(c.method + ": the base model " + c.models[*b] +
+                                    " must be one of each slice's sources");
+    }
+
+    // One output tensor from `slice` at t: input j's tensor is `inputs[j]`.
+    void add(const Slice& slice, const std::string& name, const std::vector<std::string>& inputs,
+             double t) {
+        PlannedTensor p;
+        p.name = name;
+        MergeParams& q = p.params;
+        q.method = def.op;
+        q.sparsify = def.sparsify;
+        q.consensus = def.consensus;
+        q.seed = c.seed;
+        for (const auto& g : def.global) {
+            const double v = value_of(c, slice, nullptr, g, name, t, "");
+            if (g.name == "normalize") q.normalize = v != 0 ? Normalize::mean : Normalize::sum;
+            if (g.name == "rescale") q.rescale = v != 0;
+            if (g.name == "lambda") q.coef = v;
+            if (g.name == "t") q.t = v;
+            if (g.name == "filter_wise" && v != 0)
+                throw std::invalid_argument(
+                    "parameters.filter_wise: model_stock's filter-wise "
+                    "merge is not supported");
+        }
+        const std::optional<std::size_t> base =
+            def.uses_base ? std::optional(base_of(slice)) : std::nullopt;
+        for (std::size_t j = 0; j < slice.sources.size(); ++j) {
+            const Source& src = slice.sources[j];
+            const PlannedTensor::Input in{src.model, inputs[j]};
+            if (base && src.model == *base) {
+                p.base = in;
+                continue;
+            }
+            if (p.models.empty() && !base) p.base = in;
+            p.models.push_back(in);
+            for (const auto& d : def.per_model) {
+                const double v = value_of(c, slice, &src, d, inputs[j], t, c.models[src.model]);
+                if (d.name == "weight") q.weights.push_back(v);
+                if (d.name == "density") q.densities.push_back(v);
+                if (d.name == "gamma") q.gammas.push_back(v);
+                if (d.name == "epsilon") q.epsilons.push_back(v);
+                if (d.name == "scale") q.scale = v;
+            }
+        }
+        check(p);
+        if (def.op == Method::slerp) p.models.insert(p.models.begin(), p.base);  // θ0 → θ1
+        out.tensors.push_back(std::move(p));
+    }
+
+    void check(const PlannedTensor& p) const {
+        const MergeParams& q = p.params;
+        const std::size_t k = p.models.size();
+        const auto fail = [&](const std::string& why) {
+            throw std::invalid_argument(p.name + ": " + why);
+        };
+        if (def.op == Method::slerp && k != 1)
+            fail("slerp merges the base with exactly one other model (mergekit's rule)");
+        if (def.op == Method::model_stock && k < 2)
+            fail("model_stock needs at least two models besides the base");
+        if (def.op == Method::passthrough && k != 1)
+            fail("passthrough takes exactly one model per slice");
+        if (k == 0) fail("no model to merge besides the base");
+        double total = 0;
+        for (double w : q.weights) total += w;
+        if (def.op == Method::linear && q.normalize == Normalize::mean && total == 0)
+            fail("linear: the weights sum to 0 (mergekit would divide by it)");
+        for (std::size_t i = 0; i < q.epsilons.size(); ++i) {
+            const double d = q.densities[i], e = q.epsilons[i];
+            if (d < 1 && d > 0 && (d + e >= 1 || d - e <= 0))
+                fail("DELLA needs density ± epsilon inside (0, 1), got density " +
+                     std::to_string(d) + " and epsilon " + std::to_string(e));
+        }
+    }
+
+    // mergekit's plan_slice: layer idx of every source, at t = idx / (n − 1).
+    void plan_slice(const Slice& s) {
+        std::vector<std::pair<int, int>> ranges;
+        for (const auto& src : s.sources)
+            ranges.push_back(src.layers ? *src.layers : std::pair{0, info[src.model].layers});
+        const int n = ranges[0].second - ranges[0].first;
+        for (const auto& r : ranges)
+            if (r.second - r.first != n)
+                throw std::invalid_argument(
+                    "every source of a slice must have the same number of layers (mergekit's "
+                    "rule)");
+        const std::size_t ref = reference(s);
+        for (int idx = 0; idx < n; ++idx) {
+            const double t = n > 1 ? static_cast<double>(idx) / (n - 1) : 1.0;
+            for (const auto& name : info[s.sources[ref].model].names) {
+                if (layer_of(name) != ranges[ref].first + idx) continue;
+                std::vector<std::string> inputs;
+                for (const auto& r : ranges) inputs.push_back(with_layer(name, r.first + idx));
+                add(s, with_layer(name, out.layers), inputs, t);
+            }
+            ++out.layers;
+        }
+    }
+
+    // Which source's tensor names the output takes: the base's, else the first.
+    std::size_t reference(const Slice& s) const {
+        if (def.uses_base) {
+            const std::size_t b = base_of(s);
+            for (std::size_t j = 0; j < s.sources.size(); ++j)
+                if (s.sources[j].model == b) return j;
+        }
+        return 0;
+    }
+
+    // Tensors outside the layers, at t = 0: embeddings from the first slice, the rest from
+    // the last (plan_module's pre and post weights).
+    void plan_outside_layers(const std::vector<Slice>& slices) {
+        for (const bool pre : {true, false}) {
+            const Slice& s = pre ? slices.front() : slices.back();
+            for (const auto& name : info[s.sources[reference(s)].model].names) {
+                if (layer_of(name) || (name.find("embed") != std::string::npos) != pre) continue;
+                add(s, name, std::vector<std::string>(s.sources.size(), name), 0.0);
+            }
+        }
+    }
+};
+
+}  // namespace
+
+Plan plan(const Config& c, const std::vector<ModelInfo>& models) {
+    const MethodDef* def = find_method(c.method);
+    if (!def) throw std::invalid_argument("merge_method " + c.method + " is not supported");
+    std::vector<Slice> slices = c.slices;
+    if (slices.empty()) {  // plan.py's normalize_config: `models:` as one slice, base added
+        Slice s;
+        s.sources = c.listed;
+        const bool listed = std::any_of(c.listed.begin(), c.listed.end(),
+                                        [&](const Source& x) { return x.model == c.base; });
+        if (c.base && !listed) s.sources.push_back({*c.base, std::nullopt, {}});
+        slices.push_back(std::move(s));
+    }
+    Planner p{c, *def, models, {}};
+    int original = 0;
+    for (const auto& s : slices) {
+        if (s.sources.empty()) throw std::invalid_argument("a slice without sources");
+        p.plan_slice(s);
+    }
+    original = models[slices.front().sources[p.reference(slices.front())].model].layers;
+    p.plan_outside_layers(slices);
+    std::sort(p.out.tensors.begin(), p.out.tensors.end(),
+              [](const PlannedTensor& a, const PlannedTensor& b) { return a.name < b.name; });
+    p.out.layers_changed = p.out.layers != original;
+    return p.out;
+}
+
+}  // namespace compatbench::merging::mergekit
