@@ -20,15 +20,16 @@ bw=$("$BIN" bench memory | sed -E 's/.*1 core: ([0-9.]+) GB\/s.*/\1/')
 dd "if=${SET_FILES[0]}" of=/dev/null bs=256K 2> /dev/null  # warm the page cache
 pc=$(dd_rate)
 echo "memory read bandwidth, 1 core: $bw GB/s; dd from the page cache: $pc GB/s"
-write() {  # NAME METHOD PARAMETERS
+write() {  # NAME METHOD PARAMETERS [MODELS]  (default: both fine-tunes)
+  local models=${4:-"$DIR/ft0.safetensors $DIR/ft1"} m
   { echo "merge_method: $2"; echo "base_model: $DIR/base.safetensors"; echo "models:"
-    echo "  - model: $DIR/ft0.safetensors"; echo "  - model: $DIR/ft1"
+    for m in $models; do echo "  - model: $m"; done
     echo "parameters: $3"; } > "$OUT/$1.yaml"
 }
 write ta task_arithmetic "{normalize: true}"
 write ties ties "{density: 0.2}"
 write dare dare "{drop: 0.5, seed: 1}"
-write slerp slerp "{t: 0.5}"
+write slerp slerp "{t: 0.5}" "$DIR/ft1"  # from the base to one model
 write stock model_stock "{}"
 write prism prism "{kappa: 1.0}"
 write hard prism_hard "{kappa: 1.0}"
