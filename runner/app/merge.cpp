@@ -253,6 +253,8 @@ std::vector<fs::path> input_paths(const MergeSpec& spec) {
 int verb_merge(const MergeOptions& opt) {
     return with_mpi("merge", [&](int rank, int size) {
         const MergeSpec spec = parse_merge_spec(opt.config);
+        if (rank == 0)
+            for (const auto& w : spec.warnings) std::cerr << "compatbench: warning: " << w << "\n";
         const auto t0 = std::chrono::steady_clock::now();
         // Checks every rank makes alike, before any collective call.
         formats::check_output_clear_of_inputs(opt.out, input_paths(spec), "--out");

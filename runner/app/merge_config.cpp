@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <iostream>
 
 #include "config/config.h"
 
@@ -117,8 +116,8 @@ struct Reader {
             const std::string key = kv.first.Scalar(), p = join_path(path, key);
             if (key == "weight" && per_model_only && !known(key, true)) {
                 // mergekit's own tests give slerp and model_stock weights they never read
-                std::cerr << "compatbench: " << yc.file() << ": " << p << ": " << s.config.method
-                          << " reads no weight: it has no effect (as in mergekit)\n";
+                s.warnings.push_back(yc.file() + ": " + p + ": " + s.config.method +
+                                     " reads no weight: it has no effect (as in mergekit)");
                 continue;
             }
             if (key == "seed" && !per_model_only && random()) {
@@ -146,6 +145,9 @@ struct Reader {
             yc.check_map(list[i], p, rules);
             mk::Source src;
             src.model = model(list[i]["model"], p + ".model");
+            for (const auto& other : out)  // mergekit would silently keep one of the two
+                if (other.model == src.model)
+                    yc.fail(list[i]["model"], p + ".model", "the same model is listed twice");
             if (sliced) {
                 const YAML::Node r = list[i]["layer_range"];
                 if (r.size() != 2) yc.fail(r, p + ".layer_range", "[first, last) is expected");

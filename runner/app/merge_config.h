@@ -25,7 +25,8 @@ struct MergeSpec {
     std::optional<formats::DType> out_dtype;  // out_dtype, else dtype
     std::optional<std::size_t> donor;         // where config and tokenizer files come from
     std::optional<double> shard_mb;
-    nlohmann::json parameters;  // as written, for the output's metadata
+    nlohmann::json parameters;          // as written, for the output's metadata
+    std::vector<std::string> warnings;  // accepted, with no effect: said once, by rank 0
 };
 
 MergeSpec parse_merge_spec(const std::string& path);

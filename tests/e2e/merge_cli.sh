@@ -115,6 +115,15 @@ expect_code 0 mpi 0 merge ta.yaml --out out_shards --out-shard-size 200K > /dev/
 [[ -f out_shards/model.safetensors.index.json ]] || fail "--out-shard-size made no shards"
 set +e; "$BIN" merge bad.yaml --out out_failed > /dev/null 2>&1; set -e
 [[ ! -e out_failed && -z $(ls -a | grep partial) ]] || fail "a failed merge left files"
+# A hub id, a LoRA reference and a folder of PyTorch .bin files are named as such.
+mkdir -p binmodel && : > binmodel/pytorch_model.bin
+for ref in org/some-model-7b "ft1+lora" binmodel; do
+  { echo "merge_method: task_arithmetic"; echo "base_model: base.safetensors"; echo "models:"
+    echo "  - model: $ref"; } > ref.yaml
+  set +e; "$BIN" merge ref.yaml --out out_ref > err.txt 2>&1; code=$?; set -e
+  [[ $code == 2 ]] && grep -qE "download a Hugging Face hub model|LoRA|\.bin checkpoints are not read" err.txt \
+    || { cat err.txt; fail "model reference $ref: exit $code"; }
+done
 # One merge per file; the dtype mix the README promises; screen reads the merge YAML.
 { cat ta.yaml; echo "---"; cat ties.yaml; } > two.yaml
 set +e; "$BIN" merge two.yaml --out out_two > err.txt 2>&1; code=$?; set -e
