@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "app/verbs.h"
+#include "common/eigen.h"
 #include "exec/run.h"
 #include "exec/signals.h"
 #include "experiment/experiment.h"
@@ -244,6 +245,7 @@ void add_bench_knn_and_memory(CLI::App& bench, Verbs& verbs) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    compatbench::fix_eigen_blocking();  // products' bits independent of the host's caches
     CLI::App app{"compatbench: an MPI experiment runner for model-compatibility studies"};
     app.set_version_flag("--version", COMPATBENCH_VERSION);
     app.require_subcommand(1);

@@ -214,11 +214,11 @@ void own_parameters(Reader& r, const YAML::Node& root, const YAML::Node& models)
         r.yc.fail(models, "models",
                   "per-model weights do not apply with dare_then: ties "
                   "(its sign election is unweighted); use dare_ties");
-    for (const auto& src : s.config.listed)
-        if (src.model != s.config.base) {
-            const YAML::Node mp = models[&src - s.config.listed.data()]["parameters"];
+    for (std::size_t i = 0; i < s.config.listed.size(); ++i) {  // the base listed is no τ
+        const YAML::Node mp = models[i]["parameters"];
+        if (s.config.listed[i].model != s.config.base)
             q.weights.push_back(mp && mp["weight"] ? r.yc.as_real(mp["weight"], "weight") : 1.0);
-        }
+    }
     if (!weighted) q.weights.clear();
 }
 

@@ -17,3 +17,16 @@
 #endif
 
 #include <Eigen/Dense>
+
+namespace compatbench {
+
+// Eigen blocks its matrix products by the cache sizes it reads from the CPU, and the depth
+// of a block decides where a long dot product is split into partial sums: the same build
+// gave other CKA bits on a machine reporting a 32 KiB L1 than on one reporting 48 or 64 KiB.
+// The runner fixes the sizes once at start, so a product's bits depend on the build and the
+// inputs only, not on the machine (the golden hashes hold on any x86-64 host).
+inline void fix_eigen_blocking() {
+    Eigen::setCpuCacheSizes(48 * 1024, 1280 * 1024, 30 * 1024 * 1024);
+}
+
+}  // namespace compatbench
