@@ -18,6 +18,7 @@
 #include <iostream>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "app/merge_config.h"
 #include "app/tensor_ranks.h"
@@ -136,38 +137,68 @@ const char* const kTokenizerFiles[] = {"tokenizer_config.json", "special_tokens_
                                        "chat_template.jinja",   "generation_config.json",
                                        "chat_template.json",    "vocab.json"};
 
-// The folder config and tokenizer files come from: tokenizer_source, else the base, else
-// the first model (none when that is a single file). A tokenizer that differs between the
-// models would need mergekit's embedding permutation: refused.
-std::optional<fs::path> donor_folder(const MergeSpec& spec, bool copy_tokenizer) {
-    const std::size_t d = spec.donor.value_or(spec.config.base.value_or(0));
-    const fs::path donor = spec.config.models[d];
-    if (!fs::is_directory(donor)) return std::nullopt;
-    if (!copy_tokenizer || !fs::exists(donor / "tokenizer.json")) return donor;
-    const auto bytes = [](const fs::path& p) {
-        std::ifstream in(p, std::ios::binary);
-        return std::string(std::istreambuf_iterator<char>(in), {});
-    };
-    const std::string mine = bytes(donor / "tokenizer.json");
-    for (const auto& m : spec.config.models)
-        if (fs::exists(fs::path(m) / "tokenizer.json") &&
-            bytes(fs::path(m) / "tokenizer.json") != mine)
-            throw ConfigError(spec.file, "tokenizer_source",
-                              m + "/tokenizer.json differs from " + donor.string() +
-                                  "/tokenizer.json: merging models with different vocabularies "
-                                  "(mergekit's embedding permutation) is not supported");
-    return donor;
+std::string file_bytes(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-// config.json (its layer count set to the output's when slices changed it, its dtype to the
-// output's when given) and, with `copy_tokenizer`, the tokenizer files, as mergekit does.
-void write_side_files(const MergeSpec& spec, const mk::Plan& plan, const fs::path& donor,
-                      const fs::path& dir, bool copy_tokenizer) {
-    if (fs::exists(donor / "config.json")) {
-        std::ifstream in(donor / "config.json");
-        nlohmann::json config = nlohmann::json::parse(in, nullptr, false);
+// The number of token ids of a tokenizer.json (its vocabulary and added tokens).
+std::size_t vocabulary_size(const fs::path& file) {
+    const auto j = nlohmann::json::parse(file_bytes(file), nullptr, false);
+    std::size_t n = 0;
+    if (j.is_object() && j.contains("model") && j["model"].contains("vocab")) {
+        const auto& v = j["model"]["vocab"];
+        if (v.is_object())
+            for (const auto& [token, id] : v.items())
+                if (id.is_number_unsigned())
+                    n = std::max<std::size_t>(n, id.get<std::size_t>() + 1);
+        if (v.is_array()) n = v.size();
+    }
+    if (j.is_object() && j.contains("added_tokens"))
+        for (const auto& t : j["added_tokens"])
+            if (t.contains("id") && t["id"].is_number_unsigned())
+                n = std::max<std::size_t>(n, t["id"].get<std::size_t>() + 1);
+    return n;
+}
+
+// tokenizer_source: mergekit builds the tokenizer and permutes every model's embeddings to
+// it, resizing them to the vocabulary. That is the identity, and compatbench copies the
+// donor's files, when every model has the donor's tokenizer.json and the embeddings have one
+// row per token (config.json's vocab_size); otherwise refused.
+void check_tokenizer_source(const MergeSpec& spec) {
+    if (!spec.donor) return;
+    const fs::path donor = spec.config.models[*spec.donor];
+    const auto refuse = [&](const std::string& why) {
+        throw ConfigError(spec.file, "tokenizer_source", why);
+    };
+    if (!fs::exists(donor / "tokenizer.json"))
+        refuse(donor.string() + " has no tokenizer.json to take the vocabulary from");
+    const std::string mine = file_bytes(donor / "tokenizer.json");
+    for (const auto& m : spec.config.models)
+        if (!fs::is_directory(m) || file_bytes(fs::path(m) / "tokenizer.json") != mine)
+            refuse(m + " has another tokenizer than " + donor.string() +
+                   ": merging models of different vocabularies (mergekit's embedding "
+                   "permutation) is not supported");
+    const std::size_t tokens = vocabulary_size(donor / "tokenizer.json");
+    const auto config = nlohmann::json::parse(file_bytes(donor / "config.json"), nullptr, false);
+    if (!config.is_object() || !config.contains("vocab_size") || config["vocab_size"] != tokens)
+        refuse(donor.string() + ": its tokenizer has " + std::to_string(tokens) +
+               " tokens and config.json another vocab_size: mergekit would resize the "
+               "embeddings; not supported");
+}
+
+// config.json from the base (else the first model), its layer count the output's when
+// slices set it and its dtype the output's when given; with `copy_tokenizer` the tokenizer
+// files of tokenizer_source (else the same model), as mergekit's _model_out_config and
+// _copy_tokenizer do. Nothing for a model given as a single file.
+void write_side_files(const MergeSpec& spec, const mk::Plan& plan, const fs::path& dir,
+                      bool copy_tokenizer) {
+    const fs::path model = spec.config.models[spec.config.base.value_or(0)];
+    if (fs::exists(model / "config.json")) {
+        nlohmann::json config =
+            nlohmann::json::parse(file_bytes(model / "config.json"), nullptr, false);
         if (config.is_discarded())
-            throw formats::FormatError((donor / "config.json").string() + ": not valid JSON");
+            throw formats::FormatError((model / "config.json").string() + ": not valid JSON");
         for (const char* key : {"num_hidden_layers", "n_layer"})
             if (plan.layers_changed && config.contains(key)) config[key] = plan.layers;
         if (spec.out_dtype)
@@ -176,6 +207,7 @@ void write_side_files(const MergeSpec& spec, const mk::Plan& plan, const fs::pat
                                                                              : "bfloat16";
         std::ofstream(dir / "config.json") << config.dump(2) << "\n";
     }
+    const fs::path donor = spec.config.models[spec.donor.value_or(spec.config.base.value_or(0))];
     if (!copy_tokenizer || !fs::exists(donor / "tokenizer_config.json") ||
         !(fs::exists(donor / "tokenizer.json") || fs::exists(donor / "tokenizer.model")))
         return;
@@ -241,65 +273,115 @@ std::uint64_t shard_bytes(const MergeSpec& spec, const std::string& option) {
     return static_cast<std::uint64_t>(v * scale);
 }
 
-// Every input path and the YAML itself: what --out must stay clear of.
+// Every input and the YAML itself, and each file inside an input folder (a Hugging Face
+// cache links them into its blobs/ folder): what --out and its staging must stay clear of.
 std::vector<fs::path> input_paths(const MergeSpec& spec) {
     std::vector<fs::path> out(spec.config.models.begin(), spec.config.models.end());
     out.push_back(spec.file);
+    for (const auto& m : spec.config.models)
+        if (fs::is_directory(m))
+            for (const auto& e : fs::directory_iterator(m)) out.push_back(e.path());
     return out;
+}
+
+// Everything a merge needs before its first collective call, the same on every rank.
+struct Prepared {
+    MergeSpec spec;
+    Inputs in;
+    std::uint64_t shard = 0, input_bytes = 0;
+    std::vector<int> owner;
+};
+
+Prepared prepare(const MergeOptions& opt, int ranks) {
+    Prepared p{parse_merge_spec(opt.config), {}, 0, 0, {}};
+    const std::vector<fs::path> inputs = input_paths(p.spec);
+    formats::check_output_clear_of_inputs(opt.out, inputs, "--out");
+    formats::check_output_clear_of_inputs(formats::StagedFolder::staging_path(opt.out), inputs,
+                                          "the staging folder");
+    if (fs::exists(fs::symlink_status(opt.out)) && !opt.replace)
+        throw formats::FormatError(opt.out +
+                                   ": the output folder exists; pass --replace to "
+                                   "replace it whole, or choose another folder");
+    p.shard = shard_bytes(p.spec, opt.shard_size);
+    p.in = open_inputs(p.spec);
+    check_tokenizer_source(p.spec);
+    const merging::CheckpointSource& source = *p.in.source;
+    std::vector<std::uint64_t> numel;
+    for (std::size_t i = 0; i < source.size(); ++i) {
+        numel.push_back(source.numel(i));
+        if (source.mergeable(i))
+            p.input_bytes +=
+                source.numel(i) * formats::dtype_size(source.info(i).dtype) * p.in.all.size();
+    }
+    p.owner = assign_ranks(numel, ranks);
+    return p;
+}
+
+// Whether every rank got through: no rank goes on to a collective call alone.
+bool all_ranks_ok(bool ok) {
+    int mine = ok ? 1 : 0, all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return all == 1;
+}
+
+// The merge into the staging folder, moved into place by rank 0 once every rank is done.
+int merge_and_write(const MergeOptions& opt, const Prepared& p, int rank, int size,
+                    std::chrono::steady_clock::time_point t0) {
+    const merging::CheckpointSource& source = *p.in.source;
+    merging::ModelMerge merge(p.spec.params, p.spec.scope);
+    const double rho = merge_rho(merge, source, p.owner, rank);
+    std::unique_ptr<formats::StagedFolder> staged;
+    if (rank == 0) staged = std::make_unique<formats::StagedFolder>(opt.out, opt.replace);
+    const fs::path dir = formats::StagedFolder::staging_path(opt.out);
+    formats::CheckpointLayout layout = output_layout(p.spec, source, dir, p.shard);
+    if (rank == 0) layout.create();
+    MPI_Barrier(MPI_COMM_WORLD);
+    AnonPeak anon;
+    anon.sample();
+    merging::write_merged(merge, source, rho, layout, p.owner, rank, [&] { anon.sample(); });
+    const auto local = merge.totals().values();
+    std::array<double, 6> total{};
+    MPI_Reduce(local.data(), total.data(), 6, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    double rss[2] = {peak_rss_mb(), anon.mb}, max_rss[2] = {0, 0};
+    MPI_Reduce(rss, max_rss, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (rank != 0) return kExitOk;
+    write_side_files(p.spec, p.in.plan, dir, opt.copy_tokenizer);
+    staged->commit();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    print_merge(p.spec, merging::MergeTotals::from_values(total), rho, layout.size(),
+                layout.files().size(), opt.out, p.input_bytes, seconds, size, max_rss);
+    return kExitOk;
 }
 
 }  // namespace
 
 int verb_merge(const MergeOptions& opt) {
     return with_mpi("merge", [&](int rank, int size) {
-        const MergeSpec spec = parse_merge_spec(opt.config);
-        if (rank == 0)
-            for (const auto& w : spec.warnings) std::cerr << "compatbench: warning: " << w << "\n";
         const auto t0 = std::chrono::steady_clock::now();
-        // Checks every rank makes alike, before any collective call.
-        formats::check_output_clear_of_inputs(opt.out, input_paths(spec), "--out");
-        if (fs::exists(fs::symlink_status(opt.out)) && !opt.replace)
-            throw formats::FormatError(opt.out +
-                                       ": the output folder exists; pass --replace to "
-                                       "replace it whole, or choose another folder");
-        const std::uint64_t shard = shard_bytes(spec, opt.shard_size);
-        const Inputs in = open_inputs(spec);
-        const auto donor = donor_folder(spec, opt.copy_tokenizer);
-        const merging::CheckpointSource& source = *in.source;
-        std::vector<std::uint64_t> numel;
-        std::uint64_t input_bytes = 0;
-        for (std::size_t i = 0; i < source.size(); ++i) {
-            numel.push_back(source.numel(i));
-            if (source.mergeable(i))
-                input_bytes +=
-                    source.numel(i) * formats::dtype_size(source.info(i).dtype) * (in.all.size());
+        std::optional<Prepared> p;
+        std::exception_ptr error;
+        try {
+            p.emplace(prepare(opt, size));
+        } catch (const std::exception&) {
+            error = std::current_exception();
         }
-        const std::vector<int> owner = assign_ranks(numel, size);
+        if (!all_ranks_ok(!error)) {  // rank 0 says its own error; a worker says its own
+            if (error && rank == 0) std::rethrow_exception(error);
+            if (error) {
+                try {
+                    std::rethrow_exception(error);
+                } catch (const std::exception& e) {
+                    std::cerr << "compatbench: merge: rank " << rank << ": " << e.what() << "\n";
+                }
+            }
+            return kExitBadInput;
+        }
+        if (rank == 0)
+            for (const auto& w : p->spec.warnings)
+                std::cerr << "compatbench: warning: " << w << "\n";
         try {  // from here an error on one rank ends every rank (no collective waits on it)
-            merging::ModelMerge merge(spec.params, spec.scope);
-            const double rho = merge_rho(merge, source, owner, rank);
-            std::unique_ptr<formats::StagedFolder> staged;
-            if (rank == 0) staged = std::make_unique<formats::StagedFolder>(opt.out, opt.replace);
-            const fs::path dir = formats::StagedFolder::staging_path(opt.out);
-            formats::CheckpointLayout layout = output_layout(spec, source, dir, shard);
-            if (rank == 0) layout.create();
-            MPI_Barrier(MPI_COMM_WORLD);
-            AnonPeak anon;
-            anon.sample();
-            merging::write_merged(merge, source, rho, layout, owner, rank, [&] { anon.sample(); });
-            const auto local = merge.totals().values();
-            std::array<double, 6> total{};
-            MPI_Reduce(local.data(), total.data(), 6, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-            double rss[2] = {peak_rss_mb(), anon.mb}, max_rss[2] = {0, 0};
-            MPI_Reduce(rss, max_rss, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-            if (rank != 0) return kExitOk;
-            if (donor) write_side_files(spec, in.plan, *donor, dir, opt.copy_tokenizer);
-            staged->commit();
-            const double seconds =
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-            print_merge(spec, merging::MergeTotals::from_values(total), rho, layout.size(),
-                        layout.files().size(), opt.out, input_bytes, seconds, size, max_rss);
-            return kExitOk;
+            return merge_and_write(opt, *p, rank, size, t0);
         } catch (const std::exception& e) {
             if (size == 1) throw;
             std::cerr << "compatbench: merge: rank " << rank << ": " << e.what() << "\n";

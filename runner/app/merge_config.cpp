@@ -120,7 +120,7 @@ struct Reader {
                                      " reads no weight: it has no effect (as in mergekit)");
                 continue;
             }
-            if (key == "seed" && !per_model_only && random()) {
+            if (key == "seed" && path == "parameters" && random()) {  // the merge's only
                 s.config.seed = static_cast<std::uint64_t>(yc.as_int(kv.second, p));
                 continue;
             }

@@ -110,31 +110,61 @@ void print_screen(const ScreenOptions& o, const Screened& r, const Plan& plan, d
                 static_cast<double>(plan.bytes) / 1e9 / seconds);
 }
 
+// A scalar parameter of a mergekit merge for the screening: the model's own, else the
+// merge's, else `fallback` (gradients and filters give no single value: refused).
+double scalar_of(const MergeSpec& spec, const merging::mergekit::Parameters* own,
+                 const std::string& key, double fallback) {
+    for (const auto* p : {own, &spec.config.parameters}) {
+        if (!p || !p->count(key)) continue;
+        const auto& setting = p->at(key);
+        if (setting.kind == merging::mergekit::Setting::Kind::gradient ||
+            setting.kind == merging::mergekit::Setting::Kind::filters)
+            throw ConfigError(spec.file, key, "screening takes one value of " + key +
+                                                  ", not a gradient or filters");
+        return setting.number;
+    }
+    return fallback;
+}
+
+// The coefficient c on the mean task vector of a mergekit merge: generalized task
+// arithmetic's λ · w · (K, or 1 with normalize), with one weight w for every model.
+double mergekit_coef(const MergeSpec& spec, std::size_t k) {
+    const auto* def = merging::mergekit::find_method(spec.config.method);
+    if (def->op != merging::Method::task_arithmetic && def->op != merging::Method::generalized)
+        throw ConfigError(spec.file, "merge_method",
+                          spec.config.method + " is not a sum of task vectors: screen its models "
+                                               "with --base, --models and --coef");
+    std::optional<double> w;
+    for (const auto& src : spec.config.listed) {
+        if (src.model == spec.config.base) continue;
+        const double wi = scalar_of(spec, &src.parameters, "weight", 1.0);
+        if (w && *w != wi)
+            throw ConfigError(spec.file, "weight",
+                              "screening reads the mean task vector: the models' weights differ");
+        w = wi;
+    }
+    const bool normalize = scalar_of(spec, nullptr, "normalize", def->normalize) != 0;
+    return scalar_of(spec, nullptr, "lambda", 1.0) * w.value_or(1.0) *
+           (normalize ? 1.0 : static_cast<double>(k));
+}
+
 // The merge a merge YAML describes: its base, the models besides it, the tensors it merges
-// (compatbench's own operators: their scope) and its coefficient (coef, or mergekit's
-// lambda). Slices and per-tensor coefficients describe no single screening: refused.
+// (compatbench's own operators: their scope) and the coefficient on its mean task vector.
+// Slices describe no single screening: refused.
 ScreenOptions from_merge_yaml(ScreenOptions o) {
     if (!o.base.empty() || !o.models.empty() || !o.scope.empty() || o.coef_given)
-        throw std::invalid_argument(
-            "a merge YAML gives the base, the models, the scope and "
-            "the coefficient: --base, --models, --scope and --coef "
-            "go without it");
+        throw std::invalid_argument("a merge YAML gives the base, the models, the scope and "
+                                    "the coefficient: --base, --models, --scope and --coef "
+                                    "go without it");
     const MergeSpec spec = parse_merge_spec(o.config);
     if (!spec.config.base)
         throw ConfigError(spec.file, "base_model", "screening needs a base_model");
     if (!spec.config.slices.empty())
-        throw ConfigError(spec.file, "slices",
-                          "screening reads merges of whole models, not slices");
+        throw ConfigError(spec.file, "slices", "screening reads merges of whole models, not slices");
     o.base = spec.config.models[*spec.config.base];
     o.models = merged_model_paths(spec);
     o.scope = spec.scope;
-    o.coef = spec.params.coef;
-    if (const auto it = spec.config.parameters.find("lambda"); it != spec.config.parameters.end()) {
-        if (it->second.kind != merging::mergekit::Setting::Kind::number)
-            throw ConfigError(spec.file, "parameters.lambda",
-                              "screening takes one coefficient, not a gradient or filters");
-        o.coef = it->second.number;
-    }
+    o.coef = spec.mergekit ? mergekit_coef(spec, o.models.size()) : spec.params.coef;
     return o;
 }
 

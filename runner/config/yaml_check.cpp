@@ -163,12 +163,15 @@ std::string YamlChecker::as_string(const YAML::Node& node, const std::string& pa
     return node.Scalar();
 }
 
+std::optional<bool> parse_bool(const std::string& s) {
+    if (s == "true" || s == "True" || s == "yes") return true;
+    if (s == "false" || s == "False" || s == "no") return false;
+    return std::nullopt;
+}
+
 bool YamlChecker::as_bool(const YAML::Node& node, const std::string& path) const {
-    if (node.IsScalar()) {
-        const auto& s = node.Scalar();
-        if (s == "true" || s == "True" || s == "yes") return true;
-        if (s == "false" || s == "False" || s == "no") return false;
-    }
+    if (node.IsScalar())
+        if (const auto b = parse_bool(node.Scalar())) return *b;
     fail(node, path, "expected true or false");
 }
 

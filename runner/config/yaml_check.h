@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -59,6 +60,9 @@ class YamlChecker {
                     const std::vector<KeyRule>& rules, bool others_allowed) const;
     std::string file_;
 };
+
+// A YAML boolean's text as the checker reads it (true/True/yes, false/False/no).
+std::optional<bool> parse_bool(const std::string& text);
 
 std::string join_path(const std::string& parent, const std::string& key);
 std::string index_path(const std::string& parent, std::size_t index);

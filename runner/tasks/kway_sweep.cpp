@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "common/hash.h"
+#include "config/yaml_check.h"
 #include "merging/model_merge.h"
 #include "tasks/compass_common.h"
 
@@ -131,7 +132,8 @@ Sweep read_sweep(const GroupSpec& group, const GroupSpec& fts, const YamlChecker
     w.kappas = real_list_key(group, "kappas", yc, {0.25, 0.5, 1, 2, 3}, 0, 100);
     if (group.params.count("kappa_coef")) w.kappa_coef = group.params.at("kappa_coef").as_double();
     string_list_key(group, "scope", yc, {});  // checked here, read by each task
-    if (group.params.count("checkpoints") && group.params.at("checkpoints").text == "true") {
+    if (group.params.count("checkpoints") &&
+        parse_bool(group.params.at("checkpoints").text).value_or(false)) {
         const auto& lists = fts.listed.front().lists;
         if (!lists.count("checkpoint_steps"))
             yc.fail(group.node["checkpoints"], base + ".checkpoints",

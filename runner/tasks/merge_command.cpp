@@ -65,8 +65,7 @@ CommandMerge merge_and_evaluate(const TaskContext& ctx, const merging::MergePara
 
     extra["checkpoint"] = dir.string();
     extra["base_checkpoint"] = catalog_path(base, ctx.out_dir).string();
-    const bool keep =
-        ctx.params.count("keep_merged") && ctx.params.at("keep_merged").text == "true";
+    const bool keep = ctx.flag("keep_merged");
     try {
         CommandMerge out{merge.sums(), merge.totals(),
                          run_shell_task(ctx, command, extra, columns, lists)};

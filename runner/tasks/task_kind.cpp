@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "config/config.h"
+#include "config/yaml_check.h"
 #include "core/duration.h"
 
 namespace compatbench {
@@ -29,6 +30,11 @@ bool fits(const Value& value, const ColumnSpec& spec) {
 const Scalar* TaskContext::find(const std::string& key) const {
     auto it = params.find(key);
     return it == params.end() ? nullptr : &it->second;
+}
+
+bool TaskContext::flag(const std::string& key) const {
+    const Scalar* s = find(key);
+    return s && s->kind == Scalar::Kind::text && parse_bool(s->text).value_or(false);
 }
 
 double TaskContext::real(const std::string& key, double fallback) const {

@@ -31,6 +31,8 @@ struct TaskContext {
 
     const Scalar* find(const std::string& key) const;
     double real(const std::string& key, double fallback) const;
+    // A boolean key as the config checker reads it (true/True/yes), false when absent.
+    bool flag(const std::string& key) const;
     std::int64_t integer(const std::string& key, std::int64_t fallback) const;
     // A list parameter as texts or ints (std::invalid_argument naming a missing key or a
     // value that is not an int).

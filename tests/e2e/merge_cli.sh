@@ -137,6 +137,12 @@ save('base_f32.safetensors', load('base.safetensors'), dtypes='F32')"
   echo "  - model: base_f32.safetensors"; echo "  - model: ft0_f16.safetensors"
   echo "    parameters: {weight: 0.5}"; } > mixed.yaml
 expect_code 0 mpi 0 merge mixed.yaml --out out_mixed > /dev/null
+write ta_sum task_arithmetic "{lambda: 0.5}" "${ALL[@]}"  # no normalize: c = λ·K = 1.5
+"$BIN" screen ta_sum.yaml --json > screen_sum.json
+"$BIN" screen --base base.safetensors --models "${ALL[@]}" --coef 1.5 --json > screen_cli15.json
+"$PY" -c "import json; a, b = (json.load(open(f)) for f in ('screen_sum.json', 'screen_cli15.json')); assert a['coef'] == 1.5 and a['score'] == b['score'], (a['coef'], a['score'], b['score'])"
+set +e; "$BIN" screen slerp.yaml > err.txt 2>&1; code=$?; set -e
+[[ $code == 2 ]] && grep -q "not a sum of task vectors" err.txt || { cat err.txt; fail "screen slerp.yaml: exit $code"; }
 "$BIN" screen ta.yaml --json > screen_yaml.json
 "$BIN" screen --base base.safetensors --models "${ALL[@]}" --coef 0.7 --json > screen_cli.json
 "$PY" - <<'PYEOF'

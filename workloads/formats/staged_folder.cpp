@@ -1,5 +1,11 @@
 #include "formats/staged_folder.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <system_error>
 
 #include "formats/safetensors.h"
@@ -63,14 +69,31 @@ StagedFolder::StagedFolder(fs::path target, bool replace)
                           "or choose another folder");
     if (fs::exists(target_) && !fs::is_directory(target_))
         throw FormatError(target_.string() + ": exists and is not a folder");
-    fs::remove_all(staging_);  // a killed writer's leftovers
-    fs::create_directories(staging_);
+    lock_path_ = staging_;
+    lock_path_.replace_extension(".lock");  // .<name>.lock
+    lock_ = ::open(lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (lock_ < 0)
+        throw FormatError(lock_path_.string() + ": cannot create the lock file (" +
+                          std::strerror(errno) + ")");
+    try {
+        if (::flock(lock_, LOCK_EX | LOCK_NB) != 0)
+            throw FormatError(target_.string() + ": another writer is writing it (" +
+                              lock_path_.string() + " is locked)");
+        fs::remove_all(staging_);  // a killed writer's leftovers
+        fs::create_directories(staging_);
+    } catch (...) {
+        ::close(lock_);  // the lock file stays: it may be the other writer's
+        throw;
+    }
 }
 
 StagedFolder::~StagedFolder() {
-    if (committed_) return;
     std::error_code ec;
-    fs::remove_all(staging_, ec);
+    if (!committed_) fs::remove_all(staging_, ec);
+    if (lock_ >= 0) {
+        fs::remove(lock_path_, ec);
+        ::close(lock_);
+    }
 }
 
 void StagedFolder::commit() {

@@ -3,8 +3,9 @@
 // A merge (or any writer of a model folder) writes into a staging folder beside its target,
 // `.<name>.partial`, and renames it into place only when everything is written: a failed or
 // killed writer leaves no partial model at the target (the next attempt clears the stale
-// staging folder). An existing target is replaced whole only when asked, and is moved
-// aside only once its replacement is complete.
+// staging folder). A lock file beside the target, `.<name>.lock` (flock), keeps a second
+// writer of the same target out while the first writes. An existing target is replaced whole only
+// when asked, and is moved aside only once its replacement is complete.
 #pragma once
 
 #include <filesystem>
@@ -22,7 +23,8 @@ void check_output_clear_of_inputs(const std::filesystem::path& out,
 
 class StagedFolder {
   public:
-    // Refuses an existing `target` unless `replace`. The staging folder is created empty.
+    // Refuses an existing `target` unless `replace`, and a target another writer holds. The
+    // staging folder is created empty.
     StagedFolder(std::filesystem::path target, bool replace);
     StagedFolder(const StagedFolder&) = delete;
     StagedFolder& operator=(const StagedFolder&) = delete;
@@ -37,7 +39,8 @@ class StagedFolder {
     static std::filesystem::path staging_path(const std::filesystem::path& target);
 
   private:
-    std::filesystem::path target_, staging_;
+    std::filesystem::path target_, staging_, lock_path_;
+    int lock_ = -1;
     bool replace_ = false, committed_ = false;
 };
 

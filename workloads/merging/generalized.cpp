@@ -62,7 +62,11 @@ void della_bits(const MergeParams& p, const TensorScope& s, std::size_t i, std::
                                     ": DELLA needs density ± epsilon inside (0, 1), "
                                     "got density " +
                                     std::to_string(d) + ", epsilon " + std::to_string(e));
-    const std::size_t cols = s.row_length == 0 ? n : s.row_length;
+    if (s.row_length == 0)  // mergekit ranks along dimension 1 of such tensors
+        throw std::invalid_argument(s.name +
+                                    ": DELLA ranks within the rows of 1-D and 2-D "
+                                    "tensors only");
+    const std::size_t cols = s.row_length;
     if (cols < 2)
         throw std::invalid_argument(s.name + ": DELLA ranks within rows of one coordinate");
     const Draws draw(p, s.name, i);

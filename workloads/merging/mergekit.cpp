@@ -7,6 +7,16 @@
 
 namespace compatbench::merging::mergekit {
 
+namespace {
+
+// A layer's number in a tensor name: `….layers.N.…`, `….h.N.…`, `….blocks.N.…`.
+const std::regex& layer_pattern() {
+    static const std::regex re(R"((^|\.)(layers|h|blocks)\.(\d+)\.)");
+    return re;
+}
+
+}  // namespace
+
 std::optional<double> evaluate(const Setting& s, const std::string& tensor, double t) {
     switch (s.kind) {
         case Setting::Kind::number:
@@ -112,18 +122,31 @@ std::string method_list() {
 }
 
 std::optional<int> layer_of(const std::string& tensor) {
-    static const std::regex re(R"((^|\.)(layers|h|blocks)\.(\d+)\.)");
     std::smatch m;
-    if (!std::regex_search(tensor, m, re)) return std::nullopt;
+    if (!std::regex_search(tensor, m, layer_pattern())) return std::nullopt;
     return std::stoi(m[3].str());
 }
 
 namespace {
 
+// What stands before a layer tensor's number: one stack of layers per model is planned.
+std::string stack_of(const std::string& tensor) {
+    std::smatch m;
+    return std::regex_search(tensor, m, layer_pattern()) ? m.prefix().str() + m[2].str() : "";
+}
+
+// Tensors outside the layers that come before them (plan.py's pre weights): the token and
+// position embeddings (`embed_tokens`, GPT-2's `wte` and `wpe`), not GPT-NeoX's `embed_out`.
+bool before_layers(const std::string& tensor) {
+    if (tensor.find("embed_out") != std::string::npos) return false;
+    for (const char* pre : {"embed", "wte.", "wpe."})
+        if (tensor.find(pre) != std::string::npos) return true;
+    return false;
+}
+
 // `tensor` with its layer number replaced by `layer`.
 std::string with_layer(const std::string& tensor, int layer) {
-    static const std::regex re(R"((^|\.)(layers|h|blocks)\.(\d+)\.)");
-    return std::regex_replace(tensor, re, "$1$2." + std::to_string(layer) + ".",
+    return std::regex_replace(tensor, layer_pattern(), "$1$2." + std::to_string(layer) + ".",
                               std::regex_constants::format_first_only);
 }
 
@@ -227,6 +250,10 @@ struct Planner {
         for (double w : q.weights) total += w;
         if (def.op == Method::linear && q.normalize == Normalize::mean && total == 0)
             fail("linear: the weights sum to 0 (mergekit would divide by it)");
+        for (double d : q.densities)
+            if (!(d >= 0)) fail("density " + std::to_string(d) + " is below 0");
+        for (double g : q.gammas)
+            if (!(g >= 0 && g <= 1)) fail("gamma " + std::to_string(g) + " is outside [0, 1]");
         for (std::size_t i = 0; i < q.epsilons.size(); ++i) {
             const double d = q.densities[i], e = q.epsilons[i];
             if (d < 1 && d > 0 && (d + e >= 1 || d - e <= 0))
@@ -246,15 +273,26 @@ struct Planner {
                 throw std::invalid_argument(
                     "every source of a slice must have the same number of layers (mergekit's "
                     "rule)");
+        for (std::size_t j = 0; j < ranges.size(); ++j)
+            if (ranges[j].second > info[s.sources[j].model].layers)
+                throw std::invalid_argument(
+                    "layer_range [" + std::to_string(ranges[j].first) + ", " +
+                    std::to_string(ranges[j].second) + ") of " + c.models[s.sources[j].model] +
+                    ", which has " + std::to_string(info[s.sources[j].model].layers) + " layers");
         const std::size_t ref = reference(s);
         for (int idx = 0; idx < n; ++idx) {
             const double t = n > 1 ? static_cast<double>(idx) / (n - 1) : 1.0;
+            const std::size_t before = out.tensors.size();
             for (const auto& name : info[s.sources[ref].model].names) {
                 if (layer_of(name) != ranges[ref].first + idx) continue;
                 std::vector<std::string> inputs;
                 for (const auto& r : ranges) inputs.push_back(with_layer(name, r.first + idx));
                 add(s, with_layer(name, out.layers), inputs, t);
             }
+            if (out.tensors.size() == before)
+                throw std::invalid_argument(c.models[s.sources[ref].model] +
+                                            " has no tensor of layer " +
+                                            std::to_string(ranges[ref].first + idx));
             ++out.layers;
         }
     }
@@ -275,12 +313,33 @@ struct Planner {
         for (const bool pre : {true, false}) {
             const Slice& s = pre ? slices.front() : slices.back();
             for (const auto& name : info[s.sources[reference(s)].model].names) {
-                if (layer_of(name) || (name.find("embed") != std::string::npos) != pre) continue;
+                if (layer_of(name) || before_layers(name) != pre) continue;
                 add(s, name, std::vector<std::string>(s.sources.size(), name), 0.0);
             }
         }
     }
 };
+
+// One stack of numbered layers per model (mergekit plans each module of a multi-module
+// architecture, such as a vision tower beside a language model, with its own layer count).
+void check_one_stack(const std::string& path, const ModelInfo& m) {
+    std::string first;
+    for (const auto& name : m.names) {
+        const std::string stack = stack_of(name);
+        if (stack.empty()) continue;
+        if (first.empty()) first = stack;
+        if (stack != first)
+            throw std::invalid_argument(path + " has two stacks of layers (" + first + " and " +
+                                        stack + "): models of several modules are not supported");
+    }
+}
+
+const std::string& name_of(const PlannedTensor& t) { return t.name; }
+const std::string& name_of(const std::string& s) { return s; }
+template <class A, class B>
+bool less(const A& a, const B& b) {
+    return name_of(a) < name_of(b);
+}
 
 }  // namespace
 
@@ -296,17 +355,25 @@ Plan plan(const Config& c, const std::vector<ModelInfo>& models) {
         if (c.base && !listed) s.sources.push_back({*c.base, std::nullopt, {}});
         slices.push_back(std::move(s));
     }
-    Planner p{c, *def, models, {}};
-    int original = 0;
     for (const auto& s : slices) {
         if (s.sources.empty()) throw std::invalid_argument("a slice without sources");
-        p.plan_slice(s);
+        for (const auto& src : s.sources) check_one_stack(c.models[src.model], models[src.model]);
     }
-    original = models[slices.front().sources[p.reference(slices.front())].model].layers;
+    Planner p{c, *def, models, {}};
+    for (const auto& s : slices) p.plan_slice(s);
     p.plan_outside_layers(slices);
     std::sort(p.out.tensors.begin(), p.out.tensors.end(),
               [](const PlannedTensor& a, const PlannedTensor& b) { return a.name < b.name; });
-    p.out.layers_changed = p.out.layers != original;
+    p.out.layers_changed = !c.slices.empty();
+    if (c.slices.empty()) {  // every tensor of the model the output takes its names from
+        const ModelInfo& ref = models[slices.front().sources[p.reference(slices.front())].model];
+        for (const auto& name : ref.names)
+            if (!std::binary_search(p.out.tensors.begin(), p.out.tensors.end(), name,
+                                    [](const auto& a, const auto& b) { return less(a, b); }))
+                throw std::invalid_argument(name + ": outside the model's " +
+                                            std::to_string(ref.layers) +
+                                            " layers (num_hidden_layers): not merged");
+    }
     return p.out;
 }
 

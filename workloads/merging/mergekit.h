@@ -79,7 +79,7 @@ std::optional<int> layer_of(const std::string& tensor);
 struct Plan {
     std::vector<PlannedTensor> tensors;  // sorted by name; checkpoint = index into models
     int layers = 0;                      // the output's
-    bool layers_changed = false;         // slices made another number of layers
+    bool layers_changed = false;         // slices set the layer count (config.json's)
 };
 // std::invalid_argument naming the tensor and the parameter for what cannot be planned.
 Plan plan(const Config& config, const std::vector<ModelInfo>& models);

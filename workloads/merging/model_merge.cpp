@@ -71,7 +71,7 @@ bool CheckpointSource::mergeable(std::size_t i) const {
 std::uint64_t CheckpointSource::numel(std::size_t i) const { return info(i).numel(); }
 std::uint64_t CheckpointSource::row_length(std::size_t i) const {
     const auto& shape = info(i).shape;
-    return shape.size() == 2 ? shape[1] : numel(i);
+    return shape.size() == 2 ? shape[1] : shape.size() <= 1 ? numel(i) : 0;
 }
 
 std::vector<TensorRef> CheckpointSource::refs(std::size_t i) const {

@@ -26,7 +26,7 @@ class TensorSource {
     virtual bool matrix(std::size_t i) const = 0;     // a 2-D tensor
     virtual bool mergeable(std::size_t i) const = 0;  // floating point (others keep the base's)
     virtual std::uint64_t numel(std::size_t i) const = 0;
-    // Coordinates per row (the last dimension of a matrix; numel otherwise).
+    // Coordinates per row: a matrix's columns, a vector's length, 0 for more dimensions.
     virtual std::uint64_t row_length(std::size_t i) const { return numel(i); }
     // Tensor i's own parameters, when the merge has per-tensor ones (else the merge's).
     virtual const MergeParams* params(std::size_t) const { return nullptr; }

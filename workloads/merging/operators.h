@@ -73,7 +73,8 @@ struct TensorScope {
     bool in_scope = true;        // out-of-scope tensors keep θ0 (PRISM, and every method when
                                  // a scope is given)
     double merge_rho = 1.0;      // ρ of the whole merge over the in-scope tensors (§3.1)
-    std::size_t row_length = 0;  // coordinates per row (DELLA's ranks; 0: the whole tensor)
+    std::size_t row_length = 0;  // coordinates per row of a 1-D or 2-D tensor (DELLA's
+                                 // ranks); 0 for other shapes
 };
 
 struct TensorMergeStats {

@@ -32,6 +32,14 @@ TEST(StagedFolder, OutputIsNeverAnInputNorInsideOneNorHoldsOne) {
          {d / "base", d / "base" / "new", d / "link", d / "link" / "x", d, d / "ft.safetensors"})
         EXPECT_THROW(check_output_clear_of_inputs(out, inputs, "--out"), FormatError) << out;
     EXPECT_NO_THROW(check_output_clear_of_inputs(d / "merged", inputs, "--out"));
+    // A model folder of links into a cache's blobs/ (as Hugging Face's cache holds them).
+    fs::create_directories(d / "blobs");
+    std::ofstream(d / "blobs" / "abc") << "x";
+    fs::create_directories(d / "snapshot");
+    fs::create_symlink(d / "blobs" / "abc", d / "snapshot" / "model.safetensors");
+    EXPECT_THROW(check_output_clear_of_inputs(d / "blobs", {d / "snapshot" / "model.safetensors"},
+                                              "--out"),
+                 FormatError);
     EXPECT_NO_THROW(check_output_clear_of_inputs(d / "base2", inputs, "--out"));
 }
 
@@ -61,4 +69,13 @@ TEST(StagedFolder, AppearsWholeOnCommitAndReplacesOnlyWhenAsked) {
     EXPECT_FALSE(fs::exists(out / "a"));  // replaced whole
     EXPECT_TRUE(fs::exists(out / "b"));
     EXPECT_EQ(std::distance(fs::directory_iterator(d), fs::directory_iterator()), 1);
+}
+
+TEST(StagedFolder, OneWriterAtATime) {
+    const fs::path out = fresh("lock") / "merged";
+    StagedFolder first(out, false);
+    EXPECT_THROW(StagedFolder(out, false), FormatError);  // held by the first
+    std::ofstream(first.path() / "a") << "1";
+    first.commit();
+    EXPECT_TRUE(fs::exists(out / "a"));  // the refused second writer touched nothing
 }

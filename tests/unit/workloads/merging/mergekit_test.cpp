@@ -126,6 +126,26 @@ TEST(Mergekit, RefusesWhatMergekitCannotMerge) {
     c.parameters.clear();
     EXPECT_THROW(mk::plan(c, {m, m, m}), std::invalid_argument);  // linear needs weights
     EXPECT_EQ(mk::find_method("nuslerp"), nullptr);
+    c.method = "ties";
+    c.parameters["density"] = number(-0.5);
+    EXPECT_THROW(mk::plan(c, {m, m, m}), std::invalid_argument);  // below 0
+}
+
+TEST(Mergekit, RefusesWhatWouldBeDroppedSilently) {
+    mk::ModelInfo m{{"model.layers.0.w", "model.layers.1.w", "model.layers.2.w"}, 2};
+    mk::Config c;
+    c.method = "passthrough";
+    c.models = {"a"};
+    c.listed = {{0, std::nullopt, {}}};
+    EXPECT_THROW(mk::plan(c, {m}), std::invalid_argument);  // layer 2 beyond the 2 layers
+    m.layers = 3;
+    EXPECT_NO_THROW(mk::plan(c, {m}));
+    c.listed.clear();
+    c.slices = {{{{0, std::pair{0, 4}, {}}}, {}, {}}};
+    EXPECT_THROW(mk::plan(c, {m}), std::invalid_argument);  // layer_range past the end
+    c.slices = {{{{0, std::pair{0, 3}, {}}}, {}, {}}};
+    m.names.push_back("visual.blocks.0.w");  // a second stack of layers: a vision tower
+    EXPECT_THROW(mk::plan(c, {m}), std::invalid_argument);
 }
 
 TEST(Generalized, MagnitudeOutliersAndConsensusByHand) {
@@ -192,6 +212,9 @@ TEST(Generalized, DellaKeepsLargerMagnitudesMoreOftenAndRescalesToTheL1Norm) {
     EXPECT_NEAR(static_cast<double>(low) / rows, 0.1, 0.07);
     EXPECT_NEAR(static_cast<double>(high) / rows, 0.9, 0.07);
     EXPECT_DOUBLE_EQ(sel[0].scale, l1 / kept);
+    s.row_length = 0;  // more than two dimensions: mergekit ranks along dimension 1
+    EXPECT_THROW(select(p, s, in), std::invalid_argument);
+    s.row_length = cols;
     p.epsilons = {0.5};  // density − ε = 0: refused as mergekit refuses it
     EXPECT_THROW(select(p, s, in), std::invalid_argument);
 }
