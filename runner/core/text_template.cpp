@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <vector>
 
 #include "common/hash.h"
 
@@ -29,6 +30,55 @@ std::string task_file_stem(const std::string& id) {
     if (stem.size() > 100) stem.resize(100);
     char hex[17];
     return stem + "-" + std::string(hex64(fnv1a64(id), hex).substr(0, 8));
+}
+
+std::string quoted_placeholder(const std::string& command) {
+    // Per nesting level, what opened it (none, `(` of $(…), or a backquote) and the quote we
+    // are inside (', " or none): a command substitution's words are read afresh, even within
+    // double quotes.
+    struct Level {
+        char opener = 0, quote = 0;
+    };
+    std::vector<Level> levels = {{}};
+    for (std::size_t i = 0; i < command.size(); ++i) {
+        const char c = command[i];
+        Level& l = levels.back();
+        const bool next_same = i + 1 < command.size() && command[i + 1] == c;
+        if (c == '\\' && l.quote != '\'') {
+            ++i;  // an escaped character quotes nothing
+        } else if (l.quote != '\'' && c == '$' && i + 1 < command.size() && command[i + 1] == '(') {
+            levels.push_back({'(', 0});
+            ++i;
+        } else if (l.quote == 0 && c == ')' && l.opener == '(') {
+            levels.pop_back();
+        } else if (l.quote != '\'' && c == '`') {
+            if (l.opener == '`' && l.quote == 0)
+                levels.pop_back();
+            else
+                levels.push_back({'`', 0});
+        } else if (l.quote == 0 && (c == '\'' || c == '"')) {
+            l.quote = c;
+        } else if (l.quote != 0 && c == l.quote) {
+            l.quote = 0;
+        } else if ((c == '{' || c == '}') && next_same) {
+            ++i;  // a literal brace
+        } else if (c == '{') {
+            const std::size_t end = command.find('}', i);
+            if (end == std::string::npos) return "";
+            if (l.quote != 0) return command.substr(i, end - i + 1);
+            i = end;
+        }
+    }
+    return "";
+}
+
+void check_placeholders_unquoted(const std::string& command) {
+    const std::string p = quoted_placeholder(command);
+    if (p.empty()) return;
+    throw std::invalid_argument("the placeholder " + p +
+                                " sits inside quotes, where the shell would still run a " +
+                                "value's $(...) or backquotes: write it bare, as in `echo " + p +
+                                "` for `echo \"" + p + "\"` (each value is quoted as one word)");
 }
 
 TextTemplate TextTemplate::parse(const std::string& text, const std::vector<std::string>& known,

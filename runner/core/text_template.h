@@ -11,6 +11,15 @@ namespace compatbench {
 // 'text' with every ' written as '\'' : safe as one word of /bin/sh.
 std::string shell_quote(const std::string& text);
 
+// The first `{name}` of a shell command template that sits inside '…' or "…" quotes, "" when
+// none. Each value is shell-quoted as a bare word; inside double quotes that quoting is
+// text, and a value's $(…) or backquotes would run: such templates are refused.
+std::string quoted_placeholder(const std::string& command);
+
+// std::invalid_argument for a command template with a placeholder inside quotes, saying how
+// to write it.
+void check_placeholders_unquoted(const std::string& command);
+
 // A file-name-safe, unique stem for a task id: unsafe characters become '_' and an 8-digit
 // hash of the id keeps ids that differ only in such characters apart.
 std::string task_file_stem(const std::string& id);

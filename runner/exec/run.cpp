@@ -41,8 +41,18 @@ void broadcast_string(std::string& text, MPI_Comm comm) {
     MPI_Bcast(text.data(), static_cast<int>(size), MPI_CHAR, 0, comm);
 }
 
-// Rank 0 checks and locks the output folder; "" when the run may go ahead.
-std::string preflight(const RunOptions& options, FolderLock& lock) {
+// The config hash of the first record in `ledger` made by another config ("" for none).
+std::string other_experiment(const fs::path& ledger, const std::string& hash) {
+    for (const auto& r : Ledger::read(ledger.string(), [](const std::string&) {}))
+        if (r.contains("config_hash") && r["config_hash"].is_string() &&
+            r["config_hash"].get<std::string>() != hash)
+            return r["config_hash"].get<std::string>();
+    return {};
+}
+
+// Rank 0 checks and locks the output folder; "" when the run may go ahead. A folder belongs
+// to one experiment: --resume continues the config hash that made it, never another.
+std::string preflight(const RunOptions& options, const std::string& hash, FolderLock& lock) {
     const fs::path out(options.out);
     const fs::path ledger = out / "ledger.jsonl";
     std::error_code ec;
@@ -53,6 +63,13 @@ std::string preflight(const RunOptions& options, FolderLock& lock) {
         return ledger.string() +
                ": an earlier run's ledger is there; pass --resume to continue it, or choose "
                "another --out";
+    }
+    if (options.resume && fs::exists(ledger)) {
+        if (const std::string other = other_experiment(ledger, hash); !other.empty())
+            return ledger.string() + ": the folder holds another experiment (config hash " + other +
+                   "; this config's is " + hash +
+                   "): --resume continues only the experiment that made it; give this one its "
+                   "own --out (a change of runner: keys alone keeps the hash)";
     }
     return {};
 }
@@ -281,7 +298,7 @@ RunSummary run_experiment(const Config& config, const TaskGraph& graph, const Ru
 
     std::string problem;
     FolderLock lock;
-    if (rank == 0) problem = preflight(options, lock);
+    if (rank == 0) problem = preflight(options, config.hash, lock);
     broadcast_string(problem, comm);
     if (!problem.empty()) {
         if (rank == 0) std::cerr << "compatbench: " << problem << "\n";

@@ -179,6 +179,7 @@ class CommandTask final : public TaskKind {
         const YAML::Node command = group.node["command"];
         try {
             TextTemplate::parse(command.Scalar(), known);
+            check_placeholders_unquoted(command.Scalar());
         } catch (const std::invalid_argument& e) {
             checker.fail(command, "tasks." + group.name + ".command", e.what());
         }
@@ -248,6 +249,7 @@ void check_shell_template(const TaskContext& context, const std::string& command
     std::map<std::string, std::string> values = shell_values(context, "", "");
     for (const auto& name : more_names) values[name] = "";
     TextTemplate::parse(command_template, {}, true).render(values);
+    check_placeholders_unquoted(command_template);
 }
 
 Row run_shell_task(const TaskContext& context, const std::string& command_template,

@@ -18,6 +18,14 @@ expect_code 0 "$BIN" compare "$WORK/demo/results.h5" "$WORK/demo/results.h5" --a
 sed 's/seed: 20261130/seed: 7/' "$SRC/configs/demo.yaml" > "$WORK/demo7.yaml"
 expect_code 0 mpi 0 run "$WORK/demo7.yaml" --out "$WORK/demo7" --log-level warn
 expect_code 1 "$BIN" compare "$WORK/demo/results.h5" "$WORK/demo7/results.h5"
+# A folder belongs to one experiment: --resume of another config is refused, the folder
+# untouched; a change of runner: keys alone keeps the hash and resumes.
+sums=$(cd "$WORK/demo" && sha256sum results.h5 ledger.jsonl)
+expect_code 2 mpi 0 run "$WORK/demo7.yaml" --out "$WORK/demo" --resume --log-level warn
+[[ $(cd "$WORK/demo" && sha256sum results.h5 ledger.jsonl) == "$sums" ]] \
+  || fail "--resume of another config changed the folder"
+sed 's/progress_interval: 2/progress_interval: 3/' "$SRC/configs/demo.yaml" > "$WORK/demo_runner.yaml"
+expect_code 0 mpi 0 run "$WORK/demo_runner.yaml" --out "$WORK/demo" --resume --log-level warn
 expect_code 2 "$BIN" run
 expect_code 2 "$BIN" frobnicate
 pass "CLI exit codes"
