@@ -43,6 +43,7 @@ namespace compatbench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+constexpr std::chrono::milliseconds kGrace{2000};  // from SIGTERM to SIGKILL
 
 std::string tail_of_file(const std::filesystem::path& path, std::size_t max_bytes) {
     std::ifstream in(path, std::ios::binary);
@@ -113,6 +114,26 @@ class Child {
         return false;
     }
     void kill_group(int sig) const { ::kill(-pid_, sig); }
+    // Whether any process of the group lives on (the shell's background children, or a
+    // child that outlived a killed shell).
+    bool group_alive() const { return ::kill(-pid_, 0) == 0; }
+    // Ends every process of the group: SIGTERM, then SIGKILL to whatever is left after
+    // `grace`, however long the shell itself lives; the shell is reaped.
+    void end_group(std::chrono::milliseconds grace) {
+        kill_group(SIGTERM);
+        const auto until = Clock::now() + grace;
+        bool killed = false;
+        while (!reaped_ || group_alive()) {
+            if (!reaped_)
+                wait_for(std::chrono::milliseconds(10));
+            else
+                std::this_thread::sleep_for(std::chrono::milliseconds(10));
+            if (!killed && Clock::now() >= until) {
+                kill_group(SIGKILL);
+                killed = true;
+            }
+        }
+    }
     int status() const { return status_; }
 
   private:
@@ -166,7 +187,8 @@ class CommandTask final : public TaskKind {
     std::string_view name() const override { return "command"; }
     std::vector<KeyRule> keys() const override {
         return {{"command", KeyType::string, true, 0, 0, {}},
-                {"outputs", KeyType::map, false, 0, 0, {}}};
+                {"outputs", KeyType::map, false, 0, 0, {}},
+                {"keep_background", KeyType::boolean, false, 0, 0, {}}};
     }
     std::vector<ColumnSpec> outputs(const GroupSpec& group,
                                     const YamlChecker& checker) const override {
@@ -282,16 +304,15 @@ Row run_shell_task(const TaskContext& context, const std::string& command_templa
     while (!child.wait_for(std::chrono::milliseconds(10))) {
         const bool timed_out = timeout > 0.0 && Clock::now() >= deadline;
         if (timed_out || context.cancel.load(std::memory_order_relaxed)) {
-            child.kill_group(SIGTERM);
-            const auto grace = Clock::now() + std::chrono::seconds(2);
-            while (!child.wait_for(std::chrono::milliseconds(10))) {
-                if (Clock::now() >= grace) child.kill_group(SIGKILL);
-            }
+            child.end_group(kGrace);
             if (!timed_out) throw TaskCancelled{};
             throw std::runtime_error("timed out after " + std::to_string(timeout) +
                                      " s (log: " + log_path.string() + ")");
         }
     }
+    // The task ends with its shell: background children it left are ended too, unless the
+    // group keeps them (`keep_background: true`, for daemons that outlive their task).
+    if (!context.flag("keep_background") && child.group_alive()) child.end_group(kGrace);
     const int status = child.status();
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         std::ostringstream why;

@@ -50,4 +50,21 @@ assert all(c == 1 for c in done.values()), done
 attempts = [r["attempt"] for r in map(json.loads, open(sys.argv[1])) if r["id"] == "broken"]
 assert attempts == [1, 2, 3, 4, 5, 6], attempts
 PYEOF
+# Every process a task starts ends with it: a timed-out task's child that ignores SIGTERM
+# is killed after the grace period, a finished task's background child is ended, and a
+# group with keep_background: true keeps its daemon.
+cat > "$WORK/procs.yaml" <<'YAML'
+experiment: {name: procs, seed: 1}
+tasks:
+  - {name: stubborn, kind: command, timeout: 0.5, retries: 0,
+     command: "sh -c 'trap \"\" TERM; exec sleep 102' & wait"}
+  - {name: bg, kind: command, command: "(sleep 3; touch {out}/bg_survived) & echo '{{}}' > {result}"}
+  - {name: daemon, kind: command, keep_background: true,
+     command: "(sleep 2; touch {out}/daemon_ran) & echo '{{}}' > {result}"}
+YAML
+expect_code 1 mpi 2 run "$WORK/procs.yaml" --out "$WORK/procs" --log-level error
+sleep 3.5
+! pgrep -f "sleep 102" > /dev/null || fail "a timed-out task's child outlived it: $(pgrep -af 'sleep 102')"
+[[ ! -e $WORK/procs/bg_survived ]] || fail "a finished task's background child outlived it"
+[[ -e $WORK/procs/daemon_ran ]] || fail "keep_background: the daemon did not run to its end"
 pass "command tasks: retry, timeout, failure, skips, resume"
