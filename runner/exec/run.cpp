@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <limits>
@@ -286,6 +287,19 @@ std::vector<std::pair<std::string, TableData>> finish_results(ResultsFile& resul
     return tables;
 }
 
+// An error on one rank while others may wait in a collective call (a full disk under the
+// ledger, an HDF5 error): no collective call follows, not even the results file's close.
+// The ledger holds every finished task already (fsynced); the whole job ends now, exit 3.
+[[noreturn]] void abort_run(MPI_Comm comm, int rank, const std::string& what) {
+    std::cerr << "compatbench: rank " << rank << ": " << what
+              << " (the run stops; the ledger keeps every finished task: fix the cause and "
+                 "continue with --resume)\n";
+    spdlog::error("{} (the run stops)", what);
+    spdlog::default_logger()->flush();
+    MPI_Abort(comm, kExitInternal);
+    std::abort();
+}
+
 }  // namespace
 
 RunSummary run_experiment(const Config& config, const TaskGraph& graph, const RunOptions& options,
@@ -320,12 +334,18 @@ RunSummary run_experiment(const Config& config, const TaskGraph& graph, const Ru
     ResultsFile results((fs::path(options.out) / "results.h5").string(), comm, config, graph, meta);
     Executor executor(config, graph, rank, fs::path(options.out));
     Coordinated c;
-    if (rank == 0)
-        c = coordinate(config, graph, options, comm, results, executor, meta);
-    else
-        run_worker(config, graph, comm, results, executor);
-    const auto tables = finish_results(results, c, comm, rank);
-    MPI_Bcast(&c.exit_code, 1, MPI_INT, 0, comm);
+    std::vector<std::pair<std::string, TableData>> tables;
+    try {
+        if (rank == 0)
+            c = coordinate(config, graph, options, comm, results, executor, meta);
+        else
+            run_worker(config, graph, comm, results, executor);
+        tables = finish_results(results, c, comm, rank);
+        MPI_Bcast(&c.exit_code, 1, MPI_INT, 0, comm);
+    } catch (const std::exception& e) {
+        if (size == 1) throw;  // alone, unwinding closes the results file with nobody to wait
+        abort_run(comm, rank, e.what());
+    }
 
     summary.wall_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
