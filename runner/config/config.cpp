@@ -31,6 +31,7 @@ const std::vector<KeyRule> kRunnerRules = {
     {"progress_interval", KeyType::real, false, 0.01, 86400, {}},
     {"fsync_interval", KeyType::real, false, 0, 60, {}},
     {"row_flush_interval", KeyType::real, false, 0, 3600, {}},
+    {"log_limit_mb", KeyType::real, false, 0.001, 1e6, {}},
 };
 
 // Keys every `tasks:` entry may have, whatever its kind.
@@ -166,6 +167,7 @@ GroupSpec parse_group(const YamlChecker& yc, const YAML::Node& node, const std::
     g.retries = node["retries"] ? static_cast<int>(yc.as_int(node["retries"], gpath + ".retries"))
                                 : runner.retries;
     g.timeout = node["timeout"] ? yc.as_real(node["timeout"], gpath + ".timeout") : runner.timeout;
+    g.log_limit = static_cast<std::uint64_t>(runner.log_limit_mb * 1e6);
     g.cost = node["cost"] ? yc.as_real(node["cost"], gpath + ".cost") : 1.0;
     g.print = node["print"] ? yc.as_bool(node["print"], gpath + ".print") : false;
     return g;
@@ -254,6 +256,8 @@ Config parse_config_text(const std::string& text, const std::string& path,
         if (r["retries"])
             c.runner.retries = static_cast<int>(yc.as_int(r["retries"], "runner.retries"));
         if (r["timeout"]) c.runner.timeout = yc.as_real(r["timeout"], "runner.timeout");
+        if (r["log_limit_mb"])
+            c.runner.log_limit_mb = yc.as_real(r["log_limit_mb"], "runner.log_limit_mb");
         if (r["on_signal"]) {
             c.runner.on_signal =
                 r["on_signal"].Scalar() == "abandon" ? SignalPolicy::abandon : SignalPolicy::finish;

@@ -53,6 +53,7 @@ struct RunnerSettings {
     double progress_interval = 10.0;  // seconds between progress lines
     double fsync_interval = 0.02;     // seconds: ledger group-commit window
     double row_flush_interval = 2.0;  // seconds between a rank's buffered HDF5 row writes
+    double log_limit_mb = 16.0;       // MB of a command task's log kept (its head and tail)
 };
 
 // One `tasks:` entry: a group of tasks of one kind, expanded over `count` or `grid`.
@@ -68,7 +69,8 @@ struct GroupSpec {
     std::vector<std::pair<std::string, YAML::Mark>> after;
     int retries = 0;
     double timeout = 0.0;
-    double cost = 1.0;   // relative cost hint: larger first; plan's critical path
+    std::uint64_t log_limit = 16000000;  // bytes of a command task's log kept (runner's)
+    double cost = 1.0;                   // relative cost hint: larger first; plan's critical path
     bool print = false;  // print the group's table on the console at the end of a run
     YAML::Mark mark;
     YAML::Node node;

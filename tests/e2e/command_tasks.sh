@@ -55,7 +55,10 @@ PYEOF
 # group with keep_background: true keeps its daemon.
 cat > "$WORK/procs.yaml" <<'YAML'
 experiment: {name: procs, seed: 1}
+runner: {log_limit_mb: 0.1}
 tasks:
+  - {name: chatty, kind: command,
+     command: "head -c 5000000 /dev/zero | tr '\\0' x; echo; echo the end; echo '{{}}' > {result}"}
   - {name: stubborn, kind: command, timeout: 0.5, retries: 0,
      command: "sh -c 'trap \"\" TERM; exec sleep 102' & wait"}
   - {name: bg, kind: command, command: "(sleep 3; touch {out}/bg_survived) & echo '{{}}' > {result}"}
@@ -67,4 +70,9 @@ sleep 3.5
 ! pgrep -f "sleep 102" > /dev/null || fail "a timed-out task's child outlived it: $(pgrep -af 'sleep 102')"
 [[ ! -e $WORK/procs/bg_survived ]] || fail "a finished task's background child outlived it"
 [[ -e $WORK/procs/daemon_ran ]] || fail "keep_background: the daemon did not run to its end"
+# A chatty task's log keeps its head and tail within runner.log_limit_mb, saying what was cut.
+log=$(ls "$WORK"/procs/logs/tasks/chatty-*.log)
+(( $(stat -c %s "$log") < 101000 )) || fail "the chatty log is $(stat -c %s "$log") bytes"
+grep -aq "bytes of output cut here" "$log" && tail -n 1 "$log" | grep -q "the end" \
+  || fail "the chatty log lacks the cut note or its tail"
 pass "command tasks: retry, timeout, failure, skips, resume"
