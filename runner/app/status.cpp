@@ -197,6 +197,8 @@ json status_report(const std::string& out) {
     const fs::path dir(out);
     const std::string ledger_path = (dir / "ledger.jsonl").string();
     const std::string status_path = (dir / "status.json").string();
+    if (fs::exists(dir) && !fs::is_directory(dir))
+        throw std::runtime_error(out + ": a file, not a run folder (give the run's --out)");
     if (!fs::is_directory(dir)) throw std::runtime_error(out + ": no such folder");
     if (!fs::exists(ledger_path) && !fs::exists(status_path))
         throw std::runtime_error(out + ": not a compatbench run folder (no ledger.jsonl, no " +
@@ -226,6 +228,10 @@ json status_report(const std::string& out) {
         if (!meta_status.empty()) state = meta_status;
     }
     if (!live && state == "running") state = "stopped";  // killed: status.json never closed
+    if (!live && state == "complete" && !fs::exists(dir / "results.h5")) {
+        state = "incomplete";
+        notes.push_back("results.h5 is missing: --resume rebuilds it from the ledger");
+    }
     const double now = now_epoch();
     double eta = -1.0;
     if (have_snap && snap.eta_seconds >= 0.0 && state != "complete")

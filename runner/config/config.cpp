@@ -100,6 +100,12 @@ std::vector<Scalar> grid_values(const YamlChecker& yc, const YAML::Node& node,
     yc.fail(node, path, "expected a list of values or {range: [start, stop(, step)]}");
 }
 
+// Whether two grid values are one: equal numbers, or equal texts.
+bool same_value(const Scalar& a, const Scalar& b) {
+    if (a.is_number() && b.is_number()) return a.as_double() == b.as_double();
+    return !a.is_number() && !b.is_number() && a.text == b.text;
+}
+
 // The `grid:` of a group: each axis's values, in order.
 std::vector<std::pair<std::string, std::vector<Scalar>>> parse_grid(const YamlChecker& yc,
                                                                     const YAML::Node& grid,
@@ -111,6 +117,13 @@ std::vector<std::pair<std::string, std::vector<Scalar>>> parse_grid(const YamlCh
         if (!std::regex_match(key, kNamePattern))
             yc.fail(axis.first, apath, "not a valid parameter name");
         out.emplace_back(key, grid_values(yc, axis.second, apath));
+        const auto& values = out.back().second;
+        for (std::size_t i = 0; i < values.size(); ++i)
+            for (std::size_t j = 0; j < i; ++j)
+                if (same_value(values[i], values[j]))  // 1.0, 1.00 and 1 are one value
+                    yc.fail(axis.second, apath,
+                            "'" + values[i].text + "' is the value '" + values[j].text +
+                                "' again: each grid value makes tasks of its own");
     }
     return out;
 }

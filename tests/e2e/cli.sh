@@ -26,6 +26,11 @@ expect_code 2 mpi 0 run "$WORK/demo7.yaml" --out "$WORK/demo" --resume --log-lev
   || fail "--resume of another config changed the folder"
 sed 's/progress_interval: 2/progress_interval: 3/' "$SRC/configs/demo.yaml" > "$WORK/demo_runner.yaml"
 expect_code 0 mpi 0 run "$WORK/demo_runner.yaml" --out "$WORK/demo" --resume --log-level warn
+# status of a file, and of a run whose results.h5 was removed.
+expect_code 2 "$BIN" status "$WORK/demo/results.h5"
+mv "$WORK/demo/results.h5" "$WORK/demo.h5"
+"$BIN" status "$WORK/demo" | grep -q "^state: incomplete" || fail "status of a run without results.h5"
+mv "$WORK/demo.h5" "$WORK/demo/results.h5"
 expect_code 2 "$BIN" run
 expect_code 2 "$BIN" frobnicate
 pass "CLI exit codes"
