@@ -238,6 +238,28 @@ nlohmann::json yaml_to_json(const YAML::Node& node) {
     }
 }
 
+// `runner:`: scheduling only, not part of the config hash.
+RunnerSettings parse_runner(const YamlChecker& yc, const YAML::Node& r) {
+    yc.check_map(r, "runner", kRunnerRules);
+    RunnerSettings runner;
+    if (r["retries"]) runner.retries = static_cast<int>(yc.as_int(r["retries"], "runner.retries"));
+    if (r["timeout"]) runner.timeout = yc.as_real(r["timeout"], "runner.timeout");
+    if (r["log_limit_mb"])
+        runner.log_limit_mb = yc.as_real(r["log_limit_mb"], "runner.log_limit_mb");
+    if (r["on_signal"]) {
+        runner.on_signal =
+            r["on_signal"].Scalar() == "abandon" ? SignalPolicy::abandon : SignalPolicy::finish;
+    }
+    if (r["progress_interval"])
+        runner.progress_interval = yc.as_real(r["progress_interval"], "runner.progress_interval");
+    if (r["fsync_interval"])
+        runner.fsync_interval = yc.as_real(r["fsync_interval"], "runner.fsync_interval");
+    if (r["row_flush_interval"])
+        runner.row_flush_interval =
+            yc.as_real(r["row_flush_interval"], "runner.row_flush_interval");
+    return runner;
+}
+
 Config parse_config_text(const std::string& text, const std::string& path,
                          std::optional<std::uint64_t> seed) {
     YamlChecker yc(path);
@@ -264,26 +286,7 @@ Config parse_config_text(const std::string& text, const std::string& path,
     }
     c.seed = static_cast<std::uint64_t>(yc.as_int(exp["seed"], "experiment.seed"));
 
-    if (const YAML::Node r = root["runner"]) {
-        yc.check_map(r, "runner", kRunnerRules);
-        if (r["retries"])
-            c.runner.retries = static_cast<int>(yc.as_int(r["retries"], "runner.retries"));
-        if (r["timeout"]) c.runner.timeout = yc.as_real(r["timeout"], "runner.timeout");
-        if (r["log_limit_mb"])
-            c.runner.log_limit_mb = yc.as_real(r["log_limit_mb"], "runner.log_limit_mb");
-        if (r["on_signal"]) {
-            c.runner.on_signal =
-                r["on_signal"].Scalar() == "abandon" ? SignalPolicy::abandon : SignalPolicy::finish;
-        }
-        if (r["progress_interval"])
-            c.runner.progress_interval =
-                yc.as_real(r["progress_interval"], "runner.progress_interval");
-        if (r["fsync_interval"])
-            c.runner.fsync_interval = yc.as_real(r["fsync_interval"], "runner.fsync_interval");
-        if (r["row_flush_interval"])
-            c.runner.row_flush_interval =
-                yc.as_real(r["row_flush_interval"], "runner.row_flush_interval");
-    }
+    if (const YAML::Node r = root["runner"]) c.runner = parse_runner(yc, r);
 
     const YAML::Node tasks = root["tasks"];
     if (tasks.size() == 0) yc.fail(tasks, "tasks", "the experiment has no tasks");
