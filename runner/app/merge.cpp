@@ -317,11 +317,13 @@ Prepared prepare(const MergeOptions& opt, int ranks) {
     return p;
 }
 
-// Whether every rank got through: no rank goes on to a collective call alone.
-bool all_ranks_ok(bool ok) {
-    int mine = ok ? 1 : 0, all = 0;
+// Whether every rank got through (no rank goes on to a collective call alone), and
+// whether rank 0 did (then it says nothing of a worker's error, which the worker says).
+std::pair<bool, bool> ranks_ok(bool ok) {
+    int mine = ok ? 1 : 0, all = 0, first = mine;
     MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    return all == 1;
+    MPI_Bcast(&first, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return {all == 1, first == 1};
 }
 
 // The merge into the staging folder, moved into place by rank 0 once every rank is done.
@@ -366,9 +368,9 @@ int verb_merge(const MergeOptions& opt) {
         } catch (const std::exception&) {
             error = std::current_exception();
         }
-        if (!all_ranks_ok(!error)) {  // rank 0 says its own error; a worker says its own
-            if (error && rank == 0) std::rethrow_exception(error);
-            if (error) {
+        if (const auto [all, rank0] = ranks_ok(!error); !all) {
+            if (error && rank == 0) std::rethrow_exception(error);  // said once, by rank 0
+            if (error && rank0) {  // only this worker failed: it says why
                 try {
                     std::rethrow_exception(error);
                 } catch (const std::exception& e) {
