@@ -71,7 +71,8 @@ void add_run(CLI::App& app, Verbs& verbs) {
     run->add_option("--out", o->out, "Output folder (default: results/<experiment name>)");
     run->add_flag("--resume", o->resume, "Continue the run in --out from its ledger");
     run->add_option("--seed", o->seed,
-                    "Replace the config's experiment seed (one run per seed of a job array)");
+                    "Replace the config's experiment seed (one run per seed of a job array)")
+        ->check(CLI::Range(0.0, 9.2e18));
     run->add_option("--exclude", o->exclude,
                     "Leave out the tasks whose ids match this shell pattern, and every task that "
                     "depends on them (repeatable; e.g. one model family's, for a "

@@ -58,6 +58,8 @@ Value value_from_json(const nlohmann::json& json, const ColumnSpec& spec) {
                 return json == "inf" ? std::numeric_limits<double>::infinity()
                                      : -std::numeric_limits<double>::infinity();
             }
+            if (json.is_string() && (json == "nan" || json == "NaN"))  // as null: not a number
+                return std::numeric_limits<double>::quiet_NaN();
             if (!json.is_number()) throw bad("a number");
             return json.get<double>();
         case ColumnType::i64:

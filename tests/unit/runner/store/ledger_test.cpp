@@ -21,6 +21,9 @@ TEST(Value, JsonRoundTripIsExact) {
         EXPECT_EQ(std::memcmp(&b, &d, 8), 0) << d;
     }
     EXPECT_TRUE(std::isnan(std::get<double>(value_from_json(value_to_json(NAN), f))));
+    // A result's "nan" is read as its "inf" is (and as null).
+    EXPECT_TRUE(std::isnan(std::get<double>(value_from_json("nan", f))));
+    EXPECT_THROW(value_from_json("not a number", f), std::runtime_error);
     const ColumnSpec u{"u", ColumnType::u64, 0};
     EXPECT_EQ(std::get<std::uint64_t>(value_from_json(value_to_json(~0ULL), u)), ~0ULL);
     const ColumnSpec s{"s", ColumnType::str, 3};
