@@ -84,7 +84,9 @@ int verb_compare(const ComparePaths& paths) {
                       << (paths.all ? "" : " (run facts in /meta and /tasks not compared)") << "\n";
             return kExitOk;
         }
-        std::cout << differ << " of " << std::max(in_a.size(), in_b.size()) << " datasets differ\n";
+        std::size_t both = 0;  // out of every dataset of either file
+        for (const auto& n : in_a) both += in_b.count(n);
+        std::cout << differ << " of " << in_a.size() + in_b.size() - both << " datasets differ\n";
         return kExitTasksFailed;
     } catch (const std::exception& e) {
         std::cerr << "compatbench compare: " << e.what() << "\n";
