@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <regex>
+#include <set>
 #include <stdexcept>
 
 namespace compatbench::merging::mergekit {
@@ -334,13 +335,6 @@ void check_one_stack(const std::string& path, const ModelInfo& m) {
     }
 }
 
-const std::string& name_of(const PlannedTensor& t) { return t.name; }
-const std::string& name_of(const std::string& s) { return s; }
-template <class A, class B>
-bool less(const A& a, const B& b) {
-    return name_of(a) < name_of(b);
-}
-
 }  // namespace
 
 Plan plan(const Config& c, const std::vector<ModelInfo>& models) {
@@ -367,9 +361,10 @@ Plan plan(const Config& c, const std::vector<ModelInfo>& models) {
     p.out.layers_changed = !c.slices.empty();
     if (c.slices.empty()) {  // every tensor of the model the output takes its names from
         const ModelInfo& ref = models[slices.front().sources[p.reference(slices.front())].model];
+        std::set<std::string> planned;
+        for (const auto& t : p.out.tensors) planned.insert(t.name);
         for (const auto& name : ref.names)
-            if (!std::binary_search(p.out.tensors.begin(), p.out.tensors.end(), name,
-                                    [](const auto& a, const auto& b) { return less(a, b); }))
+            if (!planned.count(name))
                 throw std::invalid_argument(name + ": outside the model's " +
                                             std::to_string(ref.layers) +
                                             " layers (num_hidden_layers): not merged");
