@@ -6,11 +6,13 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "app/verbs.h"
 #include "common/eigen.h"
+#include "core/child_process.h"
 #include "exec/run.h"
 #include "exec/signals.h"
 #include "experiment/experiment.h"
@@ -246,6 +248,9 @@ void add_bench_knn_and_memory(CLI::App& bench, Verbs& verbs) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // A command task's guard (core/child_process.h): this binary again, before anything else.
+    if (argc > 1 && std::string_view(argv[1]) == compatbench::kGuardVerb)
+        return compatbench::run_guard(argc, argv);
     compatbench::fix_eigen_blocking();  // products' bits independent of the host's caches
     CLI::App app{"compatbench: an MPI experiment runner for model-compatibility studies"};
     app.set_version_flag("--version", COMPATBENCH_VERSION);

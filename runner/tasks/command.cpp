@@ -15,29 +15,18 @@
 // Every substituted value is shell-quoted; `{{` and `}}` are literal braces. stdout and
 // stderr go to <out>/logs/tasks/<id>.log. The result file must hold one JSON object with a
 // key per declared output.
-#include <fcntl.h>
-#include <poll.h>
-#include <spawn.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <chrono>
-#include <csignal>
-#include <cstring>
 #include <fstream>
-#include <optional>
 #include <sstream>
 #include <stdexcept>
-#include <thread>
 
 #include "common/hash.h"
 #include "config/config.h"
+#include "core/child_process.h"
 #include "tasks/shell_task.h"
 #include "tasks/task_kind.h"
-
-extern char** environ;
 
 namespace compatbench {
 
@@ -58,164 +47,6 @@ std::string tail_of_file(const std::filesystem::path& path, std::size_t max_byte
     while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
     return text;
 }
-
-// A command's output into its log, `limit` bytes at most: the first half as it comes, the
-// last half kept in memory and written at the end, after a note of what was cut between.
-class CappedLog {
-  public:
-    CappedLog(const std::filesystem::path& path, std::uint64_t limit)
-        : out_(path, std::ios::app | std::ios::binary),
-          limit_(limit),
-          head_(limit / 2),
-          tail_cap_(limit - limit / 2) {}
-    void add(const char* p, std::size_t n) {
-        const auto h = static_cast<std::size_t>(std::min<std::uint64_t>(n, head_ - written_));
-        out_.write(p, static_cast<std::streamsize>(h));
-        written_ += h;
-        after_head_ += n - h;
-        tail_.append(p + h, n - h);
-        if (tail_.size() > 2 * tail_cap_) tail_.erase(0, tail_.size() - tail_cap_);
-    }
-    void finish() {
-        if (tail_.size() > tail_cap_) tail_.erase(0, tail_.size() - tail_cap_);
-        if (after_head_ > tail_.size())
-            out_ << "\n[compatbench: " << after_head_ - tail_.size()
-                 << " bytes of output cut here; the log keeps the first and the last " << limit_ / 2
-                 << " bytes (runner.log_limit_mb)]\n";
-        out_.write(tail_.data(), static_cast<std::streamsize>(tail_.size()));
-        out_.flush();
-        tail_.clear();
-        after_head_ = 0;
-    }
-
-  private:
-    std::ofstream out_;
-    std::uint64_t limit_, head_, tail_cap_, written_ = 0, after_head_ = 0;
-    std::string tail_;
-};
-
-// Runs `/bin/sh -c command` in its own process group; returns the wait status. Its output
-// goes through a pipe into a CappedLog, or (limit 0) straight into the log file.
-class Child {
-  public:
-    Child(const std::string& command, const std::filesystem::path& log_path, std::uint64_t limit) {
-        posix_spawn_file_actions_t actions;
-        posix_spawn_file_actions_init(&actions);
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-        int fds[2] = {-1, -1};
-        if (limit > 0 && pipe2(fds, O_CLOEXEC) == 0) {
-            posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-            log_.emplace(log_path, limit);
-        } else {
-            posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(),
-                                             O_WRONLY | O_CREAT | O_APPEND, 0644);
-        }
-        posix_spawn_file_actions_adddup2(&actions, 1, 2);
-        posix_spawnattr_t attr;
-        posix_spawnattr_init(&attr);
-        sigset_t empty, defaults;
-        sigemptyset(&empty);
-        sigemptyset(&defaults);
-        for (int sig : {SIGTERM, SIGUSR1, SIGINT, SIGPIPE}) sigaddset(&defaults, sig);
-        posix_spawnattr_setsigmask(&attr, &empty);
-        posix_spawnattr_setsigdefault(&attr, &defaults);
-        posix_spawnattr_setpgroup(&attr, 0);
-        posix_spawnattr_setflags(
-            &attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-        const char* argv[] = {"/bin/sh", "-c", command.c_str(), nullptr};
-        const int rc =
-            posix_spawn(&pid_, "/bin/sh", &actions, &attr, const_cast<char* const*>(argv), environ);
-        posix_spawn_file_actions_destroy(&actions);
-        posix_spawnattr_destroy(&attr);
-        if (fds[1] >= 0) close(fds[1]);
-        out_ = fds[0];
-        if (out_ >= 0) fcntl(out_, F_SETFL, O_NONBLOCK);
-        if (rc != 0) {
-            if (out_ >= 0) close(out_);
-            throw std::runtime_error(std::string("cannot start /bin/sh: ") + std::strerror(rc));
-        }
-        pidfd_ = static_cast<int>(syscall(SYS_pidfd_open, pid_, 0));
-    }
-    ~Child() {
-        if (pid_ > 0 && !reaped_) {
-            kill_group(SIGKILL);
-            int status = 0;
-            waitpid(pid_, &status, 0);
-        }
-        if (pidfd_ >= 0) close(pidfd_);
-        if (out_ >= 0) close(out_);
-    }
-    // Moves what the command wrote into the log; with `to_end`, until every writer is gone
-    // (the group has ended; at most 2 s more for a writer that left the group), then
-    // writes the log's tail.
-    void drain(bool to_end = false) {
-        if (out_ < 0) return;
-        char buf[65536];
-        const auto until = Clock::now() + kGrace;
-        while (!to_end || Clock::now() < until) {
-            const ssize_t n = read(out_, buf, sizeof buf);
-            if (n > 0) {
-                log_->add(buf, static_cast<std::size_t>(n));
-                continue;
-            }
-            if (n < 0 && errno == EINTR) continue;
-            if (n < 0 && errno == EAGAIN && to_end) {
-                pollfd p{out_, POLLIN, 0};
-                poll(&p, 1, 100);
-                continue;
-            }
-            break;  // EOF, or nothing more for now
-        }
-        if (to_end) log_->finish();
-    }
-    Child(const Child&) = delete;
-    Child& operator=(const Child&) = delete;
-
-    // Waits up to `slice`; true once the child has exited (status in `status()`).
-    bool wait_for(std::chrono::milliseconds slice) {
-        if (pidfd_ >= 0) {
-            pollfd p[2] = {{pidfd_, POLLIN, 0}, {out_, POLLIN, 0}};
-            poll(p, out_ >= 0 ? 2 : 1, static_cast<int>(slice.count()));
-        }
-        drain();
-        const pid_t r = waitpid(pid_, &status_, WNOHANG);
-        if (r == pid_) {
-            reaped_ = true;
-            return true;
-        }
-        if (pidfd_ < 0) std::this_thread::sleep_for(std::min(slice, std::chrono::milliseconds(1)));
-        return false;
-    }
-    void kill_group(int sig) const { ::kill(-pid_, sig); }
-    // Whether any process of the group lives on (the shell's background children, or a
-    // child that outlived a killed shell).
-    bool group_alive() const { return ::kill(-pid_, 0) == 0; }
-    // Ends every process of the group: SIGTERM, then SIGKILL to whatever is left after
-    // `grace`, however long the shell itself lives; the shell is reaped.
-    void end_group(std::chrono::milliseconds grace) {
-        kill_group(SIGTERM);
-        const auto until = Clock::now() + grace;
-        bool killed = false;
-        while (!reaped_ || group_alive()) {
-            if (!reaped_)
-                wait_for(std::chrono::milliseconds(10));
-            else
-                std::this_thread::sleep_for(std::chrono::milliseconds(10));
-            if (!killed && Clock::now() >= until) {
-                kill_group(SIGKILL);
-                killed = true;
-            }
-        }
-    }
-    int status() const { return status_; }
-
-  private:
-    pid_t pid_ = -1;
-    int pidfd_ = -1, out_ = -1;  // out_: the pipe's read end (none: output to the file)
-    std::optional<CappedLog> log_;
-    int status_ = 0;
-    bool reaped_ = false;
-};
 
 std::vector<ColumnSpec> parse_outputs(const GroupSpec& group, const YamlChecker& checker) {
     std::vector<ColumnSpec> columns;
@@ -376,11 +207,11 @@ Row run_shell_task(const TaskContext& context, const std::string& command_templa
                                              std::chrono::duration<double>(timeout));
     // A daemon kept past its task writes to the file itself (no pipe to outlive).
     const bool keep_background = context.flag("keep_background");
-    Child child(command, log_path, keep_background ? 0 : context.group.log_limit);
+    ChildProcess child(command, log_path, keep_background ? 0 : context.group.log_limit, kGrace);
     while (!child.wait_for(std::chrono::milliseconds(10))) {
         const bool timed_out = timeout > 0.0 && Clock::now() >= deadline;
         if (timed_out || context.cancel.load(std::memory_order_relaxed)) {
-            child.end_group(kGrace);
+            child.end_group();
             child.drain(true);
             if (!timed_out) throw TaskCancelled{};
             throw std::runtime_error("timed out after " + std::to_string(timeout) +
@@ -389,7 +220,7 @@ Row run_shell_task(const TaskContext& context, const std::string& command_templa
     }
     // The task ends with its shell: background children it left are ended too, unless the
     // group keeps them (`keep_background: true`, for daemons that outlive their task).
-    if (!keep_background && child.group_alive()) child.end_group(kGrace);
+    if (!keep_background && child.group_alive()) child.end_group();
     child.drain(true);
     const int status = child.status();
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {

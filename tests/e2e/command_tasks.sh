@@ -34,6 +34,9 @@ assert "timed out" in errors["slow"], errors["slow"]
 assert "exit code 4" in errors["broken"], errors["broken"]
 assert "dependency broken failed" in errors["after_broken/0"]
 assert f["meta/status"][()] == b"failed"
+# A row of a task that did not finish keeps its keys; only its outputs are blank.
+assert [s.decode() for s in f["after_broken/task_id"][:]] == ["after_broken/0", "after_broken/1"]
+assert f["broken/task_id"][0] == b"broken" and f["broken/seed"][0] != 2**64 - 1
 lines = [json.loads(l) for l in open(out + "/ledger.jsonl")]
 attempts = collections.Counter(r["id"] for r in lines)
 assert attempts["broken"] == 3 and attempts["slow"] == 1 and attempts["flaky/1"] == 2, attempts
@@ -75,4 +78,21 @@ log=$(ls "$WORK"/procs/logs/tasks/chatty-*.log)
 (( $(stat -c %s "$log") < 101000 )) || fail "the chatty log is $(stat -c %s "$log") bytes"
 grep -aq "bytes of output cut here" "$log" && tail -n 1 "$log" | grep -q "the end" \
   || fail "the chatty log lacks the cut note or its tail"
-pass "command tasks: retry, timeout, failure, skips, resume"
+# When a rank dies by SIGKILL, every process of its command tasks dies too (the guard
+# between them learns it from the kernel), even one that ignores SIGTERM.
+cat > "$WORK/orphans.yaml" <<'YAML'
+experiment: {name: orphans, seed: 1}
+tasks:
+  - {name: long, kind: command, count: 3,
+     command: "(trap '' TERM; exec sleep 103) & sh -c \"trap '' TERM; sleep 104\"; echo '{{}}' > {result}"}
+YAML
+setsid bash -c 'exec mpirun -n 2 --oversubscribe "$0" run "$1" --out "$2" --log-level error' \
+    "$BIN" "$WORK/orphans.yaml" "$WORK/orphans" > "$WORK/orphans.log" 2>&1 &
+pid=$!
+for _ in $(seq 100); do pgrep -f "sleep 104" > /dev/null && break; sleep 0.2; done
+pgrep -f "sleep 104" > /dev/null || fail "the long tasks did not start: $(cat "$WORK/orphans.log")"
+kill -KILL -- -"$pid" $(pgrep -f -- "--out $WORK/orphans" || true) 2>/dev/null || true
+wait "$pid" 2>/dev/null || true
+for _ in $(seq 40); do pgrep -f "sleep 10[34]" > /dev/null || break; sleep 0.2; done
+! pgrep -f "sleep 10[34]" > /dev/null || fail "a killed rank's command children outlived it: $(pgrep -af 'sleep 10[34]')"
+pass "command tasks: retry, timeout, failure, skips, resume, processes ended with their task and rank"

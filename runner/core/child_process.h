@@ -1,0 +1,74 @@
+// A shell command run as a child of a rank (docs/commands.md "Processes"):
+//   - in a process group of its own, so that it is ended whole: SIGTERM, then SIGKILL after
+//     a grace period, however long its shell lives;
+//   - through a guard: this binary again (`compatbench __guard`), which starts the shell,
+//     relays its exit status, and ends the group when the rank that started it dies, even
+//     by SIGKILL (the kernel tells the guard: PR_SET_PDEATHSIG);
+//   - with its output moved into a log of at most `limit` bytes (head and tail kept).
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+
+namespace compatbench {
+
+// The first argument that starts this binary as a guard (main checks it before anything).
+inline constexpr const char* kGuardVerb = "__guard";
+// The guard's whole life: argv = {exe, "__guard", PARENT_PID, GRACE_MS, PROGRAM, ARGS...}.
+// Returns (or re-raises) what the program's own exit was.
+int run_guard(int argc, char** argv);
+
+// A command's output into its log, `limit` bytes at most: the first half as it comes, the
+// last half kept in memory and written at the end, after a note of what was cut between.
+class CappedLog {
+  public:
+    CappedLog(const std::filesystem::path& path, std::uint64_t limit);
+    void add(const char* p, std::size_t n);
+    void finish();
+
+  private:
+    std::ofstream out_;
+    std::uint64_t limit_, head_, tail_cap_, written_ = 0, after_head_ = 0;
+    std::string tail_;
+};
+
+// `/bin/sh -c command` under a guard, in its own process group; its output goes through a
+// pipe into a CappedLog, or (limit 0) straight into the log file.
+class ChildProcess {
+  public:
+    ChildProcess(const std::string& command, const std::filesystem::path& log_path,
+                 std::uint64_t limit, std::chrono::milliseconds grace);
+    ~ChildProcess();
+    ChildProcess(const ChildProcess&) = delete;
+    ChildProcess& operator=(const ChildProcess&) = delete;
+
+    // Waits up to `slice`; true once the shell has exited (status in `status()`).
+    bool wait_for(std::chrono::milliseconds slice);
+    // Moves what the command wrote into the log; with `to_end`, until every writer is gone
+    // (at most the grace period more), then writes the log's tail.
+    void drain(bool to_end = false);
+    // Whether any process of the group lives on (the shell's background children).
+    bool group_alive() const;
+    // Ends every process of the group: SIGTERM, then SIGKILL to whatever is left after the
+    // grace period; the guard is reaped.
+    void end_group();
+    int status() const { return status_; }
+
+  private:
+    void kill_group(int sig) const;
+
+    pid_t pid_ = -1;             // the guard: the group's leader
+    int pidfd_ = -1, out_ = -1;  // out_: the pipe's read end (none: output to the file)
+    std::chrono::milliseconds grace_;
+    std::optional<CappedLog> log_;
+    int status_ = 0;
+    bool reaped_ = false;
+};
+
+}  // namespace compatbench
