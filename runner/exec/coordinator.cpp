@@ -76,6 +76,10 @@ std::size_t Coordinator::resume_from(const std::vector<nlohmann::json>& records)
                          graph_.tasks()[i].id, e.what());
             continue;
         }
+        if (const std::string why = executor_.damaged_artifact(i); !why.empty()) {
+            spdlog::warn("{} was done, but {}: the task runs again", graph_.tasks()[i].id, why);
+            continue;
+        }
         states_[i] = State::done;
         outputs_[i] = std::move(row);
         TaskFact& f = facts_[i];

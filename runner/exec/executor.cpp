@@ -74,16 +74,13 @@ void Executor::loop() {
             queue_.pop_front();
             idle_ = false;
         }
-        const Task& task = graph_.tasks()[a.index];
-        const GroupSpec& group = config_.groups[task.group];
         Completion c{a.index, a.attempt, {}};
         if (cancel_.load()) {
             c.outcome.status = TaskStatus::cancelled;
             c.outcome.error = "cancelled";
         } else {
-            const TaskContext context{task.id,   group, task.params, task.lists, task.seed,
-                                      a.attempt, rank_, out_,        cancel_,    config_.seed};
-            c.outcome = group.kind->run(context);
+            const GroupSpec& group = config_.groups[graph_.tasks()[a.index].group];
+            c.outcome = group.kind->run(context_of(a.index, a.attempt));
         }
         {
             std::lock_guard lock(mutex_);
@@ -92,6 +89,20 @@ void Executor::loop() {
         }
         done_cv_.notify_one();
     }
+}
+
+TaskContext Executor::context_of(std::size_t index, int attempt) const {
+    const Task& task = graph_.tasks()[index];
+    return TaskContext{task.id,     config_.groups[task.group],
+                       task.params, task.lists,
+                       task.seed,   attempt,
+                       rank_,       out_,
+                       cancel_,     config_.seed};
+}
+
+std::string Executor::damaged_artifact(std::size_t index) const {
+    const GroupSpec& group = config_.groups[graph_.tasks()[index].group];
+    return compatbench::damaged_artifact(*group.kind, context_of(index, 1));
 }
 
 }  // namespace compatbench

@@ -9,6 +9,7 @@
 #include <deque>
 #include <filesystem>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -47,8 +48,13 @@ class Executor {
     // (then it is left to end with the process).
     bool stop(std::chrono::milliseconds grace);
 
+    // Why task `index`, done in an earlier run, must run again ("" when it need not): its
+    // files are missing or damaged (tasks/task_kind.h damaged_artifact).
+    std::string damaged_artifact(std::size_t index) const;
+
   private:
     void loop();
+    TaskContext context_of(std::size_t index, int attempt) const;
 
     const Config& config_;
     const TaskGraph& graph_;

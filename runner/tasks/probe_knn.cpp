@@ -106,6 +106,10 @@ class ProbeKnnTask final : public TaskKind {
                         cat.group + "' has " + std::to_string(images));
     }
 
+    std::vector<fs::path> artifacts(const TaskContext& ctx) const override {
+        return {knn_artifact(ctx.out_dir, ctx.group.name, ctx.params.at("name").text)};
+    }
+
   protected:
     Row run_(const TaskContext& ctx) const override {
         const std::string model = ctx.params.at("name").text;

@@ -2,11 +2,14 @@
 
 #include <chrono>
 #include <exception>
+#include <fstream>
 #include <limits>
+#include <nlohmann/json.hpp>
 
 #include "config/config.h"
 #include "config/yaml_check.h"
 #include "core/duration.h"
+#include "formats/safetensors.h"
 
 namespace compatbench {
 
@@ -103,6 +106,31 @@ TaskOutcome TaskKind::run(const TaskContext& context) const {
     }
     outcome.duration = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return outcome;
+}
+
+namespace {
+std::string file_problem(const std::filesystem::path& path) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec)) return path.string() + " is missing";
+    if (std::filesystem::file_size(path, ec) == 0) return path.string() + " is empty";
+    try {
+        if (path.extension() == ".safetensors") {
+            formats::SafetensorsFile::open(path.string());
+        } else if (path.extension() == ".json") {
+            std::ifstream in(path);
+            if (!nlohmann::json::accept(in)) return path.string() + " is damaged: not JSON";
+        }
+    } catch (const std::exception& e) {
+        return path.string() + " is damaged: " + e.what();
+    }
+    return {};
+}
+}  // namespace
+
+std::string damaged_artifact(const TaskKind& kind, const TaskContext& context) {
+    for (const auto& path : kind.artifacts(context))
+        if (std::string why = file_problem(path); !why.empty()) return why;
+    return {};
 }
 
 }  // namespace compatbench

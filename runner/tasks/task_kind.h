@@ -73,6 +73,12 @@ class TaskKind {
         return {};
     }
 
+    // The files a done task leaves for the tasks after it. A resumed run reruns a done task
+    // one of whose files is missing or damaged (damaged_artifact below).
+    virtual std::vector<std::filesystem::path> artifacts(const TaskContext& /*context*/) const {
+        return {};
+    }
+
     // Runs one attempt: times it, turns exceptions into a failed outcome, and checks the
     // outputs against the group's columns. Never throws.
     TaskOutcome run(const TaskContext& context) const;
@@ -80,5 +86,9 @@ class TaskKind {
   protected:
     virtual Row run_(const TaskContext& context) const = 0;
 };
+
+// Why a done task's files cannot serve the tasks after it, "" when they can: one is
+// missing or empty, a safetensors file's header or size is wrong, a JSON file is not JSON.
+std::string damaged_artifact(const TaskKind& kind, const TaskContext& context);
 
 }  // namespace compatbench

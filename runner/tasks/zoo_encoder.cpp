@@ -113,6 +113,13 @@ class ZooEncoderTask final : public TaskKind {
         return out;
     }
 
+    std::vector<fs::path> artifacts(const TaskContext& ctx) const override {
+        const std::string name =
+            nlohmann::json::parse(ctx.params.at("spec").text).at("name").get<std::string>();
+        const ZooPaths paths{ctx.out_dir};
+        return {paths.model(name), paths.sidecar(name)};
+    }
+
   protected:
     Row run_(const TaskContext& ctx) const override {
         const ZooPaths paths{ctx.out_dir};

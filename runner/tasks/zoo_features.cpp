@@ -53,6 +53,13 @@ class ZooFeaturesTask final : public TaskKind {
         return out;
     }
 
+    std::vector<fs::path> artifacts(const TaskContext& ctx) const override {
+        std::vector<fs::path> files;
+        for (const auto& split : kZooSplits)
+            files.push_back(ZooPaths{ctx.out_dir}.features(ctx.params.at("name").text, split));
+        return files;
+    }
+
   protected:
     Row run_(const TaskContext& ctx) const override {
         const ZooPaths paths{ctx.out_dir};

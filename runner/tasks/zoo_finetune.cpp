@@ -107,6 +107,23 @@ class ZooFinetuneTask final : public TaskKind {
         return out;
     }
 
+    std::vector<fs::path> artifacts(const TaskContext& ctx) const override {
+        const ZooPaths paths{ctx.out_dir};
+        std::vector<std::string> names = {ctx.params.at("name").text};
+        if (ctx.lists.count("checkpoint_steps"))
+            for (int step : ctx.integers("checkpoint_steps")) {
+                std::string checkpoint = names.front() + ".step";
+                checkpoint += std::to_string(step);
+                names.push_back(std::move(checkpoint));
+            }
+        std::vector<fs::path> files;
+        for (const auto& name : names) {
+            files.push_back(paths.model(name));
+            files.push_back(paths.sidecar(name));
+        }
+        return files;
+    }
+
   protected:
     Row run_(const TaskContext& ctx) const override {
         const ZooPaths paths{ctx.out_dir};

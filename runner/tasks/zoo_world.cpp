@@ -45,6 +45,13 @@ class ZooWorldTask final : public TaskKind {
         return {{"images", ColumnType::i64, 0}, {"captions", ColumnType::i64, 0}};
     }
 
+    std::vector<fs::path> artifacts(const TaskContext& ctx) const override {
+        const fs::path dir = ZooPaths{ctx.out_dir}.world_dir(ctx.group.name);
+        std::vector<fs::path> files = {dir / "world.json"};
+        for (const auto& split : kZooSplits) files.push_back(dir / (split + ".safetensors"));
+        return files;
+    }
+
   protected:
     Row run_(const TaskContext& ctx) const override {
         const zoo::WorldSpec spec = world_spec(ctx.params, ctx.experiment_seed);

@@ -251,4 +251,18 @@ for t in ("rankings", "ranking_agreement", "by_size", "best_pair", "saturation",
 assert "replicate1.safetensors" in str(list(__import__("os").listdir(sys.argv[1] + "/artifacts/encoders/subsets")))
 print("encoder roles on the smoke zoo: 14 subset models; IM, erank pattern and capacity/necessity checked")
 PYEOF
-pass "smoke zoo: 1/2/3 ranks identical, artifacts identical and readable; alignment, merging, PRISM and encoder roles checked"
+# A resume repairs what was deleted or damaged since: the world's train split deleted, a
+# model's weights cut in half, a k-NN artifact emptied. The tasks that wrote them run again
+# (and the log says why); results and artifacts equal the uninterrupted run's.
+cp -a "$WORK/n2" "$WORK/repair"
+rm "$WORK/repair/artifacts/world/train.safetensors"
+model=$WORK/repair/artifacts/models/sup_v_1.safetensors
+truncate -s $(($(stat -c %s "$model") / 2)) "$model"
+: > "$(ls "$WORK"/repair/artifacts/knn/align_knn/*.safetensors | head -n 1)"
+expect_code 0 mpi 2 run "$CONFIG" --out "$WORK/repair" --resume > "$WORK/repair.txt" 2>&1
+for why in "train.safetensors is missing" "sup_v_1.safetensors is damaged" "is empty"; do
+  grep -q "$why.*the task runs again" "$WORK/repair.txt" || { cat "$WORK/repair.txt"; fail "no repair for '$why'"; }
+done
+"$BIN" compare "$WORK/n1/results.h5" "$WORK/repair/results.h5" || fail "repaired results differ"
+diff -r -q "$WORK/n1/artifacts" "$WORK/repair/artifacts" || fail "repaired artifacts differ"
+pass "smoke zoo: 1/2/3 ranks identical, artifacts identical and readable; alignment, merging, PRISM and encoder roles checked; a resume repaired deleted and damaged artifacts"
