@@ -32,6 +32,7 @@ const std::vector<KeyRule> kRunnerRules = {
     {"fsync_interval", KeyType::real, false, 0, 60, {}},
     {"row_flush_interval", KeyType::real, false, 0, 3600, {}},
     {"log_limit_mb", KeyType::real, false, 0.001, 1e6, {}},
+    {"min_free_mb", KeyType::real, false, 0, 1e9, {}},
 };
 
 // Keys every `tasks:` entry may have, whatever its kind.
@@ -164,11 +165,15 @@ GroupSpec parse_group(const YamlChecker& yc, const YAML::Node& node, const std::
     g.kind_name = yc.as_string(node["kind"], join_path(gpath, "kind"));
     yc.check_known_keys(node, gpath, kGroupRules);
     g.table = node["table"] ? yc.as_string(node["table"], join_path(gpath, "table")) : g.name;
-    if (!std::regex_match(g.table, kTablePattern) || is_reserved_table(g.table)) {
+    if (!std::regex_match(g.table, kTablePattern)) {
         yc.fail(node["table"] ? node["table"] : node["name"], join_path(gpath, "table"),
                 "'" + g.table +
-                    "' is not a usable table path (reserved: meta, tasks, "
-                    "<study>/analysis)");
+                    "' is not a usable table path: ASCII letters, digits, _ . - in names "
+                    "separated by /");
+    }
+    if (is_reserved_table(g.table)) {
+        yc.fail(node["table"] ? node["table"] : node["name"], join_path(gpath, "table"),
+                "'" + g.table + "' is a table the runner writes (meta, tasks, <study>/analysis)");
     }
     if (node["count"] && node["grid"]) {
         yc.fail(node["grid"], join_path(gpath, "grid"), "give either 'count' or 'grid', not both");
@@ -246,6 +251,7 @@ RunnerSettings parse_runner(const YamlChecker& yc, const YAML::Node& r) {
     if (r["timeout"]) runner.timeout = yc.as_real(r["timeout"], "runner.timeout");
     if (r["log_limit_mb"])
         runner.log_limit_mb = yc.as_real(r["log_limit_mb"], "runner.log_limit_mb");
+    if (r["min_free_mb"]) runner.min_free_mb = yc.as_real(r["min_free_mb"], "runner.min_free_mb");
     if (r["on_signal"]) {
         runner.on_signal =
             r["on_signal"].Scalar() == "abandon" ? SignalPolicy::abandon : SignalPolicy::finish;

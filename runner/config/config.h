@@ -54,6 +54,7 @@ struct RunnerSettings {
     double fsync_interval = 0.02;     // seconds: ledger group-commit window
     double row_flush_interval = 2.0;  // seconds between a rank's buffered HDF5 row writes
     double log_limit_mb = 16.0;       // MB of a command task's log kept (its head and tail)
+    double min_free_mb = 64.0;        // MB the output folder's file system must have at start
 };
 
 // One `tasks:` entry: a group of tasks of one kind, expanded over `count` or `grid`.

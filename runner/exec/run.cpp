@@ -53,12 +53,19 @@ std::string other_experiment(const fs::path& ledger, const std::string& hash) {
 
 // Rank 0 checks and locks the output folder; "" when the run may go ahead. A folder belongs
 // to one experiment: --resume continues the config hash that made it, never another.
-std::string preflight(const RunOptions& options, const std::string& hash, FolderLock& lock) {
+std::string preflight(const RunOptions& options, const Config& config, FolderLock& lock) {
     const fs::path out(options.out);
     const fs::path ledger = out / "ledger.jsonl";
+    const std::string& hash = config.hash;
     std::error_code ec;
     fs::create_directories(out / "logs", ec);
     if (ec) return out.string() + ": cannot create the output folder: " + ec.message();
+    const double free_mb = static_cast<double>(fs::space(out, ec).available) / 1e6;
+    if (!ec && free_mb < config.runner.min_free_mb)
+        return out.string() + ": its file system has " + std::to_string(free_mb) +
+               " MB free, less than runner.min_free_mb (" +
+               std::to_string(config.runner.min_free_mb) +
+               "): free some space or choose another --out (min_free_mb: 0 skips this check)";
     if (std::string locked = lock.acquire(out.string(), 60.0); !locked.empty()) return locked;
     if (!options.resume && fs::exists(ledger) && fs::file_size(ledger, ec) > 0) {
         return ledger.string() +
@@ -273,6 +280,9 @@ Coordinated coordinate(const Config& config, const TaskGraph& graph, const RunOp
 std::vector<std::pair<std::string, TableData>> finish_results(ResultsFile& results,
                                                               const Coordinated& c, MPI_Comm comm,
                                                               int rank) {
+    if (rank == 0)
+        for (std::size_t i = 0; i < c.report.facts.size(); ++i)
+            if (c.report.facts[i].status != "done") results.stage_unfinished(i);
     results.flush();
     std::string analyses =
         rank == 0 ? nlohmann::json(tables_to_json(c.report.analyses)).dump() : std::string();
@@ -312,7 +322,7 @@ RunSummary run_experiment(const Config& config, const TaskGraph& graph, const Ru
 
     std::string problem;
     FolderLock lock;
-    if (rank == 0) problem = preflight(options, config.hash, lock);
+    if (rank == 0) problem = preflight(options, config, lock);
     broadcast_string(problem, comm);
     if (!problem.empty()) {
         if (rank == 0) std::cerr << "compatbench: " << problem << "\n";

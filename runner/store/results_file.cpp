@@ -105,6 +105,14 @@ void ResultsFile::stage(std::size_t index, const Row& outputs) {
     ++staged_;
 }
 
+void ResultsFile::stage_unfinished(std::size_t index) {
+    const Task& task = graph_.tasks()[index];
+    Row blank;
+    for (const auto& column : config_.groups[task.group].outputs)
+        blank.push_back(fill_value(column.type));
+    stage(index, blank);
+}
+
 void ResultsFile::flush() {
     for (auto& table : tables_) {
         if (table.pending.empty()) continue;

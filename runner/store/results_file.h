@@ -60,6 +60,9 @@ class ResultsFile {
 
     // Buffers the row of task `index` (key columns from the graph + `outputs`). Local.
     void stage(std::size_t index, const Row& outputs);
+    // Buffers the row of a task that did not finish: its keys (id, seed, grid point), and
+    // the blank value of each output (NaN, INT64_MIN, UINT64_MAX, ""). Local.
+    void stage_unfinished(std::size_t index);
     std::size_t staged() const { return staged_; }
     // Writes every buffered row. Local (independent I/O).
     void flush();

@@ -1,7 +1,9 @@
-# A full disk never hangs a run: the smoke config on a 3 MB tmpfs stops within seconds with
-# exit 3 and the reason on 1, 2 and 3 ranks (whichever rank hits it first); the ledger
-# holds whole records only; status sees a stopped run; no rank is left running. Skipped
-# (77) where this machine lets no tmpfs be mounted.
+# A full disk never hangs a run. The smoke config on a 3 MB tmpfs is refused at start
+# (exit 2: less free than runner.min_free_mb). With that check off, it stops within seconds
+# with the reason on 1, 2 and 3 ranks, whichever rank meets it first: a task whose artifact
+# would not fit fails saying so, and the write that then finds the disk full ends the run
+# (exit 3); the ledger holds whole records only; status sees a run that is over; no rank is
+# left running. Skipped (77) where this machine lets no tmpfs be mounted.
 source "$(dirname "$0")/lib.sh"
 DISK=$WORK/disk
 mkdir -p "$DISK"
@@ -9,19 +11,24 @@ if ! mount -t tmpfs -o size=3m tmpfs "$DISK" 2> /dev/null; then
   echo "SKIP: cannot mount a tmpfs here (needs root with CAP_SYS_ADMIN)"; exit 77
 fi
 trap 'umount "$DISK" 2> /dev/null; rm -rf "$WORK"' EXIT
+set +e; mpi 2 run "$SRC/configs/smoke.yaml" --out "$DISK/run" > "$WORK/out.txt" 2>&1; code=$?; set -e
+[[ $code == 2 ]] && grep -q "MB free, less than runner.min_free_mb" "$WORK/out.txt" \
+  || { cat "$WORK/out.txt"; fail "the start check let a run onto a 3 MB disk (exit $code)"; }
+sed 's/^runner:$/runner:\n  min_free_mb: 0/' "$SRC/configs/smoke.yaml" > "$WORK/smoke.yaml"
 for n in 1 2 3; do
   rm -rf "${DISK:?}"/*
   start=$(date +%s)
-  set +e; timeout 120 mpirun -n "$n" --oversubscribe "$BIN" run "$SRC/configs/smoke.yaml" \
+  set +e; timeout 120 mpirun -n "$n" --oversubscribe "$BIN" run "$WORK/smoke.yaml" \
     --out "$DISK/run" --log-level error > "$WORK/out.txt" 2>&1; code=$?; set -e
   took=$(( $(date +%s) - start ))
   [[ $code == 3 ]] || { tail -5 "$WORK/out.txt"; fail "$n rank(s): exit $code after $took s, expected 3"; }
   ((took < 30)) || fail "$n rank(s): took $took s to stop"
-  grep -q "No space left on device" "$WORK/out.txt" || { cat "$WORK/out.txt"; fail "$n rank(s): no reason given"; }
+  grep -q "its file system has only\|No space left on device" "$WORK/out.txt" \
+    || { cat "$WORK/out.txt"; fail "$n rank(s): no reason given"; }
   "$PY" -c "import json, sys; [json.loads(l) for l in open(sys.argv[1]) if l.endswith('\n')]" \
     "$DISK/run/ledger.jsonl" || fail "$n rank(s): a ledger line is not a record"
-  "$BIN" status "$DISK/run" | grep -q "^state: stopped" || fail "$n rank(s): status does not say stopped"
-  ! pgrep -f "compatbench run $SRC/configs/smoke.yaml --out $DISK/run" > /dev/null \
+  "$BIN" status "$DISK/run" | grep -q "^state: \(stopped\|failed\)" || fail "$n rank(s): status says the run goes on"
+  ! pgrep -f -- "--out $DISK/run " > /dev/null \
     || fail "$n rank(s): a rank is still running"
 done
-pass "full disk: exit 3 within seconds on 1, 2 and 3 ranks, ledger whole, status stopped"
+pass "full disk: refused at start; with the check off, exit 3 within seconds on 1, 2 and 3 ranks, reasons given, ledger whole, status over"

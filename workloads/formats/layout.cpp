@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <stdexcept>
 
 namespace compatbench::formats {
@@ -99,6 +100,9 @@ void CheckpointLayout::plan(const std::string& dir, std::uint64_t max_shard_byte
 }
 
 void CheckpointLayout::create() const {
+    if (!files_.empty())  // every file of a layout lies in one folder
+        require_free_space(files_.front(), std::accumulate(file_sizes_.begin(), file_sizes_.end(),
+                                                           std::uint64_t{0}));
     for (std::size_t f = 0; f < files_.size(); ++f) {
         fs::create_directories(fs::path(files_[f]).parent_path());
         const int fd = ::open(files_[f].c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -322,9 +323,28 @@ void SafetensorsWriter::add_f32(const std::string& name, std::vector<std::uint64
     add(name, stored, std::move(shape), bytes);
 }
 
+void require_free_space(const std::string& path, std::uint64_t bytes) {
+    fs::path dir = fs::absolute(fs::path(path)).parent_path();
+    std::error_code ec;
+    while (!dir.empty() && !fs::exists(dir, ec) && dir != dir.parent_path())
+        dir = dir.parent_path();
+    const fs::space_info space = fs::space(dir, ec);
+    if (ec || space.available >= bytes) return;  // a file system that cannot tell: try
+    constexpr double kMB = 1e6;
+    char what[160];
+    std::snprintf(what, sizeof what,
+                  "needs %.1f MB, but its file system has only %.1f MB free: free some space "
+                  "(or write elsewhere), then resume",
+                  static_cast<double>(bytes) / kMB, static_cast<double>(space.available) / kMB);
+    fail(path, what);
+}
+
 namespace {
 void write_file(const std::string& path, const std::vector<const void*>& parts_data,
                 const std::vector<std::size_t>& parts_size) {
+    std::uint64_t total = 0;
+    for (std::size_t n : parts_size) total += n;
+    require_free_space(path, total);
     const std::string tmp = path + ".tmp";
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) fail(tmp, std::string("cannot open for writing: ") + std::strerror(errno));
@@ -333,7 +353,11 @@ void write_file(const std::string& path, const std::vector<const void*>& parts_d
                   static_cast<std::streamsize>(parts_size[i]));
     }
     out.close();
-    if (!out) fail(tmp, "write failed (disk full?)");
+    if (!out) {
+        std::error_code ec;
+        fs::remove(tmp, ec);  // a part-written file only takes the space that is short
+        fail(tmp, "write failed (disk full?)");
+    }
     std::error_code ec;
     fs::rename(tmp, path, ec);
     if (ec) fail(path, "cannot rename the finished file into place: " + ec.message());

@@ -123,6 +123,10 @@ std::vector<std::uint8_t> from_f32(DType dtype, std::span<const float> values);
 // The same into `out` (values.size() × dtype_size(dtype) bytes).
 void from_f32(DType dtype, std::span<const float> values, std::uint8_t* out);
 
+// Throws FormatError naming `path` when the file system that will hold it has less than
+// `bytes` free: a write that would run out of disk fails before it starts, saying so.
+void require_free_space(const std::string& path, std::uint64_t bytes);
+
 // Collects tensors and writes one safetensors file.
 class SafetensorsWriter {
   public:
