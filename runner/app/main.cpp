@@ -113,7 +113,7 @@ void add_results_verbs(CLI::App& app, Verbs& verbs) {
     struct Opts {
         std::string status_dir, combine_out, report_dir, report_python;
         std::string report_script = COMPATBENCH_SOURCE_DIR "/report/make_report.py";
-        bool status_json = false;
+        bool status_json = false, status_exit_code = false;
         std::vector<std::string> combine_dirs;
         ComparePaths paths;
     };
@@ -123,7 +123,11 @@ void add_results_verbs(CLI::App& app, Verbs& verbs) {
         "A run's progress from its output folder: while it runs, after it stopped, or done");
     status->add_option("out", o->status_dir, "The run's output folder")->required();
     status->add_flag("--json", o->status_json, "The same as one JSON object");
-    verbs.push_back({status, [o] { return verb_status(o->status_dir, o->status_json); }});
+    status->add_flag("--exit-code", o->status_exit_code,
+                     "End with the code the run ended with: 0 complete, 1 tasks failed, 75 "
+                     "stopped by a signal, 3 stopped without a clean end, 4 still running");
+    verbs.push_back(
+        {status, [o] { return verb_status(o->status_dir, o->status_json, o->status_exit_code); }});
 
     auto* combine = app.add_subcommand(
         "combine", "Mean, sd and range across runs (e.g. seeds) of every analysis statistic");

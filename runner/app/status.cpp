@@ -342,7 +342,17 @@ void print_status(const json& r) {
 
 }  // namespace
 
-int verb_status(const std::string& out, bool as_json) {
+// The code `run` itself ended with, from the state it left: what a requeue script checks
+// when a launcher (mpirun on SIGTERM or SIGINT) replaced the ranks' own exit code.
+int run_exit_code(const std::string& state) {
+    if (state == "complete") return kExitOk;
+    if (state == "failed") return kExitTasksFailed;
+    if (state == "interrupted") return kExitRequeue;
+    if (state == "running") return kExitStillRunning;
+    return kExitInternal;  // stopped with no clean end (killed, or an error on a rank)
+}
+
+int verb_status(const std::string& out, bool as_json, bool exit_code) {
     try {
         const json report = status_report(out);
         if (as_json) {
@@ -350,7 +360,7 @@ int verb_status(const std::string& out, bool as_json) {
         } else {
             print_status(report);
         }
-        return kExitOk;
+        return exit_code ? run_exit_code(report["state"]) : kExitOk;
     } catch (const std::exception& e) {
         std::cerr << "compatbench status: " << e.what() << "\n";
         return kExitBadInput;

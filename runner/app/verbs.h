@@ -20,8 +20,9 @@ struct PlanOptions {
     double overhead = 0.0;  // seconds added to every task in the simulation
 };
 int verb_plan(const std::string& config_path, const PlanOptions& options);
-// `status OUT [--json]`: a run's state from its folder (running, interrupted or finished).
-int verb_status(const std::string& out, bool as_json);
+// `status OUT [--json] [--exit-code]`: a run's state from its folder (running, interrupted
+// or finished); with --exit-code, ends with the code the run ended with (4 while it runs).
+int verb_status(const std::string& out, bool as_json, bool exit_code);
 // `combine DIR... --out DIR`: the spread across runs of every analysis statistic.
 int verb_combine(const std::vector<std::string>& dirs, const std::string& out);
 // `report OUT_DIR`: runs the report script (python: /usr/bin/python3 unless given).

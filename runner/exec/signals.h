@@ -7,11 +7,12 @@
 namespace compatbench {
 
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitTasksFailed = 1;  // some tasks failed (or were skipped behind them)
-inline constexpr int kExitBadInput = 2;     // bad config, bad arguments or bad input files
-inline constexpr int kExitInternal = 3;     // an unexpected error in the runner itself
-inline constexpr int kExitRequeue = 75;     // stopped by a signal: resume with --resume
-inline constexpr int kExitHardStop = 76;    // a second signal: stopped at once; --resume
+inline constexpr int kExitTasksFailed = 1;   // some tasks failed (or were skipped behind them)
+inline constexpr int kExitBadInput = 2;      // bad config, bad arguments or bad input files
+inline constexpr int kExitInternal = 3;      // an unexpected error in the runner itself
+inline constexpr int kExitRequeue = 75;      // stopped by a signal: resume with --resume
+inline constexpr int kExitHardStop = 76;     // a second signal: stopped at once; --resume
+inline constexpr int kExitStillRunning = 4;  // `status --exit-code`: the run goes on
 
 // Installs the handlers in the calling thread's process (call before starting threads,
 // which then inherit the mask that keeps signals on the main thread).

@@ -65,3 +65,18 @@ set +e; wait "$JOB"; code=$?; set -e
 [[ $code == 76 ]] || { cat "$WORK/twice.log"; fail "second signal: exit $code, want 76"; }
 check_ledger_once "$WORK/twice/ledger.jsonl" 4
 pass "second signal -> 76 at once; the ledger is intact"
+
+# 5. SIGTERM or SIGINT to mpirun itself: Open MPI ends the job, its ranks stop cleanly, and
+# mpirun exits 1 whatever they returned. `status --exit-code` gives the run's own code (75).
+for sig in TERM INT; do
+  start_job "$WORK/mpirun-$sig" "$CONFIG"
+  sleep 1.0
+  kill -"$sig" "$JOB"
+  set +e; wait "$JOB"; code=$?; set -e
+  [[ $code == 1 ]] || echo "note: mpirun exited $code on SIG$sig (Open MPI 4.1 exits 1)"
+  expect_code 75 "$BIN" status "$WORK/mpirun-$sig" --exit-code > /dev/null
+  expect_code 0 mpi 2 run "$CONFIG" --out "$WORK/mpirun-$sig" --resume --log-level warn
+  "$BIN" compare "$WORK/ref/results.h5" "$WORK/mpirun-$sig/results.h5" || fail "SIG$sig: resumed results differ"
+done
+expect_code 0 "$BIN" status "$WORK/mpirun-TERM" --exit-code > /dev/null
+pass "SIGTERM/SIGINT to mpirun: the run stopped cleanly (status --exit-code 75), resume completes"

@@ -26,6 +26,15 @@ wait_state() {
     sleep 0.2
   done
 }
+# wait_running JOB SECONDS: until the job runs; a requeued job's start is brought forward.
+wait_running() {
+  local j=$1 to=$2 t0=$SECONDS st
+  while st=$(state "$j"); [[ $st != RUNNING ]]; do
+    [[ $st == PENDING ]] && { scontrol update JobId="$j" StartTime=now 2> /dev/null || true; }
+    ((SECONDS - t0 < to)) || return 1
+    sleep 0.5
+  done
+}
 show_logs() { tail -n 60 "$1"/logs/slurm-*.out 2> /dev/null || true; }
 
 # start_cluster SCRIPT CONTROLLER_LOG: starts the cluster SCRIPT manages (stopping a stale one

@@ -5,6 +5,8 @@
 #             completes; no task done twice; results equal
 #   timelimit a 1-minute limit with --signal=B:USR1@20: the runner stops before the limit,
 #             the job requeues itself, completes
+#   stop      SIGTERM, then SIGINT to the batch script (scancel --batch --signal): each
+#             time the runner stops cleanly (75) and the job requeues itself; it completes
 #   array     3 seeds as a job array and the dependent combine job
 # Needs root and the slurm packages (skipped, exit 77, without them).
 #   bash tests/slurm/slurm_e2e.sh BIN SOURCE_DIR SCENARIO
@@ -62,6 +64,31 @@ timelimit)
   ! grep -q "DUE TO TIME LIMIT" "$WORK/log.txt" || fail "the time limit killed the job"
   check_ledger_once "$WORK/job/ledger.jsonl" 186 || { cat "$WORK/log.txt"; fail "the ledger is incomplete"; }
   pass "time limit: USR1 before it, clean stop (75), requeued by the job itself $(field "$J" Restarts) time(s), completed"
+  ;;
+stop)
+  CONFIG=$WORK/long.yaml
+  sed -e 's/range: \[0, 80\]/range: [0, 180]/' "$SRC/tests/configs/good/slurm.yaml" > "$CONFIG"
+  J=$(bash "$SRC/slurm/submit.sh" --ranks 2 --time 00:05:00 "$CONFIG" "$WORK/job")
+  ledger_lines() { cat "$WORK/job/ledger.jsonl" 2> /dev/null | wc -l || true; }
+  clean_stops() { cat "$WORK"/job/logs/slurm-*.out 2> /dev/null | grep -c "runner exited 75" || true; }
+  stops=0
+  for sig in TERM INT; do
+    wait_running "$J" 150 || { show_logs "$WORK/job"; fail "job $J is not running before SIG$sig"; }
+    lines=$(ledger_lines)
+    for _ in $(seq 150); do (($(ledger_lines) >= lines + 10)) && break; sleep 0.2; done
+    # (A job that has just started or requeued may not take signals for a moment.)
+    for _ in $(seq 20); do scancel --batch --signal="$sig" "$J" 2> /dev/null && break; sleep 0.5; done
+    stops=$((stops + 1))
+    for _ in $(seq 300); do (($(clean_stops) >= stops)) && break; sleep 0.2; done
+    (($(clean_stops) >= stops)) || { show_logs "$WORK/job"; fail "SIG$sig: the runner did not stop cleanly (75)"; }
+  done
+  wait_done "$J" 240 || { show_logs "$WORK/job"; fail "job $J did not finish"; }
+  cat "$WORK"/job/logs/slurm-*.out > "$WORK/log.txt"
+  [[ $(state "$J") == COMPLETED ]] || { cat "$WORK/log.txt"; fail "job $J: $(state "$J")"; }
+  grep -q "got SIGTERM" "$WORK/log.txt" && grep -q "got SIGINT" "$WORK/log.txt" \
+    || { cat "$WORK/log.txt"; fail "a signal did not reach the batch script"; }
+  check_ledger_once "$WORK/job/ledger.jsonl" 186 || { cat "$WORK/log.txt"; fail "the ledger is incomplete"; }
+  pass "SIGTERM and SIGINT to the job: clean stops (75), requeued $(field "$J" Restarts) time(s), completed"
   ;;
 array)
   CONFIG=$SRC/configs/smoke.yaml
