@@ -17,7 +17,7 @@ BASELINES = [("2 Conv+pooling (TensorFlow's tutorial)", 0.916),
 PAPER_ALIGNMENT_R = 0.90
 PAPER_MERGING_R = 0.70
 # The same correlations on the synthetic model library (configs/default.yaml, 2 ranks,
-# measured 2026-12-01; README "Real networks"), per target.
+# measured 2026-12-01; docs/real-networks.md), per target.
 LIBRARY_R = {"r1_flickr": 0.56, "r1_coco": 0.58, "retention": -0.39}
 # PRISM's claims (methods.md §3.1): the screening score of a specialist grows about as the
 # square root of its fine-tuning (exponent 1/2), and 1.9e-3 flags destructive merges of 7B

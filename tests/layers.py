@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The layers, drawn from the includes alone, checked.
 
-Rules (ARCHITECTURE.md):
+Rules (docs/architecture.md):
   - workloads/ includes nothing from runner/, and no <mpi.h> or <hdf5.h>;
   - within workloads/, folders include each other without cycles;
   - within runner/, a folder includes only folders below it in

@@ -5,7 +5,7 @@
 //   tasks:      [{name: prep, kind: noop, count: 100}, {name: work, kind: sleep, ...}]
 //   analyses:   [{name: corr, kind: correlation, study: demo, input: work, ...}]
 //
-// The key reference is in README.md ("Config keys").
+// The key reference is docs/config.md.
 //
 // This layer parses and checks the YAML into values and knows no task or analysis kind:
 // parse_config_text leaves each group's and analysis's `kind` unbound and its kind keys

@@ -1,5 +1,5 @@
 // Task kind `checkpoint_set`: a user's backbones and their task fine-tunes as safetensors
-// checkpoints (README "Bring your own checkpoints"), described by a manifest; one task per
+// checkpoints (docs/bring-your-own.md), described by a manifest; one task per
 // fine-tune checks that both checkpoints open, that every floating-point tensor of the base
 // is in the fine-tune with the same shape, and that the fine-tune's probe features exist.
 //

@@ -1,5 +1,5 @@
 // Where the studies find models' features: a zoo_features group (the model library) or a
-// feature_set group (a user's exported features, README "Bring your own models"). Both give
+// feature_set group (a user's exported features, docs/bring-your-own.md). Both give
 // the same catalog, so every study task runs the same code on zoo and on real models.
 //
 // Files (roots starting with "@out/" are inside the run's output folder):

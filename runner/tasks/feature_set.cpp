@@ -1,4 +1,4 @@
-// Task kind `feature_set`: a user's exported features (README "Bring your own models"),
+// Task kind `feature_set`: a user's exported features (docs/bring-your-own.md),
 // described by a manifest file; one task per model checks its files, so that a bad file is
 // reported with its path before any study task reads it.
 //

@@ -124,7 +124,7 @@ for ref in org/some-model-7b "ft1+lora" binmodel; do
   [[ $code == 2 ]] && grep -qE "download a Hugging Face hub model|LoRA|\.bin checkpoints are not read" err.txt \
     || { cat err.txt; fail "model reference $ref: exit $code"; }
 done
-# One merge per file; the dtype mix the README promises; screen reads the merge YAML.
+# One merge per file; the dtype mix docs/bring-your-own.md promises; screen reads the merge YAML.
 { cat ta.yaml; echo "---"; cat ties.yaml; } > two.yaml
 set +e; "$BIN" merge two.yaml --out out_two > err.txt 2>&1; code=$?; set -e
 [[ $code == 2 ]] && grep -q "2 YAML documents" err.txt || { cat err.txt; fail "multi-document: exit $code"; }

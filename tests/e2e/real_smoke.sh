@@ -126,7 +126,7 @@ PYEOF
 "$BIN" report "$WORK/n2" > "$WORK/report.json"
 grep -q '"real"' "$WORK/report.json" || { cat "$WORK/report.json"; fail "no real-networks section"; }
 grep -q "disagrees with the paper\|agrees with the paper" "$WORK/n2/report/index.html" || fail "no comparison with the paper"
-# A user's own PyTorch encoder, exported by the README's example, beside a trained text
+# A user's own PyTorch encoder, exported by the example of docs/bring-your-own.md, beside a trained text
 # encoder: validated as the config is read, then aligned.
 mkdir -p "$WORK/user/features"
 "$PY" "$SRC/examples/export_torch_features.py" --data "$WORK/n2/real/data" --out "$WORK/user/features" > /dev/null
