@@ -6,7 +6,6 @@
 #include <iostream>
 #include <memory>
 #include <optional>
-#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -253,8 +252,7 @@ void add_bench_knn_and_memory(CLI::App& bench, Verbs& verbs) {
 
 int main(int argc, char** argv) {
     // A command task's guard (core/child_process.h): this binary again, before anything else.
-    if (argc > 1 && std::string_view(argv[1]) == compatbench::kGuardVerb)
-        return compatbench::run_guard(argc, argv);
+    if (const int guard = compatbench::guard_main(argc, argv); guard >= 0) return guard;
     compatbench::fix_eigen_blocking();  // products' bits independent of the host's caches
     CLI::App app{"compatbench: an MPI experiment runner for model-compatibility studies"};
     app.set_version_flag("--version", COMPATBENCH_VERSION);

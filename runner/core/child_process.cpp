@@ -82,9 +82,15 @@ struct SpawnAttr {
     _exit(128 + SIGKILL);
 }
 
+bool g_can_guard = false;  // main() called guard_main: this binary serves as a guard
+
 }  // namespace
 
-int run_guard(int argc, char** argv) {
+int guard_main(int argc, char** argv) {
+    if (argc < 2 || std::string(argv[1]) != kGuardVerb) {
+        g_can_guard = true;
+        return -1;
+    }
     // It ends its whole group: only ever as the leader of a group of its own.
     if (argc < 5 || getpgrp() != getpid()) {
         std::cerr << "compatbench " << kGuardVerb << ": internal use only\n";
@@ -148,6 +154,10 @@ void CappedLog::finish() {
 ChildProcess::ChildProcess(const std::string& command, const std::filesystem::path& log_path,
                            std::uint64_t limit, std::chrono::milliseconds grace)
     : grace_(grace) {
+    if (!g_can_guard)
+        throw std::logic_error(
+            "this program's main() does not call guard_main(): it cannot "
+            "start commands (core/child_process.h)");
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);

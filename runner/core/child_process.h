@@ -18,11 +18,15 @@
 
 namespace compatbench {
 
-// The first argument that starts this binary as a guard (main checks it before anything).
+// The first argument that starts this binary as a guard.
 inline constexpr const char* kGuardVerb = "__guard";
-// The guard's whole life: argv = {exe, "__guard", PARENT_PID, GRACE_MS, PROGRAM, ARGS...}.
-// Returns (or re-raises) what the program's own exit was.
-int run_guard(int argc, char** argv);
+// Called first in the main() of every program that starts commands (compatbench, the unit
+// tests): when this process was started as a guard (argv = {exe, "__guard", PARENT_PID,
+// GRACE_MS, PROGRAM, ARGS...}) it lives the guard's whole life and returns the program's
+// exit code (or ends by its signal); otherwise it notes that this binary can serve as a
+// guard and returns -1. A ChildProcess refuses to start in a program whose main() did not
+// call it (its guard would be that program run again).
+int guard_main(int argc, char** argv);
 
 // A command's output into its log, `limit` bytes at most: the first half as it comes, the
 // last half kept in memory and written at the end, after a note of what was cut between.
