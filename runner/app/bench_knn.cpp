@@ -19,7 +19,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 namespace fs = std::filesystem;
 
-void write_raw(const fs::path& path, const similarity::MatF& m) {
+void write_raw(const fs::path& path, const MatF& m) {
     const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> r = m;
     std::ofstream out(path, std::ios::binary);
     out.write(reinterpret_cast<const char*>(r.data()),
@@ -42,12 +42,12 @@ int verb_bench_knn(const KnnBenchOptions& o) {
     // Two related feature sets: B is a random linear map of A plus noise, so that the
     // neighbourhoods overlap partly, as two real models' do.
     nn::Random rng(2026);
-    similarity::MatF a(o.n, o.d), map(o.d, o.d), noise(o.n, o.d);
+    MatF a(o.n, o.d), map(o.d, o.d), noise(o.n, o.d);
     for (auto* m : {&a, &map, &noise})
         for (Eigen::Index j = 0; j < m->cols(); ++j)
             for (Eigen::Index i = 0; i < m->rows(); ++i)
                 (*m)(i, j) = static_cast<float>(rng.normal());
-    const similarity::MatF b = a * map / std::sqrt(static_cast<float>(o.d)) + 0.5f * noise;
+    const MatF b = a * map / std::sqrt(static_cast<float>(o.d)) + 0.5f * noise;
 
     double best = 1e300, ease = 0.0;
     for (int r = 0; r < o.repeats; ++r) {

@@ -1,7 +1,5 @@
 #include "store/results_file.h"
 
-#include "tasks/task_kind.h"
-
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -67,7 +65,7 @@ ResultsFile::ResultsFile(const std::string& path, MPI_Comm comm, const Config& c
     std::size_t id_width = 1, kind_width = 1, group_width = 1;
     for (const auto& t : graph.tasks()) id_width = std::max(id_width, t.id.size());
     for (const auto& g : config.groups) {
-        kind_width = std::max(kind_width, g.kind->name().size());
+        kind_width = std::max(kind_width, g.kind_name.size());
         group_width = std::max(group_width, g.name.size());
     }
     task_columns_ = {{"id", ColumnType::str, id_width},
@@ -153,7 +151,7 @@ void ResultsFile::write_task_facts(const std::vector<TaskFact>& facts) {
         std::string error = f.error;
         if (error.size() > kErrorWidth) error = error.substr(0, kErrorWidth - 3) + "...";
         columns[0].push_back(tasks[i].id);
-        columns[1].push_back(std::string(g.kind->name()));
+        columns[1].push_back(g.kind_name);
         columns[2].push_back(g.name);
         columns[3].push_back(f.status);
         columns[4].push_back(f.rank);

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "analyses/analysis_kind.h"
+#include "core/table.h"
 #include "graph/task_graph.h"
 #include "store/h5.h"
 

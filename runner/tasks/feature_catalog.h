@@ -21,7 +21,6 @@
 namespace compatbench {
 
 namespace fs = std::filesystem;
-using MatF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic>;
 
 struct CatalogModel {
     std::string name;

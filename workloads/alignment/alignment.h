@@ -10,8 +10,6 @@
 
 namespace compatbench::alignment {
 
-using MatF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic>;
-using MatD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic>;
 using VecD = Eigen::VectorXd;
 
 struct CsaParams {

@@ -20,6 +20,11 @@
 
 namespace compatbench {
 
+// Dense column-major matrices of the project's kernels: features and probes (float), and
+// similarities and statistics (double).
+using MatF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic>;
+using MatD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic>;
+
 // Eigen blocks its matrix products by the cache sizes it reads from the CPU, and the depth
 // of a block decides where a long dot product is split into partial sums: the same build
 // gave other CKA bits on a machine reporting a 32 KiB L1 than on one reporting 48 or 64 KiB.

@@ -13,9 +13,6 @@
 
 namespace compatbench::similarity {
 
-using MatF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic>;
-using MatD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic>;
-
 // Nearest-neighbour lists of every row: n x k indices, each row ordered by cosine similarity
 // (descending), ties by the lower index; the row itself is excluded (§1.1 step 2). A prefix
 // of length k' < k of each list is the k'-NN list, so one computation serves every k' <= k.

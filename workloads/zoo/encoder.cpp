@@ -368,7 +368,6 @@ Encoder train_encoder(const EncoderSpec& spec, const World& world, const Split& 
 
 double linear_probe_accuracy(const Mat& train_x, const std::vector<int>& train_y, const Mat& test_x,
                              const std::vector<int>& test_y, int classes) {
-    using MatD = Eigen::MatrixXd;
     const Eigen::Index d = train_x.cols();
     const Eigen::RowVectorXd mean = train_x.cast<double>().colwise().mean();
     MatD x(train_x.rows(), d + 1);

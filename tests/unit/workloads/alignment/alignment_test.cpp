@@ -14,6 +14,8 @@
 #include "nn/random.h"
 
 using namespace compatbench::alignment;
+using compatbench::MatD;
+using compatbench::MatF;
 namespace fs = std::filesystem;
 
 namespace {

@@ -10,6 +10,8 @@
 #include "similarity/similarity.h"
 
 using namespace compatbench::similarity;
+using compatbench::MatD;
+using compatbench::MatF;
 
 namespace {
 MatD ref_x() {
