@@ -204,21 +204,21 @@ class CompassAnalysis final : public AnalysisKind {
   public:
     std::string_view name() const override { return "compass"; }
     std::vector<KeyRule> keys() const override {
-        return {{"grid", KeyType::string, true, 0, 0, {}},
-                {"targets", KeyType::scalar_or_list, true, 0, 0, {}},
-                {"members", KeyType::list, false, 0, 0, {}},
-                {"families", KeyType::list, false, 0, 0, {}},
-                {"paradigms", KeyType::list, false, 0, 0, {}},
-                {"ceiling", KeyType::string, false, 0, 0, {}},
-                {"k", KeyType::scalar_or_list, false, 0, 0, {}},
-                {"budget", KeyType::string, false, 0, 0, {}},
-                {"folds", KeyType::integer, false, 2, 1000, {}},
-                {"ridge_alpha", KeyType::real, false, 0, 1e12, {}},
-                {"seed", KeyType::integer, false, 0, 9e18, {}},
-                {"predictor_cost", KeyType::scalar_or_list, false, 0, 0, {}},
-                {"truth_cost", KeyType::scalar_or_list, false, 0, 0, {}},
-                {"extra_predictors", KeyType::scalar_or_list, false, 0, 0, {}},
-                {"lofo", KeyType::scalar_or_list, false, 0, 0, {}}};
+        return {{.name = "grid", .type = KeyType::string, .required = true},
+                {.name = "targets", .type = KeyType::scalar_or_list, .required = true},
+                {.name = "members", .type = KeyType::list},
+                {.name = "families", .type = KeyType::list},
+                {.name = "paradigms", .type = KeyType::list},
+                {.name = "ceiling", .type = KeyType::string},
+                {.name = "k", .type = KeyType::scalar_or_list},
+                {.name = "budget", .type = KeyType::string},
+                {.name = "folds", .type = KeyType::integer, .min = 2, .max = 1000},
+                {.name = "ridge_alpha", .type = KeyType::real, .min = 0, .max = 1e12},
+                {.name = "seed", .type = KeyType::integer, .min = 0, .max = 9e18},
+                {.name = "predictor_cost", .type = KeyType::scalar_or_list},
+                {.name = "truth_cost", .type = KeyType::scalar_or_list},
+                {.name = "extra_predictors", .type = KeyType::scalar_or_list},
+                {.name = "lofo", .type = KeyType::scalar_or_list}};
     }
 
     std::vector<std::string> extra_inputs(const AnalysisSpec& spec) const override {

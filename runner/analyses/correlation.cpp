@@ -16,9 +16,9 @@ class CorrelationAnalysis final : public AnalysisKind {
   public:
     std::string_view name() const override { return "correlation"; }
     std::vector<KeyRule> keys() const override {
-        return {{"x", KeyType::scalar_or_list, true, 0, 0, {}},
-                {"y", KeyType::scalar_or_list, true, 0, 0, {}},
-                {"table", KeyType::string, false, 0, 0, {}}};
+        return {{.name = "x", .type = KeyType::scalar_or_list, .required = true},
+                {.name = "y", .type = KeyType::scalar_or_list, .required = true},
+                {.name = "table", .type = KeyType::string}};
     }
     void check(const AnalysisSpec& spec, const std::vector<ColumnSpec>& columns,
                const GroupColumns&, const YamlChecker& checker) const override {

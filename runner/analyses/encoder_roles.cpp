@@ -35,7 +35,6 @@ namespace compatbench {
 
 namespace {
 
-
 // The replicates of an encoder_subset table: encoders from its erank_<e> columns,
 // categories from its im_<category> columns.
 roles::Replicates read_replicates(const AnalysisInput& in) {
@@ -144,7 +143,7 @@ class EncoderRolesAnalysis final : public AnalysisKind {
   public:
     std::string_view name() const override { return "encoder_roles"; }
     std::vector<KeyRule> keys() const override {
-        return {{"tolerance", KeyType::real, false, 0, 1e9, {}}};
+        return {{.name = "tolerance", .type = KeyType::real, .min = 0, .max = 1e9}};
     }
     void check(const AnalysisSpec& spec, const std::vector<ColumnSpec>& cols, const GroupColumns&,
                const YamlChecker& yc) const override {

@@ -18,10 +18,10 @@ class KruskalAnalysis final : public AnalysisKind {
   public:
     std::string_view name() const override { return "kruskal"; }
     std::vector<KeyRule> keys() const override {
-        return {{"by", KeyType::string, true, 0, 0, {}},
-                {"values", KeyType::scalar_or_list, true, 0, 0, {}},
-                {"table", KeyType::string, false, 0, 0, {}},
-                {"groups_table", KeyType::string, false, 0, 0, {}}};
+        return {{.name = "by", .type = KeyType::string, .required = true},
+                {.name = "values", .type = KeyType::scalar_or_list, .required = true},
+                {.name = "table", .type = KeyType::string},
+                {.name = "groups_table", .type = KeyType::string}};
     }
     void check(const AnalysisSpec& spec, const std::vector<ColumnSpec>& columns,
                const GroupColumns&, const YamlChecker& checker) const override {

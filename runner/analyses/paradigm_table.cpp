@@ -38,9 +38,9 @@ class ParadigmTable final : public AnalysisKind {
   public:
     std::string_view name() const override { return "paradigm_table"; }
     std::vector<KeyRule> keys() const override {
-        return {{"alignment_grid", KeyType::string, true, 0, 0, {}},
-                {"ceiling", KeyType::string, false, 0, 0, {}},
-                {"table", KeyType::string, false, 0, 0, {}}};
+        return {{.name = "alignment_grid", .type = KeyType::string, .required = true},
+                {.name = "ceiling", .type = KeyType::string},
+                {.name = "table", .type = KeyType::string}};
     }
     std::vector<std::string> extra_inputs(const AnalysisSpec& spec) const override {
         return {spec.node["alignment_grid"].Scalar()};

@@ -51,7 +51,6 @@ prism::Merges read_merges(const AnalysisInput& in) {
     return m;
 }
 
-
 std::vector<TableData> tables(const prism::PrismResult& r) {
     TableData ops =
         TableData::make("operators", {str("method"), f64("coef"), i64("n"), f64("merged_mean"),
@@ -97,9 +96,9 @@ class PrismAnalysis final : public AnalysisKind {
   public:
     std::string_view name() const override { return "prism"; }
     std::vector<KeyRule> keys() const override {
-        return {{"drift", KeyType::string, false, 0, 0, {}},
-                {"coef", KeyType::real, false, 0, 100, {}},
-                {"kappa_coef", KeyType::real, false, 0, 100, {}}};
+        return {{.name = "drift", .type = KeyType::string},
+                {.name = "coef", .type = KeyType::real, .min = 0, .max = 100},
+                {.name = "kappa_coef", .type = KeyType::real, .min = 0, .max = 100}};
     }
     std::vector<std::string> extra_inputs(const AnalysisSpec& spec) const override {
         if (spec.node["drift"]) return {spec.node["drift"].Scalar()};

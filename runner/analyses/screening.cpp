@@ -27,12 +27,12 @@ class ScreeningAnalysis final : public AnalysisKind {
   public:
     std::string_view name() const override { return "screening"; }
     std::vector<KeyRule> keys() const override {
-        return {{"scores", KeyType::scalar_or_list, true, 0, 0, {}},
-                {"label", KeyType::string, true, 0, 0, {}},
-                {"split_by", KeyType::string, true, 0, 0, {}},
-                {"where", KeyType::map, false, 0, 0, {}},
-                {"below", KeyType::real, false, -1e300, 1e300, {}},
-                {"table", KeyType::string, false, 0, 0, {}}};
+        return {{.name = "scores", .type = KeyType::scalar_or_list, .required = true},
+                {.name = "label", .type = KeyType::string, .required = true},
+                {.name = "split_by", .type = KeyType::string, .required = true},
+                {.name = "where", .type = KeyType::map},
+                {.name = "below", .type = KeyType::real, .min = -1e300, .max = 1e300},
+                {.name = "table", .type = KeyType::string}};
     }
     void check(const AnalysisSpec& spec, const std::vector<ColumnSpec>& columns,
                const GroupColumns&, const YamlChecker& checker) const override {

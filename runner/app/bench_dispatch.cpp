@@ -15,9 +15,9 @@
 #include <thread>
 
 #include "app/verbs.h"
-#include "experiment/experiment.h"
 #include "exec/run.h"
 #include "exec/signals.h"
+#include "experiment/experiment.h"
 #include "graph/task_graph.h"
 
 namespace compatbench {

@@ -21,7 +21,7 @@
 #include <optional>
 
 #include "app/merge_config.h"
-#include "app/tensor_ranks.h"
+#include "app/mpi_verb.h"
 #include "app/verbs.h"
 #include "config/config.h"
 #include "exec/signals.h"

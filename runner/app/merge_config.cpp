@@ -99,8 +99,8 @@ struct Reader {
         for (std::size_t i = 0; i < n.size(); ++i) {
             const std::string p = index_path(path, i);
             yc.check_map(n[i], p,
-                         {{"filter", KeyType::string, false, 0, 0, {}},
-                          {"value", KeyType::any, true, 0, 0, {}}});
+                         {{.name = "filter", .type = KeyType::string},
+                          {.name = "value", .type = KeyType::any, .required = true}});
             st.filters.push_back(n[i]["filter"] ? yc.as_string(n[i]["filter"], p + ".filter") : "");
             st.values.push_back(setting(n[i]["value"], p + ".value", boolean, true));
         }
@@ -139,9 +139,11 @@ struct Reader {
         std::vector<mk::Source> out;
         for (std::size_t i = 0; i < list.size(); ++i) {
             const std::string p = index_path(path, i);
-            std::vector<KeyRule> rules = {{"model", KeyType::string, true, 0, 0, {}},
-                                          {"parameters", KeyType::map, false, 0, 0, {}}};
-            if (sliced) rules.push_back({"layer_range", KeyType::list, true, 0, 0, {}});
+            std::vector<KeyRule> rules = {
+                {.name = "model", .type = KeyType::string, .required = true},
+                {.name = "parameters", .type = KeyType::map}};
+            if (sliced)
+                rules.push_back({.name = "layer_range", .type = KeyType::list, .required = true});
             yc.check_map(list[i], p, rules);
             mk::Source src;
             src.model = model(list[i]["model"], p + ".model");
@@ -171,17 +173,19 @@ void own_parameters(Reader& r, const YAML::Node& root, const YAML::Node& models)
     auto& q = s.params;
     q.method = merging::method_from_name(s.config.method);
     const bool dare = q.method == merging::Method::dare;
-    std::vector<KeyRule> rules = {{"coef", KeyType::real, false, -1e6, 1e6, {}},
-                                  {"scope", KeyType::scalar_or_list, false, 0, 0, {}}};
+    std::vector<KeyRule> rules = {{.name = "coef", .type = KeyType::real, .min = -1e6, .max = 1e6},
+                                  {.name = "scope", .type = KeyType::scalar_or_list}};
     if (dare)
-        rules.insert(rules.end(), {{"normalize", KeyType::string, false, 0, 0, {"mean", "sum"}},
-                                   {"drop", KeyType::real, false, 0, 0.999999, {}},
-                                   {"dare_then", KeyType::string, false, 0, 0, {"mean", "ties"}},
-                                   {"seed", KeyType::integer, false, 0, 9e18, {}}});
+        rules.insert(rules.end(),
+                     {{.name = "normalize", .type = KeyType::string, .choices = {"mean", "sum"}},
+                      {.name = "drop", .type = KeyType::real, .min = 0, .max = 0.999999},
+                      {.name = "dare_then", .type = KeyType::string, .choices = {"mean", "ties"}},
+                      {.name = "seed", .type = KeyType::integer, .min = 0, .max = 9e18}});
     else
-        rules.insert(rules.end(), {{"kappa", KeyType::real, false, 0, 1e6, {}},
-                                   {"rho_gate", KeyType::real, false, 0, 1, {}},
-                                   {"keep_floor", KeyType::real, false, 0, 1, {}}});
+        rules.insert(rules.end(),
+                     {{.name = "kappa", .type = KeyType::real, .min = 0, .max = 1e6},
+                      {.name = "rho_gate", .type = KeyType::real, .min = 0, .max = 1},
+                      {.name = "keep_floor", .type = KeyType::real, .min = 0, .max = 1}});
     const YAML::Node p = root["parameters"];
     if (p) {
         r.yc.check_map(p, "parameters", rules);
@@ -207,7 +211,8 @@ void own_parameters(Reader& r, const YAML::Node& root, const YAML::Node& models)
         if (!mp) continue;
         const std::string path = index_path("models", i) + ".parameters";
         if (!dare) r.yc.fail(mp, path, s.config.method + " takes no per-model parameters");
-        r.yc.check_map(mp, path, {{"weight", KeyType::real, false, -1e6, 1e6, {}}});
+        r.yc.check_map(mp, path,
+                       {{.name = "weight", .type = KeyType::real, .min = -1e6, .max = 1e6}});
         weighted |= bool(mp["weight"]);
     }
     if (weighted && q.dare_then_ties)
@@ -256,9 +261,9 @@ void read_slices(Reader& r, const YAML::Node& slices) {
     for (std::size_t i = 0; i < slices.size(); ++i) {
         const std::string p = index_path("slices", i);
         r.yc.check_map(slices[i], p,
-                       {{"sources", KeyType::list, true, 0, 0, {}},
-                        {"base_model", KeyType::string, false, 0, 0, {}},
-                        {"parameters", KeyType::map, false, 0, 0, {}}});
+                       {{.name = "sources", .type = KeyType::list, .required = true},
+                        {.name = "base_model", .type = KeyType::string},
+                        {.name = "parameters", .type = KeyType::map}});
         mk::Slice s;
         s.sources = r.sources(slices[i]["sources"], p + ".sources", true);
         if (slices[i]["base_model"]) s.base = r.model(slices[i]["base_model"], p + ".base_model");
@@ -276,15 +281,15 @@ MergeSpec parse_merge_spec(const std::string& path) {
     Reader r{YamlChecker(path), fs::path(path).parent_path(), s};
     const YamlChecker& yc = r.yc;
     yc.check_map(root, "",
-                 {{"merge_method", KeyType::string, true, 0, 0, {}},
-                  {"base_model", KeyType::string, false, 0, 0, {}},
-                  {"models", KeyType::list, false, 0, 0, {}},
-                  {"slices", KeyType::list, false, 0, 0, {}},
-                  {"parameters", KeyType::map, false, 0, 0, {}},
-                  {"dtype", KeyType::string, false, 0, 0, {}},
-                  {"out_dtype", KeyType::string, false, 0, 0, {}},
-                  {"tokenizer_source", KeyType::string, false, 0, 0, {}},
-                  {"shard_mb", KeyType::real, false, 0.001, 1e9, {}}});
+                 {{.name = "merge_method", .type = KeyType::string, .required = true},
+                  {.name = "base_model", .type = KeyType::string},
+                  {.name = "models", .type = KeyType::list},
+                  {.name = "slices", .type = KeyType::list},
+                  {.name = "parameters", .type = KeyType::map},
+                  {.name = "dtype", .type = KeyType::string},
+                  {.name = "out_dtype", .type = KeyType::string},
+                  {.name = "tokenizer_source", .type = KeyType::string},
+                  {.name = "shard_mb", .type = KeyType::real, .min = 0.001, .max = 1e9}});
     s.config.method = root["merge_method"].Scalar();
     r.def = mk::find_method(s.config.method);
     s.mergekit = r.def != nullptr;

@@ -1,4 +1,4 @@
-#include "app/tensor_ranks.h"
+#include "app/mpi_verb.h"
 
 #include <mpi.h>
 

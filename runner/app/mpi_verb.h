@@ -1,5 +1,6 @@
-// Shared by `screen` and `merge`, which run alone or under mpirun: MPI set up around the
-// verb, and tensors assigned to ranks largest first, each to the least-loaded rank.
+// What the MPI verbs share (`screen` and `merge`, which run alone or under mpirun): MPI set
+// up around the verb, and tensors assigned to MPI ranks largest first, each to the
+// least-loaded rank.
 #pragma once
 
 #include <cstdint>

@@ -6,10 +6,10 @@
 
 #include "analyses/analysis_kind.h"
 #include "app/verbs.h"
-#include "experiment/experiment.h"
 #include "exec/cost_model.h"
 #include "exec/signals.h"
 #include "exec/simulate.h"
+#include "experiment/experiment.h"
 #include "graph/task_graph.h"
 #include "store/h5_read.h"
 #include "tasks/task_kind.h"

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/merge_config.h"
-#include "app/tensor_ranks.h"
+#include "app/mpi_verb.h"
 #include "app/verbs.h"
 #include "config/yaml_check.h"
 #include "exec/signals.h"
@@ -119,8 +119,9 @@ double scalar_of(const MergeSpec& spec, const merging::mergekit::Parameters* own
         const auto& setting = p->at(key);
         if (setting.kind == merging::mergekit::Setting::Kind::gradient ||
             setting.kind == merging::mergekit::Setting::Kind::filters)
-            throw ConfigError(spec.file, key, "screening takes one value of " + key +
-                                                  ", not a gradient or filters");
+            throw ConfigError(
+                spec.file, key,
+                "screening takes one value of " + key + ", not a gradient or filters");
         return setting.number;
     }
     return fallback;
@@ -132,8 +133,9 @@ double mergekit_coef(const MergeSpec& spec, std::size_t k) {
     const auto* def = merging::mergekit::find_method(spec.config.method);
     if (def->op != merging::Method::task_arithmetic && def->op != merging::Method::generalized)
         throw ConfigError(spec.file, "merge_method",
-                          spec.config.method + " is not a sum of task vectors: screen its models "
-                                               "with --base, --models and --coef");
+                          spec.config.method +
+                              " is not a sum of task vectors: screen its models "
+                              "with --base, --models and --coef");
     std::optional<double> w;
     for (const auto& src : spec.config.listed) {
         if (src.model == spec.config.base) continue;
@@ -153,14 +155,16 @@ double mergekit_coef(const MergeSpec& spec, std::size_t k) {
 // Slices describe no single screening: refused.
 ScreenOptions from_merge_yaml(ScreenOptions o) {
     if (!o.base.empty() || !o.models.empty() || !o.scope.empty() || o.coef_given)
-        throw std::invalid_argument("a merge YAML gives the base, the models, the scope and "
-                                    "the coefficient: --base, --models, --scope and --coef "
-                                    "go without it");
+        throw std::invalid_argument(
+            "a merge YAML gives the base, the models, the scope and "
+            "the coefficient: --base, --models, --scope and --coef "
+            "go without it");
     const MergeSpec spec = parse_merge_spec(o.config);
     if (!spec.config.base)
         throw ConfigError(spec.file, "base_model", "screening needs a base_model");
     if (!spec.config.slices.empty())
-        throw ConfigError(spec.file, "slices", "screening reads merges of whole models, not slices");
+        throw ConfigError(spec.file, "slices",
+                          "screening reads merges of whole models, not slices");
     o.base = spec.config.models[*spec.config.base];
     o.models = merged_model_paths(spec);
     o.scope = spec.scope;

@@ -12,49 +12,49 @@ namespace compatbench {
 namespace {
 
 const std::vector<KeyRule> kTopRules = {
-    {"experiment", KeyType::map, true, 0, 0, {}},
-    {"runner", KeyType::map, false, 0, 0, {}},
-    {"tasks", KeyType::list, true, 0, 0, {}},
-    {"analyses", KeyType::list, false, 0, 0, {}},
+    {.name = "experiment", .type = KeyType::map, .required = true},
+    {.name = "runner", .type = KeyType::map},
+    {.name = "tasks", .type = KeyType::list, .required = true},
+    {.name = "analyses", .type = KeyType::list},
 };
 
 const std::vector<KeyRule> kExperimentRules = {
-    {"name", KeyType::string, true, 0, 0, {}},
-    {"seed", KeyType::integer, true, 0, 9.2e18, {}},
-    {"description", KeyType::string, false, 0, 0, {}},
+    {.name = "name", .type = KeyType::string, .required = true},
+    {.name = "seed", .type = KeyType::integer, .required = true, .min = 0, .max = 9.2e18},
+    {.name = "description", .type = KeyType::string},
 };
 
 const std::vector<KeyRule> kRunnerRules = {
-    {"retries", KeyType::integer, false, 0, 100, {}},
-    {"timeout", KeyType::real, false, 0, 1e7, {}},
-    {"on_signal", KeyType::string, false, 0, 0, {"finish", "abandon"}},
-    {"progress_interval", KeyType::real, false, 0.01, 86400, {}},
-    {"fsync_interval", KeyType::real, false, 0, 60, {}},
-    {"row_flush_interval", KeyType::real, false, 0, 3600, {}},
-    {"log_limit_mb", KeyType::real, false, 0.001, 1e6, {}},
-    {"min_free_mb", KeyType::real, false, 0, 1e9, {}},
+    {.name = "retries", .type = KeyType::integer, .min = 0, .max = 100},
+    {.name = "timeout", .type = KeyType::real, .min = 0, .max = 1e7},
+    {.name = "on_signal", .type = KeyType::string, .choices = {"finish", "abandon"}},
+    {.name = "progress_interval", .type = KeyType::real, .min = 0.01, .max = 86400},
+    {.name = "fsync_interval", .type = KeyType::real, .min = 0, .max = 60},
+    {.name = "row_flush_interval", .type = KeyType::real, .min = 0, .max = 3600},
+    {.name = "log_limit_mb", .type = KeyType::real, .min = 0.001, .max = 1e6},
+    {.name = "min_free_mb", .type = KeyType::real, .min = 0, .max = 1e9},
 };
 
 // Keys every `tasks:` entry may have, whatever its kind.
 const std::vector<KeyRule> kGroupRules = {
-    {"name", KeyType::string, true, 0, 0, {}},
-    {"kind", KeyType::string, true, 0, 0, {}},
-    {"table", KeyType::string, false, 0, 0, {}},
-    {"count", KeyType::integer, false, 0, 1e8, {}},
-    {"grid", KeyType::map, false, 0, 0, {}},
-    {"id", KeyType::string, false, 0, 0, {}},
-    {"after", KeyType::scalar_or_list, false, 0, 0, {}},
-    {"retries", KeyType::integer, false, 0, 100, {}},
-    {"timeout", KeyType::real, false, 0, 1e7, {}},
-    {"cost", KeyType::real, false, 0, 1e12, {}},
-    {"print", KeyType::boolean, false, 0, 0, {}},
+    {.name = "name", .type = KeyType::string, .required = true},
+    {.name = "kind", .type = KeyType::string, .required = true},
+    {.name = "table", .type = KeyType::string},
+    {.name = "count", .type = KeyType::integer, .min = 0, .max = 1e8},
+    {.name = "grid", .type = KeyType::map},
+    {.name = "id", .type = KeyType::string},
+    {.name = "after", .type = KeyType::scalar_or_list},
+    {.name = "retries", .type = KeyType::integer, .min = 0, .max = 100},
+    {.name = "timeout", .type = KeyType::real, .min = 0, .max = 1e7},
+    {.name = "cost", .type = KeyType::real, .min = 0, .max = 1e12},
+    {.name = "print", .type = KeyType::boolean},
 };
 
 const std::vector<KeyRule> kAnalysisRules = {
-    {"name", KeyType::string, true, 0, 0, {}},
-    {"kind", KeyType::string, true, 0, 0, {}},
-    {"study", KeyType::string, true, 0, 0, {}},
-    {"input", KeyType::string, true, 0, 0, {}},
+    {.name = "name", .type = KeyType::string, .required = true},
+    {.name = "kind", .type = KeyType::string, .required = true},
+    {.name = "study", .type = KeyType::string, .required = true},
+    {.name = "input", .type = KeyType::string, .required = true},
 };
 
 const std::regex kNamePattern("[A-Za-z0-9_][A-Za-z0-9_.\\-]*");

@@ -21,14 +21,15 @@ class ConfigError : public std::runtime_error {
 
 enum class KeyType { integer, real, string, boolean, list, map, scalar_or_list, any };
 
-// What one key of a YAML map may hold.
+// What one key of a YAML map may hold, written with named fields:
+//   {.name = "density", .type = KeyType::real, .required = true, .min = 0, .max = 1}
 struct KeyRule {
     std::string name;
     KeyType type = KeyType::any;
     bool required = false;
     double min = -1e308;  // inclusive bounds for integer/real keys
     double max = 1e308;
-    std::vector<std::string> choices;  // allowed values of a string key (empty: any)
+    std::vector<std::string> choices = {};  // allowed values of a string key (empty: any)
 };
 
 // Reads and checks YAML nodes of one config file.

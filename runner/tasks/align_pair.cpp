@@ -34,20 +34,20 @@ class AlignPairTask final : public TaskKind {
   public:
     std::string_view name() const override { return "align_pair"; }
     std::vector<KeyRule> keys() const override {
-        return {{"similarity", KeyType::string, true, 0, 0, {}},
-                {"select", KeyType::integer, false, 1, 1e9, {}},
-                {"select_from", KeyType::string, false, 0, 0, {}},
-                {"selection_seed", KeyType::integer, false, 0, 9e18, {}},
-                {"pairs", KeyType::list, false, 0, 0, {}},
-                {"adapter", KeyType::string, false, 0, 0, {"csa", "linear"}},
-                {"dim", KeyType::integer, false, 1, 1e6, {}},
-                {"epochs", KeyType::scalar_or_list, false, 0, 0, {}},
-                {"batch", KeyType::integer, false, 2, 1e7, {}},
-                {"lr", KeyType::real, false, 1e-12, 10, {}},
-                {"temperature", KeyType::real, false, 1e-6, 100, {}},
-                {"train_split", KeyType::string, false, 0, 0, {}},
-                {"eval", KeyType::scalar_or_list, false, 0, 0, {}},
-                {"recall_k", KeyType::scalar_or_list, false, 0, 0, {}}};
+        return {{.name = "similarity", .type = KeyType::string, .required = true},
+                {.name = "select", .type = KeyType::integer, .min = 1, .max = 1e9},
+                {.name = "select_from", .type = KeyType::string},
+                {.name = "selection_seed", .type = KeyType::integer, .min = 0, .max = 9e18},
+                {.name = "pairs", .type = KeyType::list},
+                {.name = "adapter", .type = KeyType::string, .choices = {"csa", "linear"}},
+                {.name = "dim", .type = KeyType::integer, .min = 1, .max = 1e6},
+                {.name = "epochs", .type = KeyType::scalar_or_list},
+                {.name = "batch", .type = KeyType::integer, .min = 2, .max = 1e7},
+                {.name = "lr", .type = KeyType::real, .min = 1e-12, .max = 10},
+                {.name = "temperature", .type = KeyType::real, .min = 1e-6, .max = 100},
+                {.name = "train_split", .type = KeyType::string},
+                {.name = "eval", .type = KeyType::scalar_or_list},
+                {.name = "recall_k", .type = KeyType::scalar_or_list}};
     }
     std::vector<ColumnSpec> outputs(const GroupSpec& group, const YamlChecker& yc) const override {
         std::vector<ColumnSpec> out;

@@ -76,7 +76,7 @@ class CheckpointSetTask final : public TaskKind {
   public:
     std::string_view name() const override { return "checkpoint_set"; }
     std::vector<KeyRule> keys() const override {
-        return {{"manifest", KeyType::string, true, 0, 0, {}}};
+        return {{.name = "manifest", .type = KeyType::string, .required = true}};
     }
     std::vector<ColumnSpec> outputs(const GroupSpec&, const YamlChecker&) const override {
         return {{"tensors", ColumnType::i64, 0},
@@ -87,10 +87,11 @@ class CheckpointSetTask final : public TaskKind {
 
     std::vector<ListedTask> list_tasks(const GroupSpec& group, const std::vector<GroupSpec>&,
                                        const YamlChecker& yc) const override {
-        const Manifest man = load_manifest(group, yc,
-                                           {{"features", KeyType::string, false, 0, 0, {}},
-                                            {"backbones", KeyType::list, true, 0, 0, {}},
-                                            {"finetunes", KeyType::list, true, 0, 0, {}}});
+        const Manifest man =
+            load_manifest(group, yc,
+                          {{.name = "features", .type = KeyType::string},
+                           {.name = "backbones", .type = KeyType::list, .required = true},
+                           {.name = "finetunes", .type = KeyType::list, .required = true}});
         const YAML::Node& root = man.root;
         const YamlChecker& my = man.checker;
         const auto resolve = [&](const std::string& p) { return man.resolve(p); };
@@ -102,10 +103,10 @@ class CheckpointSetTask final : public TaskKind {
         for (std::size_t i = 0; i < bb.size(); ++i) {
             const std::string p = index_path("backbones", i);
             my.check_map(bb[i], p,
-                         {{"name", KeyType::string, true, 0, 0, {}},
-                          {"family", KeyType::string, true, 0, 0, {}},
-                          {"paradigm", KeyType::string, true, 0, 0, {}},
-                          {"checkpoint", KeyType::string, true, 0, 0, {}}});
+                         {{.name = "name", .type = KeyType::string, .required = true},
+                          {.name = "family", .type = KeyType::string, .required = true},
+                          {.name = "paradigm", .type = KeyType::string, .required = true},
+                          {.name = "checkpoint", .type = KeyType::string, .required = true}});
             const std::string name = my.as_string(bb[i]["name"], p + ".name");
             if (backbones.count(name))
                 my.fail(bb[i]["name"], p + ".name", "duplicate backbone '" + name + "'");
@@ -120,12 +121,12 @@ class CheckpointSetTask final : public TaskKind {
         for (std::size_t i = 0; i < ft.size(); ++i) {
             const std::string p = index_path("finetunes", i);
             my.check_map(ft[i], p,
-                         {{"name", KeyType::string, true, 0, 0, {}},
-                          {"base", KeyType::string, true, 0, 0, {}},
-                          {"task", KeyType::string, true, 0, 0, {}},
-                          {"checkpoint", KeyType::string, true, 0, 0, {}},
-                          {"steps", KeyType::integer, false, 1, 1e12, {}},
-                          {"checkpoints", KeyType::map, false, 0, 0, {}}});
+                         {{.name = "name", .type = KeyType::string, .required = true},
+                          {.name = "base", .type = KeyType::string, .required = true},
+                          {.name = "task", .type = KeyType::string, .required = true},
+                          {.name = "checkpoint", .type = KeyType::string, .required = true},
+                          {.name = "steps", .type = KeyType::integer, .min = 1, .max = 1e12},
+                          {.name = "checkpoints", .type = KeyType::map}});
             const std::string base = my.as_string(ft[i]["base"], p + ".base");
             const auto b = backbones.find(base);
             if (b == backbones.end())

@@ -91,9 +91,9 @@ class CommandTask final : public TaskKind {
   public:
     std::string_view name() const override { return "command"; }
     std::vector<KeyRule> keys() const override {
-        return {{"command", KeyType::string, true, 0, 0, {}},
-                {"outputs", KeyType::map, false, 0, 0, {}},
-                {"keep_background", KeyType::boolean, false, 0, 0, {}}};
+        return {{.name = "command", .type = KeyType::string, .required = true},
+                {.name = "outputs", .type = KeyType::map},
+                {.name = "keep_background", .type = KeyType::boolean}};
     }
     std::vector<ColumnSpec> outputs(const GroupSpec& group,
                                     const YamlChecker& checker) const override {

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "formats/matrix.h"
 #include "formats/safetensors.h"
 
 namespace compatbench {
@@ -16,10 +17,7 @@ void write_knn_artifact(const fs::path& path, const similarity::KnnLists& lists,
     w.add("knn", formats::DType::I32,
           {static_cast<std::uint64_t>(lists.n), static_cast<std::uint64_t>(lists.k)},
           {reinterpret_cast<const std::uint8_t*>(lists.index.data()), lists.index.size() * 4});
-    const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> rm = probe;
-    w.add_f32("probe",
-              {static_cast<std::uint64_t>(probe.rows()), static_cast<std::uint64_t>(probe.cols())},
-              {rm.data(), static_cast<std::size_t>(rm.size())});
+    formats::add_matrix(w, "probe", probe);
     fs::create_directories(path.parent_path());
     w.write(path.string());
 }
@@ -40,12 +38,7 @@ KnnArtifact read_knn_artifact(const fs::path& path) {
             throw formats::FormatError(path.string() + ": tensor 'knn' holds row " +
                                        std::to_string(i) + " of " + std::to_string(a.lists.n));
     }
-    const auto& p = f.at("probe");
-    const auto values = f.read_f32(p);
-    a.probe =
-        Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
-            values.data(), static_cast<Eigen::Index>(p.shape.at(0)),
-            static_cast<Eigen::Index>(p.shape.at(1)));
+    a.probe = formats::read_matrix(f, "probe");
     return a;
 }
 

@@ -28,6 +28,7 @@
 // a probe set, rows = samples) for the effective ranks. Missing optional files give NaN.
 #include <cmath>
 
+#include "formats/matrix.h"
 #include "formats/safetensors.h"
 #include "similarity/similarity.h"
 #include "tasks/compass_common.h"
@@ -123,20 +124,20 @@ class EncoderSubsetTask final : public TaskKind {
   public:
     std::string_view name() const override { return "encoder_subset"; }
     std::vector<KeyRule> keys() const override {
-        return {{"pool", KeyType::string, false, 0, 0, {}},
-                {"seeds", KeyType::integer, false, 1, 1000, {}},
-                {"steps", KeyType::integer, false, 1, 1e7, {}},
-                {"batch", KeyType::integer, false, 2, 1e6, {}},
-                {"lr", KeyType::real, false, 0, 10, {}},
-                {"encoder_lr_scale", KeyType::real, false, 0, 10, {}},
-                {"proj_dim", KeyType::integer, false, 1, 1e5, {}},
-                {"eval_split", KeyType::string, false, 0, 0, {}},
-                {"probe_split", KeyType::string, false, 0, 0, {}},
-                {"probe", KeyType::integer, false, 2, 1e7, {}},
-                {"evaluate", KeyType::string, false, 0, 0, {"native", "command"}},
-                {"command", KeyType::string, false, 0, 0, {}},
-                {"encoders", KeyType::list, false, 0, 0, {}},
-                {"benchmarks", KeyType::map, false, 0, 0, {}}};
+        return {{.name = "pool", .type = KeyType::string},
+                {.name = "seeds", .type = KeyType::integer, .min = 1, .max = 1000},
+                {.name = "steps", .type = KeyType::integer, .min = 1, .max = 1e7},
+                {.name = "batch", .type = KeyType::integer, .min = 2, .max = 1e6},
+                {.name = "lr", .type = KeyType::real, .min = 0, .max = 10},
+                {.name = "encoder_lr_scale", .type = KeyType::real, .min = 0, .max = 10},
+                {.name = "proj_dim", .type = KeyType::integer, .min = 1, .max = 1e5},
+                {.name = "eval_split", .type = KeyType::string},
+                {.name = "probe_split", .type = KeyType::string},
+                {.name = "probe", .type = KeyType::integer, .min = 2, .max = 1e7},
+                {.name = "evaluate", .type = KeyType::string, .choices = {"native", "command"}},
+                {.name = "command", .type = KeyType::string},
+                {.name = "encoders", .type = KeyType::list},
+                {.name = "benchmarks", .type = KeyType::map}};
     }
     std::vector<ColumnSpec> outputs(const GroupSpec& group, const YamlChecker& yc) const override {
         Layout l = layout_of(group, nullptr, yc);
@@ -348,11 +349,7 @@ class EncoderSubsetTask final : public TaskKind {
                 if (t->shape.size() != 2)
                     throw formats::FormatError(feats.string() + ": tensor '" + pool[e] +
                                                "' must be 2-D (samples x features)");
-                const auto v = f.read_f32(*t);
-                const Eigen::Map<
-                    const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>
-                    m(v.data(), static_cast<Eigen::Index>(t->shape[0]),
-                      static_cast<Eigen::Index>(t->shape[1]));
+                const MatF m = formats::read_matrix(f, *t);
                 erank[e] = similarity::effective_rank(m.cast<double>(), true);
             }
         }

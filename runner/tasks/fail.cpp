@@ -12,8 +12,8 @@ class FailTask final : public TaskKind {
   public:
     std::string_view name() const override { return "fail"; }
     std::vector<KeyRule> keys() const override {
-        return {{"fail_attempts", KeyType::integer, false, 0, 1000, {}},
-                {"message", KeyType::string, false, 0, 0, {}}};
+        return {{.name = "fail_attempts", .type = KeyType::integer, .min = 0, .max = 1000},
+                {.name = "message", .type = KeyType::string}};
     }
     std::vector<ColumnSpec> outputs(const GroupSpec&, const YamlChecker&) const override {
         return {{"attempt", ColumnType::i64, 0}, {"value", ColumnType::f64, 0}};

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "formats/matrix.h"
 #include "formats/safetensors.h"
 
 namespace compatbench {
@@ -156,13 +157,8 @@ MatF read_features(const TaskContext& ctx, const std::string& model, const std::
         features_file(catalog_path(ctx.params.at("features_root").text, ctx.out_dir), model, split);
     const auto f = open_features(path, model, split);
     const auto& t = features_tensor(f, path);
-    const auto values = f.read_f32(t);
-    const auto rows = static_cast<Eigen::Index>(t.shape[0]);
-    const auto cols = static_cast<Eigen::Index>(t.shape[1]);
-    MatF out =
-        Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
-            values.data(), rows, cols);
-    for (Eigen::Index i = 0; i < rows; ++i) {
+    MatF out = formats::read_matrix(f, t);
+    for (Eigen::Index i = 0; i < out.rows(); ++i) {
         if (!out.row(i).allFinite())
             throw formats::FormatError(path.string() + ": tensor 'features' row " +
                                        std::to_string(i) + " has a non-finite value");

@@ -28,7 +28,7 @@ class FeatureSetTask final : public TaskKind {
   public:
     std::string_view name() const override { return "feature_set"; }
     std::vector<KeyRule> keys() const override {
-        return {{"manifest", KeyType::string, true, 0, 0, {}}};
+        return {{.name = "manifest", .type = KeyType::string, .required = true}};
     }
     std::vector<ColumnSpec> outputs(const GroupSpec&, const YamlChecker&) const override {
         return {{"splits", ColumnType::i64, 0},
@@ -39,11 +39,12 @@ class FeatureSetTask final : public TaskKind {
 
     std::vector<ListedTask> list_tasks(const GroupSpec& group, const std::vector<GroupSpec>&,
                                        const YamlChecker& yc) const override {
-        const Manifest man = load_manifest(group, yc,
-                                           {{"features", KeyType::string, false, 0, 0, {}},
-                                            {"pairing", KeyType::string, false, 0, 0, {}},
-                                            {"splits", KeyType::list, false, 0, 0, {}},
-                                            {"models", KeyType::list, true, 0, 0, {}}});
+        const Manifest man =
+            load_manifest(group, yc,
+                          {{.name = "features", .type = KeyType::string},
+                           {.name = "pairing", .type = KeyType::string},
+                           {.name = "splits", .type = KeyType::list},
+                           {.name = "models", .type = KeyType::list, .required = true}});
         const YAML::Node& root = man.root;
         const YamlChecker& my = man.checker;
         const auto folder = [&](const char* k, const char* fallback) {
@@ -61,10 +62,13 @@ class FeatureSetTask final : public TaskKind {
         for (std::size_t i = 0; i < models.size(); ++i) {
             const std::string p = index_path("models", i);
             my.check_map(models[i], p,
-                         {{"name", KeyType::string, true, 0, 0, {}},
-                          {"modality", KeyType::string, true, 0, 0, {"vision", "text"}},
-                          {"family", KeyType::string, true, 0, 0, {}},
-                          {"paradigm", KeyType::string, true, 0, 0, {}}});
+                         {{.name = "name", .type = KeyType::string, .required = true},
+                          {.name = "modality",
+                           .type = KeyType::string,
+                           .required = true,
+                           .choices = {"vision", "text"}},
+                          {.name = "family", .type = KeyType::string, .required = true},
+                          {.name = "paradigm", .type = KeyType::string, .required = true}});
             ListedTask t;
             t.suffix = my.as_string(models[i]["name"], p + ".name");
             for (const auto& prev : out) {

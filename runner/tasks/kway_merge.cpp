@@ -51,23 +51,23 @@ class KwayMergeTask final : public TaskKind {
   public:
     std::string_view name() const override { return "kway_merge"; }
     std::vector<KeyRule> keys() const override {
-        return {{"finetunes", KeyType::string, true, 0, 0, {}},
-                {"k", KeyType::list, false, 0, 0, {}},
-                {"methods", KeyType::list, false, 0, 0, {}},
-                {"coefs", KeyType::list, false, 0, 0, {}},
-                {"kappas", KeyType::list, false, 0, 0, {}},
-                {"kappa_coef", KeyType::real, false, 0, 100, {}},
-                {"scope", KeyType::list, false, 0, 0, {}},
-                {"density", KeyType::real, false, 0, 1, {}},
-                {"drop", KeyType::real, false, 0, 0.999, {}},
-                {"rho_gate", KeyType::real, false, 0, 1, {}},
-                {"keep_floor", KeyType::real, false, 0, 1, {}},
-                {"checkpoints", KeyType::boolean, false, 0, 0, {}},
-                {"eval_split", KeyType::string, false, 0, 0, {}},
-                {"evaluate", KeyType::string, false, 0, 0, {"native", "command"}},
-                {"command", KeyType::string, false, 0, 0, {}},
-                {"keep_merged", KeyType::boolean, false, 0, 0, {}},
-                {"shard_mb", KeyType::real, false, 1, 1e9, {}}};
+        return {{.name = "finetunes", .type = KeyType::string, .required = true},
+                {.name = "k", .type = KeyType::list},
+                {.name = "methods", .type = KeyType::list},
+                {.name = "coefs", .type = KeyType::list},
+                {.name = "kappas", .type = KeyType::list},
+                {.name = "kappa_coef", .type = KeyType::real, .min = 0, .max = 100},
+                {.name = "scope", .type = KeyType::list},
+                {.name = "density", .type = KeyType::real, .min = 0, .max = 1},
+                {.name = "drop", .type = KeyType::real, .min = 0, .max = 0.999},
+                {.name = "rho_gate", .type = KeyType::real, .min = 0, .max = 1},
+                {.name = "keep_floor", .type = KeyType::real, .min = 0, .max = 1},
+                {.name = "checkpoints", .type = KeyType::boolean},
+                {.name = "eval_split", .type = KeyType::string},
+                {.name = "evaluate", .type = KeyType::string, .choices = {"native", "command"}},
+                {.name = "command", .type = KeyType::string},
+                {.name = "keep_merged", .type = KeyType::boolean},
+                {.name = "shard_mb", .type = KeyType::real, .min = 1, .max = 1e9}};
     }
     std::vector<ColumnSpec> outputs(const GroupSpec&, const YamlChecker&) const override {
         std::vector<ColumnSpec> out;

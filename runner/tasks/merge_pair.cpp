@@ -109,14 +109,14 @@ class MergePairTask final : public TaskKind {
   public:
     std::string_view name() const override { return "merge_pair"; }
     std::vector<KeyRule> keys() const override {
-        return {{"similarity", KeyType::string, true, 0, 0, {}},
-                {"coef", KeyType::real, false, 0, 1e6, {}},
-                {"normalize", KeyType::string, false, 0, 0, {"mean", "sum"}},
-                {"evaluate", KeyType::string, false, 0, 0, {"native", "command"}},
-                {"command", KeyType::string, false, 0, 0, {}},
-                {"eval_split", KeyType::string, false, 0, 0, {}},
-                {"keep_merged", KeyType::boolean, false, 0, 0, {}},
-                {"shard_mb", KeyType::real, false, 1, 1e9, {}}};
+        return {{.name = "similarity", .type = KeyType::string, .required = true},
+                {.name = "coef", .type = KeyType::real, .min = 0, .max = 1e6},
+                {.name = "normalize", .type = KeyType::string, .choices = {"mean", "sum"}},
+                {.name = "evaluate", .type = KeyType::string, .choices = {"native", "command"}},
+                {.name = "command", .type = KeyType::string},
+                {.name = "eval_split", .type = KeyType::string},
+                {.name = "keep_merged", .type = KeyType::boolean},
+                {.name = "shard_mb", .type = KeyType::real, .min = 1, .max = 1e9}};
     }
     std::vector<ColumnSpec> outputs(const GroupSpec&, const YamlChecker&) const override {
         std::vector<ColumnSpec> out = {{"interference", ColumnType::f64, 0},

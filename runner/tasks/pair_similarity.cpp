@@ -13,8 +13,9 @@ class PairSimilarityTask final : public TaskKind {
   public:
     std::string_view name() const override { return "pair_similarity"; }
     std::vector<KeyRule> keys() const override {
-        return {{"knn", KeyType::string, true, 0, 0, {}},
-                {"pairs", KeyType::string, false, 0, 0, {"vision_text", "same_base"}}};
+        return {
+            {.name = "knn", .type = KeyType::string, .required = true},
+            {.name = "pairs", .type = KeyType::string, .choices = {"vision_text", "same_base"}}};
     }
     std::vector<ColumnSpec> outputs(const GroupSpec& group, const YamlChecker& yc) const override {
         std::vector<ColumnSpec> out = {{"ease", ColumnType::f64, 0}};

@@ -19,12 +19,12 @@ class ProbeKnnTask final : public TaskKind {
   public:
     std::string_view name() const override { return "probe_knn"; }
     std::vector<KeyRule> keys() const override {
-        return {{"features", KeyType::string, true, 0, 0, {}},
-                {"modalities", KeyType::scalar_or_list, false, 0, 0, {}},
-                {"probe", KeyType::integer, false, 3, 1e7, {}},
-                {"split", KeyType::string, false, 0, 0, {}},
-                {"k", KeyType::scalar_or_list, false, 0, 0, {}},
-                {"block", KeyType::integer, false, 1, 1e6, {}}};
+        return {{.name = "features", .type = KeyType::string, .required = true},
+                {.name = "modalities", .type = KeyType::scalar_or_list},
+                {.name = "probe", .type = KeyType::integer, .min = 3, .max = 1e7},
+                {.name = "split", .type = KeyType::string},
+                {.name = "k", .type = KeyType::scalar_or_list},
+                {.name = "block", .type = KeyType::integer, .min = 1, .max = 1e6}};
     }
     std::vector<ColumnSpec> outputs(const GroupSpec&, const YamlChecker&) const override {
         return {

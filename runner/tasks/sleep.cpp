@@ -14,7 +14,7 @@ class SleepTask final : public TaskKind {
   public:
     std::string_view name() const override { return "sleep"; }
     std::vector<KeyRule> keys() const override {
-        return {{"seconds", KeyType::real, false, 0.0, 86400.0, {}}};
+        return {{.name = "seconds", .type = KeyType::real, .min = 0.0, .max = 86400.0}};
     }
     std::vector<ColumnSpec> outputs(const GroupSpec& group,
                                     const YamlChecker& checker) const override {

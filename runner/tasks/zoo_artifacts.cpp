@@ -3,36 +3,22 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "formats/matrix.h"
 #include "formats/safetensors.h"
 
 namespace compatbench {
 
+using formats::add_matrix;
 using formats::DType;
+using formats::read_matrix;
 using formats::SafetensorsFile;
 using formats::SafetensorsWriter;
 
 namespace {
-void add_matrix(SafetensorsWriter& w, const std::string& name, const zoo::Mat& m) {
-    // Row-major on disk, as every safetensors reader expects.
-    const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> rm = m;
-    w.add_f32(name, {static_cast<std::uint64_t>(m.rows()), static_cast<std::uint64_t>(m.cols())},
-              {rm.data(), static_cast<std::size_t>(rm.size())});
-}
-
 void add_ints(SafetensorsWriter& w, const std::string& name, const std::vector<int>& v) {
     std::vector<std::int64_t> wide(v.begin(), v.end());
     w.add(name, DType::I64, {static_cast<std::uint64_t>(v.size())},
           {reinterpret_cast<const std::uint8_t*>(wide.data()), wide.size() * 8});
-}
-
-zoo::Mat read_matrix(const SafetensorsFile& f, const std::string& name) {
-    const auto& t = f.at(name);
-    if (t.shape.size() != 2)
-        throw formats::FormatError(f.path() + ": tensor '" + name + "' must be 2-D");
-    const auto values = f.read_f32(t);
-    return Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
-        values.data(), static_cast<Eigen::Index>(t.shape[0]),
-        static_cast<Eigen::Index>(t.shape[1]));
 }
 
 std::vector<int> read_ints(const SafetensorsFile& f, const std::string& name) {

@@ -1,5 +1,6 @@
 #include "tasks/zoo_common.h"
 
+#include "formats/matrix.h"
 #include "formats/safetensors.h"
 
 namespace compatbench {
@@ -63,11 +64,7 @@ nn::Linear<float> read_head(const fs::path& path) {
         throw formats::FormatError(path.string() + ": head.weight must be 2-D");
     nn::Random rng(0);
     nn::Linear<float> head(static_cast<int>(w.shape[1]), static_cast<int>(w.shape[0]), rng);
-    const auto wv = f.read_f32(w);
-    head.weight() =
-        Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
-            wv.data(), static_cast<Eigen::Index>(w.shape[0]),
-            static_cast<Eigen::Index>(w.shape[1]));
+    head.weight() = formats::read_matrix(f, w);
     const auto bv = f.read_f32(f.at("head.bias"));
     head.bias() =
         Eigen::Map<const Eigen::VectorXf>(bv.data(), static_cast<Eigen::Index>(bv.size()));

@@ -23,27 +23,30 @@ namespace compatbench {
 namespace {
 
 const std::vector<KeyRule> kModelRules = {
-    {"name", KeyType::string, true, 0, 0, {}},
-    {"modality", KeyType::string, true, 0, 0, {"vision", "text", "backbone", "pool"}},
-    {"family", KeyType::string, true, 0, 0, {}},
-    {"paradigm", KeyType::string, true, 0, 0, {}},
-    {"width", KeyType::integer, false, 1, 65536, {}},
-    {"depth", KeyType::integer, false, 0, 64, {}},
-    {"out_dim", KeyType::integer, false, 1, 65536, {}},
-    {"seed", KeyType::integer, false, 0, 9.2e18, {}},
-    {"steps", KeyType::integer, false, 0, 1e8, {}},
-    {"lr", KeyType::real, false, 0, 10, {}},
-    {"batch", KeyType::integer, false, 2, 1e6, {}},
-    {"weight_decay", KeyType::real, false, 0, 10, {}},
+    {.name = "name", .type = KeyType::string, .required = true},
+    {.name = "modality",
+     .type = KeyType::string,
+     .required = true,
+     .choices = {"vision", "text", "backbone", "pool"}},
+    {.name = "family", .type = KeyType::string, .required = true},
+    {.name = "paradigm", .type = KeyType::string, .required = true},
+    {.name = "width", .type = KeyType::integer, .min = 1, .max = 65536},
+    {.name = "depth", .type = KeyType::integer, .min = 0, .max = 64},
+    {.name = "out_dim", .type = KeyType::integer, .min = 1, .max = 65536},
+    {.name = "seed", .type = KeyType::integer, .min = 0, .max = 9.2e18},
+    {.name = "steps", .type = KeyType::integer, .min = 0, .max = 1e8},
+    {.name = "lr", .type = KeyType::real, .min = 0, .max = 10},
+    {.name = "batch", .type = KeyType::integer, .min = 2, .max = 1e6},
+    {.name = "weight_decay", .type = KeyType::real, .min = 0, .max = 10},
 };
 
 class ZooEncoderTask final : public TaskKind {
   public:
     std::string_view name() const override { return "zoo_encoder"; }
     std::vector<KeyRule> keys() const override {
-        return {{"world", KeyType::string, true, 0, 0, {}},
-                {"models", KeyType::list, true, 0, 0, {}},
-                {"defaults", KeyType::map, false, 0, 0, {}}};
+        return {{.name = "world", .type = KeyType::string, .required = true},
+                {.name = "models", .type = KeyType::list, .required = true},
+                {.name = "defaults", .type = KeyType::map}};
     }
     std::vector<ColumnSpec> outputs(const GroupSpec&, const YamlChecker&) const override {
         return zoo_model_columns();

@@ -3,6 +3,7 @@
 // (tensor "features": one row per image for vision models, per caption for text models).
 //
 //   - {name: features, kind: zoo_features, world: world, models: [vision, text, finetunes]}
+#include "formats/matrix.h"
 #include "formats/safetensors.h"
 #include "tasks/zoo_common.h"
 
@@ -13,8 +14,8 @@ class ZooFeaturesTask final : public TaskKind {
   public:
     std::string_view name() const override { return "zoo_features"; }
     std::vector<KeyRule> keys() const override {
-        return {{"world", KeyType::string, true, 0, 0, {}},
-                {"models", KeyType::list, true, 0, 0, {}}};
+        return {{.name = "world", .type = KeyType::string, .required = true},
+                {.name = "models", .type = KeyType::list, .required = true}};
     }
     std::vector<ColumnSpec> outputs(const GroupSpec&, const YamlChecker&) const override {
         return {{"splits", ColumnType::i64, 0},
@@ -73,11 +74,8 @@ class ZooFeaturesTask final : public TaskKind {
             const zoo::Mat inputs =
                 enc.spec().modality == zoo::Modality::vision ? split.images : split.captions;
             const zoo::Mat f = enc.encode(inputs);
-            const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> rm = f;
             formats::SafetensorsWriter w;
-            w.add_f32("features",
-                      {static_cast<std::uint64_t>(f.rows()), static_cast<std::uint64_t>(f.cols())},
-                      {rm.data(), static_cast<std::size_t>(rm.size())});
+            formats::add_matrix(w, "features", f);
             w.set_metadata("model", name);
             w.set_metadata("split", split_name);
             w.set_metadata("rows",

@@ -25,15 +25,15 @@ class ZooFinetuneTask final : public TaskKind {
   public:
     std::string_view name() const override { return "zoo_finetune"; }
     std::vector<KeyRule> keys() const override {
-        return {{"world", KeyType::string, true, 0, 0, {}},
-                {"backbones", KeyType::string, true, 0, 0, {}},
-                {"tasks", KeyType::list, false, 0, 0, {}},
-                {"steps", KeyType::integer, false, 1, 1e8, {}},
-                {"lr", KeyType::real, false, 0, 10, {}},
-                {"batch", KeyType::integer, false, 2, 1e6, {}},
-                {"drift", KeyType::map, false, 0, 0, {}},
-                {"variant", KeyType::string, false, 0, 0, {}},
-                {"checkpoints", KeyType::list, false, 0, 0, {}}};
+        return {{.name = "world", .type = KeyType::string, .required = true},
+                {.name = "backbones", .type = KeyType::string, .required = true},
+                {.name = "tasks", .type = KeyType::list},
+                {.name = "steps", .type = KeyType::integer, .min = 1, .max = 1e8},
+                {.name = "lr", .type = KeyType::real, .min = 0, .max = 10},
+                {.name = "batch", .type = KeyType::integer, .min = 2, .max = 1e6},
+                {.name = "drift", .type = KeyType::map},
+                {.name = "variant", .type = KeyType::string},
+                {.name = "checkpoints", .type = KeyType::list}};
     }
     std::vector<ColumnSpec> outputs(const GroupSpec&, const YamlChecker&) const override {
         return zoo_model_columns();

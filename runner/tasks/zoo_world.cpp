@@ -16,24 +16,24 @@ class ZooWorldTask final : public TaskKind {
   public:
     std::string_view name() const override { return "zoo_world"; }
     std::vector<KeyRule> keys() const override {
-        return {{"seed", KeyType::integer, false, 0, 9.2e18, {}},
-                {"concepts", KeyType::integer, false, 2, 4096, {}},
-                {"semantic_dim", KeyType::integer, false, 1, 1024, {}},
-                {"style_dim", KeyType::integer, false, 1, 1024, {}},
-                {"detail_dim", KeyType::integer, false, 2, 1024, {}},
-                {"geometry_dim", KeyType::integer, false, 2, 1024, {}},
-                {"caption_detail_dims", KeyType::integer, false, 0, 1024, {}},
-                {"image_dim", KeyType::integer, false, 1, 65536, {}},
-                {"text_dim", KeyType::integer, false, 1, 65536, {}},
-                {"render_hidden", KeyType::integer, false, 1, 65536, {}},
-                {"captions_per_image", KeyType::integer, false, 1, 64, {}},
-                {"concept_spread", KeyType::real, false, 0, 100, {}},
-                {"detail_amplitude", KeyType::real, false, 0, 100, {}},
-                {"image_noise", KeyType::real, false, 0, 100, {}},
-                {"caption_noise", KeyType::real, false, 0, 100, {}},
-                {"train", KeyType::integer, false, 16, 1e7, {}},
-                {"probe", KeyType::integer, false, 16, 1e7, {}},
-                {"eval", KeyType::integer, false, 16, 1e7, {}}};
+        return {{.name = "seed", .type = KeyType::integer, .min = 0, .max = 9.2e18},
+                {.name = "concepts", .type = KeyType::integer, .min = 2, .max = 4096},
+                {.name = "semantic_dim", .type = KeyType::integer, .min = 1, .max = 1024},
+                {.name = "style_dim", .type = KeyType::integer, .min = 1, .max = 1024},
+                {.name = "detail_dim", .type = KeyType::integer, .min = 2, .max = 1024},
+                {.name = "geometry_dim", .type = KeyType::integer, .min = 2, .max = 1024},
+                {.name = "caption_detail_dims", .type = KeyType::integer, .min = 0, .max = 1024},
+                {.name = "image_dim", .type = KeyType::integer, .min = 1, .max = 65536},
+                {.name = "text_dim", .type = KeyType::integer, .min = 1, .max = 65536},
+                {.name = "render_hidden", .type = KeyType::integer, .min = 1, .max = 65536},
+                {.name = "captions_per_image", .type = KeyType::integer, .min = 1, .max = 64},
+                {.name = "concept_spread", .type = KeyType::real, .min = 0, .max = 100},
+                {.name = "detail_amplitude", .type = KeyType::real, .min = 0, .max = 100},
+                {.name = "image_noise", .type = KeyType::real, .min = 0, .max = 100},
+                {.name = "caption_noise", .type = KeyType::real, .min = 0, .max = 100},
+                {.name = "train", .type = KeyType::integer, .min = 16, .max = 1e7},
+                {.name = "probe", .type = KeyType::integer, .min = 16, .max = 1e7},
+                {.name = "eval", .type = KeyType::integer, .min = 16, .max = 1e7}};
     }
     std::vector<ColumnSpec> outputs(const GroupSpec& group,
                                     const YamlChecker& checker) const override {
