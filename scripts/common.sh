@@ -26,7 +26,7 @@ PACKAGES=(g++ make cmake pkg-config git procps
           clang libclang-rt-14-dev)
 # Only the tests need these: a local single-node SLURM (slurm/local-cluster.sh) and a
 # headless browser that opens the report.
-TEST_PACKAGES=(slurm-wlm slurm-client munge chromium)
+TEST_PACKAGES=(slurm-wlm slurm-client munge chromium python3-venv python3-wheel python3-setuptools)
 # The library of real PyTorch networks (python/compatnets, configs/real*.yaml) needs these;
 # the tests run it, and scripts/main.sh adds them for a config that uses it.
 REAL_PACKAGES=(python3-torch python3-sklearn dataset-fashion-mnist)

@@ -7,7 +7,9 @@ own PyTorch or numpy code needs to meet it:
   packages no safetensors module), to export feature matrices and checkpoints that
   compatbench reads, and to read back the merged checkpoints it writes.
 
-Import it by putting this folder on the path::
+Install it into a virtual environment (``pip install ./python``; ``pip install
+"./python[torch]"`` for the real-network library), or put this folder on the path, as the
+runner's configs do with Debian's interpreter::
 
     import sys; sys.path.insert(0, "/path/to/compatbench/python")
     from compatnets.safetensors import save, load
