@@ -25,10 +25,6 @@ for n in 1 2 3; do
   ((took < 30)) || fail "$n rank(s): took $took s to stop"
   grep -q "its file system has only\|No space left on device" "$WORK/out.txt" \
     || { cat "$WORK/out.txt"; fail "$n rank(s): no reason given"; }
-  "$PY" -c "import json, sys; [json.loads(l) for l in open(sys.argv[1]) if l.endswith('\n')]" \
-    "$DISK/run/ledger.jsonl" || fail "$n rank(s): a ledger line is not a record"
-  "$BIN" status "$DISK/run" | grep -q "^state: \(stopped\|failed\)" || fail "$n rank(s): status says the run goes on"
-  ! pgrep -f -- "--out $DISK/run " > /dev/null \
-    || fail "$n rank(s): a rank is still running"
+  check_stopped "$DISK/run" "$n rank(s)" "stopped\|failed"
 done
 pass "full disk: refused at start; with the check off, exit 3 within seconds on 1, 2 and 3 ranks, reasons given, ledger whole, status over"

@@ -41,4 +41,14 @@ if len(done) != int(sys.argv[2]):
 print(f"ledger: {len(done)} tasks, each done exactly once")
 PYEOF
 }
+# check_stopped OUT WHAT STATES: after a run that a fault stopped: every ledger line is a
+# whole record, `status` says one of STATES (a grep alternation), no rank is left running.
+check_stopped() {
+  local out=$1 what=$2 states=$3
+  "$PY" -c "import json, sys; [json.loads(l) for l in open(sys.argv[1]) if l.endswith('\n')]" \
+    "$out/ledger.jsonl" || fail "$what: a ledger line is not a record"
+  "$BIN" status "$out" | grep -q "^state: \($states\)" \
+    || fail "$what: status says $("$BIN" status "$out" | sed -n 2p)"
+  ! pgrep -f -- "--out $out " > /dev/null || fail "$what: a rank is still running"
+}
 h5_value() { "$PY" -c "import h5py,sys; v=h5py.File(sys.argv[1],'r')[sys.argv[2]][()]; print(v.decode() if isinstance(v, bytes) else v)" "$1" "$2"; }

@@ -35,10 +35,7 @@ for target in ledger.jsonl results.h5; do
     ((took < 15)) || fail "$target, $n rank(s): took $took s to stop"
     grep -q "Operation not permitted\|HDF5\|cannot write" "$WORK/out.txt" \
       || { cat "$WORK/out.txt"; fail "$target, $n rank(s): no reason given"; }
-    "$PY" -c "import json, sys; [json.loads(l) for l in open(sys.argv[1]) if l.endswith('\n')]" \
-      "$OUT/ledger.jsonl" || fail "$target, $n rank(s): a ledger line is not a record"
-    "$BIN" status "$OUT" | grep -q "^state: stopped" || fail "$target, $n rank(s): status does not say stopped"
-    ! pgrep -f -- "--out $OUT " > /dev/null || fail "$target, $n rank(s): a rank is still running"
+    check_stopped "$OUT" "$target, $n rank(s)" stopped
     expect_code 0 mpi "$n" run "$WORK/slow.yaml" --out "$OUT" --resume --log-level error
     "$BIN" compare "$WORK/ref/results.h5" "$OUT/results.h5" > /dev/null \
       || fail "$target, $n rank(s): resumed results differ from an uninterrupted run"
