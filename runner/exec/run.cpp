@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/file.h>
 #include <unistd.h>
+#include <cstdio>
 
 #include <chrono>
 #include <cstdlib>
@@ -61,11 +62,13 @@ std::string preflight(const RunOptions& options, const Config& config, FolderLoc
     fs::create_directories(out / "logs", ec);
     if (ec) return out.string() + ": cannot create the output folder: " + ec.message();
     const double free_mb = static_cast<double>(fs::space(out, ec).available) / 1e6;
-    if (!ec && free_mb < config.runner.min_free_mb)
-        return out.string() + ": its file system has " + std::to_string(free_mb) +
-               " MB free, less than runner.min_free_mb (" +
-               std::to_string(config.runner.min_free_mb) +
-               "): free some space or choose another --out (min_free_mb: 0 skips this check)";
+    if (!ec && free_mb < config.runner.min_free_mb) {
+        char amounts[96];
+        std::snprintf(amounts, sizeof amounts, "%.1f MB free, less than runner.min_free_mb (%g)",
+                      free_mb, config.runner.min_free_mb);
+        return out.string() + ": its file system has " + amounts +
+               ": free some space or choose another --out (min_free_mb: 0 skips this check)";
+    }
     if (std::string locked = lock.acquire(out.string(), 60.0); !locked.empty()) return locked;
     if (!options.resume && fs::exists(ledger) && fs::file_size(ledger, ec) > 0) {
         return ledger.string() +
