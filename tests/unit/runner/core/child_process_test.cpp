@@ -57,9 +57,9 @@ TEST(ChildProcess, EndGroupKillsAChildThatIgnoresSigterm) {
     ChildProcess child("(trap '' TERM; sleep 2; touch " + flag.string() + ") & wait", log, 0,
                        milliseconds(300));
     EXPECT_FALSE(child.wait_for(milliseconds(200)));
-    const auto t0 = std::chrono::steady_clock::now();
+    // No clock is asserted here (a loaded machine stretches any bound): end_group returns
+    // only once no member of the group is left, and the survivor's file must never appear.
     child.end_group();
-    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
     EXPECT_FALSE(child.group_alive());
     std::this_thread::sleep_for(milliseconds(2500));
     EXPECT_FALSE(fs::exists(flag)) << "the child that ignored SIGTERM lived on";
