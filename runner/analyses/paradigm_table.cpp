@@ -8,33 +8,16 @@
 //   - {name: paradigms, kind: paradigm_table, study: merging, input: merge_grid,
 //      alignment_grid: align_grid}
 #include <algorithm>
-#include <cmath>
-#include <map>
-#include <numeric>
-#include <set>
 
 #include "analyses/analysis_kind.h"
 #include "compass/compass.h"
 #include "config/config.h"
-#include "stats/summary.h"
 
 namespace compatbench {
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-// 1-based ranks, highest value first; NaN gets no rank (0).
-std::vector<std::int64_t> ranks_high_first(const std::vector<double>& v) {
-    const auto order = stats::order_descending(v);
-    std::vector<std::int64_t> r(v.size(), 0);
-    std::int64_t next = 1;
-    for (std::size_t i : order)
-        if (!std::isnan(v[i])) r[i] = next++;
-    return r;
-}
-
-class ParadigmTable final : public AnalysisKind {
+class ParadigmTableAnalysis final : public AnalysisKind {
   public:
     std::string_view name() const override { return "paradigm_table"; }
     std::vector<KeyRule> keys() const override {
@@ -83,28 +66,7 @@ class ParadigmTable final : public AnalysisKind {
             const auto em = input.numbers("ease");
             for (std::size_t i = 0; i < em.size(); ++i) mg.push_back({pm[i], pm[i], em[i]});
         }
-        const auto ac = compass::ceilings(ag, stat);
-        const auto mc = compass::ceilings(mg, stat);
-        std::set<std::string> paradigms;
-        for (const auto& [k, v] : ac) paradigms.insert(k.first);
-        for (const auto& [k, v] : mc) paradigms.insert(k.first);
-        std::vector<std::string> names(paradigms.begin(), paradigms.end());
-        std::vector<double> amean, amax, merge;
-        for (const auto& p : names) {
-            double sum = 0.0, best = kNaN;
-            int n = 0;
-            for (const auto& [k, v] : ac) {
-                if (k.first != p || std::isnan(v)) continue;
-                sum += v;
-                ++n;
-                best = std::isnan(best) ? v : std::max(best, v);
-            }
-            amean.push_back(n ? sum / n : kNaN);
-            amax.push_back(best);
-            const auto it = mc.find({p, p});
-            merge.push_back(it == mc.end() ? kNaN : it->second);
-        }
-        const auto ra = ranks_high_first(amean), rm = ranks_high_first(merge);
+        const compass::ParadigmTable p = compass::paradigm_table(ag, mg, stat);
         TableData t;
         t.path = spec.node["table"] ? spec.node["table"].Scalar() : "paradigms";
         t.add_column({"paradigm", ColumnType::str, 0});
@@ -113,8 +75,9 @@ class ParadigmTable final : public AnalysisKind {
         t.add_column({"merging_ceiling", ColumnType::f64, 0});
         t.add_column({"alignment_rank", ColumnType::i64, 0});
         t.add_column({"merging_rank", ColumnType::i64, 0});
-        for (std::size_t i = 0; i < names.size(); ++i) {
-            const Value row[] = {names[i], amean[i], amax[i], merge[i], ra[i], rm[i]};
+        for (std::size_t i = 0; i < p.paradigm.size(); ++i) {
+            const Value row[] = {p.paradigm[i], p.alignment_mean[i], p.alignment_max[i],
+                                 p.merging[i],  p.alignment_rank[i], p.merging_rank[i]};
             for (std::size_t c = 0; c < t.columns.size(); ++c) t.values[c].push_back(row[c]);
         }
         return {t};
@@ -123,7 +86,7 @@ class ParadigmTable final : public AnalysisKind {
 }  // namespace
 
 const AnalysisKind& paradigm_table_analysis() {
-    static const ParadigmTable kind;
+    static const ParadigmTableAnalysis kind;
     return kind;
 }
 

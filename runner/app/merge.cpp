@@ -218,10 +218,9 @@ void write_side_files(const MergeSpec& spec, const mk::Plan& plan, const fs::pat
 // PRISM's ρ-gate needs the merge's ρ over the in-scope tensors first (§3.2): each rank
 // measures its tensors and the sums are combined. Other operators do not read it.
 double merge_rho(merging::ModelMerge& merge, const merging::CheckpointSource& source,
-                 const std::vector<int>& owner, int rank) {
+                 std::span<const std::size_t> mine) {
     if (!merge.needs_rho()) return 1.0;
-    for (std::size_t i = 0; i < source.size(); ++i)
-        if (owner[i] == rank) merge.measure(source, i);
+    for (const std::size_t i : mine) merge.measure(source, i);
     merging::InterferenceSums total;
     double local[2] = {merge.sums().interference, merge.sums().cancellation}, sums[2] = {0, 0};
     MPI_Allreduce(local, sums, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
@@ -331,7 +330,10 @@ int merge_and_write(const MergeOptions& opt, const Prepared& p, int rank, int si
                     std::chrono::steady_clock::time_point t0) {
     const merging::CheckpointSource& source = *p.in.source;
     merging::ModelMerge merge(p.spec.params, p.spec.scope);
-    const double rho = merge_rho(merge, source, p.owner, rank);
+    std::vector<std::size_t> mine;  // the tensors this rank merges and writes
+    for (std::size_t i = 0; i < source.size(); ++i)
+        if (p.owner[i] == rank) mine.push_back(i);
+    const double rho = merge_rho(merge, source, mine);
     std::unique_ptr<formats::StagedFolder> staged;
     if (rank == 0) staged = std::make_unique<formats::StagedFolder>(opt.out, opt.replace);
     const fs::path dir = formats::StagedFolder::staging_path(opt.out);
@@ -340,7 +342,7 @@ int merge_and_write(const MergeOptions& opt, const Prepared& p, int rank, int si
     MPI_Barrier(MPI_COMM_WORLD);
     AnonPeak anon;
     anon.sample();
-    merging::write_merged(merge, source, rho, layout, p.owner, rank, [&] { anon.sample(); });
+    merging::write_merged(merge, source, rho, layout, mine, [&] { anon.sample(); });
     const auto local = merge.totals().values();
     std::array<double, 6> total{};
     MPI_Reduce(local.data(), total.data(), 6, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);

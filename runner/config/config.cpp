@@ -9,6 +9,12 @@
 
 namespace compatbench {
 
+const Scalar& ListedTask::key(std::string_view name) const {
+    for (const auto& [k, v] : keys)
+        if (k == name) return v;
+    throw std::logic_error("task '" + suffix + "' has no key column '" + std::string(name) + "'");
+}
+
 namespace {
 
 const std::vector<KeyRule> kTopRules = {

@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -41,6 +42,9 @@ struct ListedTask {
     std::map<std::string, Scalar> params;
     std::map<std::string, std::vector<Scalar>> lists;
     std::vector<std::string> after;
+
+    // The key column `name`; std::logic_error when the task has none (a kind's bug).
+    const Scalar& key(std::string_view name) const;
 };
 
 enum class SignalPolicy { finish, abandon };

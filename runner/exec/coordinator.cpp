@@ -28,19 +28,12 @@ Coordinator::Coordinator(const Config& config, const TaskGraph& graph, MPI_Comm 
       results_(results),
       executor_(executor),
       outbox_(comm),
+      book_(config, graph),
       model_(config) {
     MPI_Comm_size(comm, &size_);
     const std::size_t n = graph.tasks().size();
-    states_.assign(n, State::blocked);
-    waiting_on_.resize(n);
-    attempts_.assign(n, 0);
-    attempt_base_.assign(n, 0);
-    outputs_.resize(n);
-    facts_.resize(n);
-    for (std::size_t i = 0; i < n; ++i) waiting_on_[i] = graph.tasks()[i].deps.size();
     outstanding_.assign(static_cast<std::size_t>(size_), 0);
     final_.assign(static_cast<std::size_t>(size_), false);
-    group_terminal_.assign(config.groups.size(), 0);
     analysis_done_.assign(config.analyses.size(), false);
     running_rank_.assign(n, -1);
     dispatched_.assign(n, 0.0);
@@ -62,10 +55,10 @@ std::size_t Coordinator::resume_from(const std::vector<nlohmann::json>& records)
         const std::size_t i = *index;
         const std::string status = record_field<std::string>(r, "status", "");
         if (status == "failed") {
-            ++attempt_base_[i];
+            book_.count_earlier_failure(i);
             continue;
         }
-        if (status != "done" || states_[i] == State::done) continue;
+        if (status != "done" || book_.state(i) == TaskBook::State::done) continue;
         const auto& columns = config_.groups[graph_.tasks()[i].group].outputs;
         Row row;
         try {
@@ -80,24 +73,14 @@ std::size_t Coordinator::resume_from(const std::vector<nlohmann::json>& records)
             spdlog::warn("{} was done, but {}: the task runs again", graph_.tasks()[i].id, why);
             continue;
         }
-        states_[i] = State::done;
-        outputs_[i] = std::move(row);
-        TaskFact& f = facts_[i];
-        f.status = "done";
+        TaskFact f;
         f.rank = record_field<std::int64_t>(r, "rank", -1);
         f.attempt = record_field<std::int64_t>(r, "attempt", 1);
         f.start = record_field<double>(r, "start", 0.0);
         f.duration = record_field<double>(r, "duration", 0.0);
-        results_.stage(i, outputs_[i]);
+        results_.stage(i, row);
+        book_.restore_done(i, std::move(row), f);
         ++resumed;
-    }
-    // Dependencies already satisfied by resumed tasks.
-    for (std::size_t i = 0; i < states_.size(); ++i) {
-        if (states_[i] != State::done) continue;
-        ++terminal_;
-        ++done_;
-        ++group_terminal_[graph_.tasks()[i].group];
-        for (std::size_t d : graph_.tasks()[i].dependents) --waiting_on_[d];
     }
     if (other_config > 0) {
         spdlog::warn("{}: {} records of another config were ignored (this config's hash is {})",
@@ -109,36 +92,29 @@ std::size_t Coordinator::resume_from(const std::vector<nlohmann::json>& records)
     return resumed;
 }
 
-void Coordinator::make_ready(std::size_t index) {
-    states_[index] = State::ready;
-    ready_.push({config_.groups[graph_.tasks()[index].group].cost, index});
-}
-
 std::size_t Coordinator::batch_size(std::size_t group) const {
-    return policy_batch_size(model_.timing(group), ready_.size(), size_);
+    return policy_batch_size(model_.timing(group), book_.ready_count(), size_);
 }
 
 std::size_t Coordinator::target_outstanding(std::size_t group) const {
-    return policy_target_outstanding(model_.timing(group), ready_.size(), size_);
+    return policy_target_outstanding(model_.timing(group), book_.ready_count(), size_);
 }
 
 void Coordinator::dispatch() {
-    for (int r = 0; r < size_ && !ready_.empty(); ++r) {
+    for (int r = 0; r < size_ && book_.has_ready(); ++r) {
         const auto ur = static_cast<std::size_t>(r);
         std::vector<Assignment> batch;
-        while (!ready_.empty()) {
-            const std::size_t group = graph_.tasks()[ready_.top().index].group;
+        while (book_.has_ready()) {
+            const std::size_t group = book_.next_group();
             if (outstanding_[ur] + batch.size() >= target_outstanding(group)) break;
             const std::size_t limit = batch_size(group);
-            for (std::size_t k = 0; k < limit && !ready_.empty(); ++k) {
-                const std::size_t i = ready_.top().index;
-                ready_.pop();
-                states_[i] = State::running;
+            for (std::size_t k = 0; k < limit && book_.has_ready(); ++k) {
+                int attempt = 0;
+                const std::size_t i = book_.take_ready(attempt);
                 running_rank_[i] = r;
                 dispatched_[i] = now_epoch();
                 dispatched_at_[i] = Clock::now();
-                ++attempts_[i];
-                batch.push_back({i, attempt_base_[i] + attempts_[i]});
+                batch.push_back({i, attempt});
             }
         }
         if (batch.empty()) continue;
@@ -157,7 +133,7 @@ void Coordinator::dispatch() {
 
 void Coordinator::handle(int rank, Completion&& c) {
     const std::size_t i = c.index;
-    if (i >= states_.size() || states_[i] != State::running) {
+    if (i >= book_.size() || book_.state(i) != TaskBook::State::running) {
         spdlog::warn("ignored a result for task #{} that is not running", i);
         return;
     }
@@ -166,15 +142,14 @@ void Coordinator::handle(int rank, Completion&& c) {
     last_result_ = Clock::now();
     const Task& task = graph_.tasks()[i];
     const GroupSpec& group = config_.groups[task.group];
-    TaskFact& f = facts_[i];
+    TaskFact& f = book_.fact(i);
     f.rank = rank;
     f.attempt = c.attempt;
     f.start = c.outcome.start;
     f.duration = c.outcome.duration;
     f.error = c.outcome.error;
     if (c.outcome.status == TaskStatus::cancelled) {
-        states_[i] = State::ready;  // not run: pending in this run, runs again on resume
-        f.status = "pending";
+        book_.cancelled(i);
         return;
     }
 
@@ -196,64 +171,26 @@ void Coordinator::handle(int rank, Completion&& c) {
         }
         record["outputs"] = std::move(outputs);
         ledger_.append(record);
-        states_[i] = State::done;
-        f.status = "done";
-        outputs_[i] = std::move(c.outcome.outputs);
-        ++done_;
-        ++ran_;
-        for (std::size_t d : task.dependents) {
-            if (--waiting_on_[d] == 0 && states_[d] == State::blocked) make_ready(d);
-        }
-        finish_group_task(i);
+        book_.done(i, std::move(c.outcome.outputs));
         return;
     }
     record["error"] = c.outcome.error;
     ledger_.append(record);
-    if (attempts_[i] <= group.retries) {
+    if (book_.failed(i, c.outcome.error))
         spdlog::warn("{} failed (attempt {}), retrying: {}", task.id, c.attempt, c.outcome.error);
-        make_ready(i);
-        return;
-    }
-    spdlog::error("{} failed (attempt {}): {}", task.id, c.attempt, c.outcome.error);
-    ++ran_;
-    fail_for_good(i, c.outcome.error);
-}
-
-void Coordinator::fail_for_good(std::size_t index, const std::string& why) {
-    states_[index] = State::failed;
-    facts_[index].status = "failed";
-    facts_[index].error = why;
-    ++failed_;
-    finish_group_task(index);
-    // Every task downstream is skipped.
-    std::vector<std::size_t> stack(graph_.tasks()[index].dependents);
-    while (!stack.empty()) {
-        const std::size_t d = stack.back();
-        stack.pop_back();
-        if (states_[d] == State::skipped || states_[d] == State::done) continue;
-        states_[d] = State::skipped;
-        facts_[d].status = "skipped";
-        facts_[d].error = "dependency " + graph_.tasks()[index].id + " failed";
-        ++skipped_;
-        finish_group_task(d);
-        for (std::size_t e : graph_.tasks()[d].dependents) stack.push_back(e);
-    }
-}
-
-void Coordinator::finish_group_task(std::size_t index) {
-    ++terminal_;
-    ++group_terminal_[graph_.tasks()[index].group];
+    else
+        spdlog::error("{} failed (attempt {}): {}", task.id, c.attempt, c.outcome.error);
 }
 
 AnalysisInput Coordinator::analysis_input(std::size_t g, std::vector<Row>& storage) const {
     const std::size_t first = storage.size();
     std::vector<double> seconds;
     for (std::size_t i = graph_.group_begin(g); i < graph_.group_end(g); ++i) {
-        if (states_[i] != State::done) continue;
+        if (book_.state(i) != TaskBook::State::done) continue;
         Row row = graph_.tasks()[i].keys;
-        row.insert(row.end(), outputs_[i].begin(), outputs_[i].end());
+        row.insert(row.end(), book_.outputs(i).begin(), book_.outputs(i).end());
         storage.push_back(std::move(row));
-        seconds.push_back(facts_[i].duration);
+        seconds.push_back(book_.fact(i).duration);
     }
     AnalysisInput input{config_.groups[g], graph_.table_of_group(g).columns, {}, {}, {}};
     for (std::size_t r = first; r < storage.size(); ++r) input.rows.push_back(&storage[r]);
@@ -267,9 +204,7 @@ void Coordinator::run_ready_analyses() {
         while (config_.groups[g].name != name) ++g;
         return g;
     };
-    const auto finished = [&](std::size_t g) {
-        return group_terminal_[g] == graph_.group_end(g) - graph_.group_begin(g);
-    };
+    const auto finished = [&](std::size_t g) { return book_.group_finished(g); };
     for (std::size_t a = 0; a < config_.analyses.size(); ++a) {
         if (analysis_done_[a]) continue;
         const AnalysisSpec& spec = config_.analyses[a];
@@ -327,9 +262,7 @@ void Coordinator::poll_messages(bool& worked) {
 CoordinatorReport Coordinator::run() {
     start_ = last_progress_ = last_flush_ = Clock::now();
     run_epoch_ = now_epoch();
-    for (std::size_t i = 0; i < states_.size(); ++i) {
-        if (states_[i] == State::blocked && waiting_on_[i] == 0) make_ready(i);
-    }
+    book_.start();
     run_ready_analyses();
     const auto flush_every = std::chrono::duration<double>(config_.runner.row_flush_interval);
     bool stopping = false, stop_sent = false, abandon = false;
@@ -361,7 +294,7 @@ CoordinatorReport Coordinator::run() {
         const bool nothing_out = std::all_of(outstanding_.begin(), outstanding_.end(),
                                              [](std::size_t n) { return n == 0; });
         if (!stop_sent &&
-            ((all_terminal() && nothing_out) || (stopping && (abandon || nothing_out)))) {
+            ((book_.all_terminal() && nothing_out) || (stopping && (abandon || nothing_out)))) {
             send_stop(abandon);
             stop_sent = true;
         }
@@ -394,17 +327,17 @@ CoordinatorReport Coordinator::run() {
     progress(true);
     log_rank_load();
 
-    return make_report(stopping && !all_terminal(), signal);
+    return make_report(stopping && !book_.all_terminal(), signal);
 }
 
 // What the run did, for run_experiment; status.json gets its final state.
 CoordinatorReport Coordinator::make_report(bool interrupted, int signal) {
     CoordinatorReport report;
-    report.done = done_;
-    report.failed = failed_;
-    report.skipped = skipped_;
-    report.pending = states_.size() - terminal_;
-    report.ran = ran_;
+    report.done = book_.done_count();
+    report.failed = book_.failed_count();
+    report.skipped = book_.skipped_count();
+    report.pending = book_.pending_count();
+    report.ran = book_.ran();
     report.dispatch_seconds =
         dispatched_any_ ? std::chrono::duration<double>(last_result_ - first_dispatch_).count()
                         : 0.0;
@@ -414,7 +347,7 @@ CoordinatorReport Coordinator::make_report(bool interrupted, int signal) {
     report.printed = printed_tables();
     eta_ = -1.0;  // a fresh estimate of what is left, for a resume of an interrupted run
     write_status(report.status());
-    report.facts = std::move(facts_);
+    report.facts = book_.take_facts();
     return report;
 }
 

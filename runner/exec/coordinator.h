@@ -1,14 +1,13 @@
-// The coordinator (rank 0): owns the task states, the ledger and the dispatching. It hands
-// ready tasks to idle ranks, its own task thread included, in batches sized from measured
-// task durations; records every result in the ledger; retries failures; skips the
-// dependents of tasks that failed for good; runs analyses once their inputs are finished.
+// The coordinator (rank 0): moves tasks between ranks around its task book (exec/task_book.h:
+// states, readiness, retries, skips). It hands ready tasks to idle ranks, its own task thread
+// included, in batches sized from measured task durations; records every result in the
+// ledger; runs analyses once their inputs are finished; reports progress and status.json.
 #pragma once
 
 #include <mpi.h>
 
 #include <chrono>
 #include <map>
-#include <queue>
 #include <string>
 #include <vector>
 
@@ -16,6 +15,7 @@
 #include "exec/cost_model.h"
 #include "exec/executor.h"
 #include "exec/messages.h"
+#include "exec/task_book.h"
 #include "store/ledger.h"
 #include "store/results_file.h"
 #include "store/status_file.h"
@@ -53,23 +53,10 @@ class Coordinator {
     CoordinatorReport run();
 
   private:
-    enum class State { blocked, ready, running, done, failed, skipped };
-    struct ReadyEntry {
-        double cost;
-        std::size_t index;
-        bool operator<(const ReadyEntry& o) const {
-            return cost != o.cost ? cost < o.cost
-                                  : index > o.index;  // max-heap: cost, then low index
-        }
-    };
-
-    void make_ready(std::size_t index);
     void dispatch();
     std::size_t batch_size(std::size_t group) const;
     std::size_t target_outstanding(std::size_t group) const;
     void handle(int rank, Completion&& c);
-    void fail_for_good(std::size_t index, const std::string& why);
-    void finish_group_task(std::size_t index);
     void run_ready_analyses();
     // The finished rows of group `g`, appended to `storage` (reserved by the caller).
     AnalysisInput analysis_input(std::size_t g, std::vector<Row>& storage) const;
@@ -80,7 +67,6 @@ class Coordinator {
     CoordinatorReport make_report(bool interrupted, int signal);
     void log_rank_load() const;
     std::vector<TableData> printed_tables() const;
-    bool all_terminal() const { return terminal_ == states_.size(); }
     void poll_messages(bool& worked);
 
     const Config& config_;
@@ -92,16 +78,9 @@ class Coordinator {
     Executor& executor_;
     Outbox outbox_;
 
-    std::vector<State> states_;
-    std::vector<std::size_t> waiting_on_;  // unfinished dependencies
-    std::vector<int> attempts_;            // attempts in this run
-    std::vector<int> attempt_base_;        // failed attempts in earlier runs
-    std::vector<Row> outputs_;             // outputs of done tasks
-    std::vector<TaskFact> facts_;
-    std::priority_queue<ReadyEntry> ready_;
+    TaskBook book_;
     std::vector<std::size_t> outstanding_;  // per rank
     std::vector<bool> final_;               // per rank: sent its last results
-    std::vector<std::size_t> group_terminal_;
     std::vector<bool> analysis_done_;
     CostModel model_;                 // measured durations per group
     std::vector<int> running_rank_;   // per task, while it runs
@@ -112,8 +91,6 @@ class Coordinator {
     double eta_ = -1.0, eta_cost_ = 0.0;  // the last ETA and what computing it took
     std::chrono::steady_clock::time_point eta_at_;
     int worker_signal_ = 0;  // a signal a worker reported
-    std::size_t terminal_ = 0;
-    std::size_t done_ = 0, failed_ = 0, skipped_ = 0, ran_ = 0;
     std::vector<std::pair<std::string, TableData>> analysis_tables_;
 
     std::chrono::steady_clock::time_point start_, last_progress_, last_flush_;

@@ -18,13 +18,14 @@ void Coordinator::progress(bool force) {
     if (!force && seconds_since(last_progress_) < interval) return;
     last_progress_ = Clock::now();
     const double elapsed = seconds_since(start_);
-    const double rate = elapsed > 0 ? static_cast<double>(ran_) / elapsed : 0.0;
-    const std::size_t total = states_.size();
+    const double rate = elapsed > 0 ? static_cast<double>(book_.ran()) / elapsed : 0.0;
+    const std::size_t total = book_.size(), done = book_.done_count();
     spdlog::info("progress {}/{} ({:.1f}%) done, {} failed, {} skipped | {:.1f} tasks/s | ETA {}",
-                 done_, total,
-                 total ? 100.0 * static_cast<double>(done_) / static_cast<double>(total) : 100.0,
-                 failed_, skipped_, rate, format_duration(all_terminal() ? 0.0 : eta_seconds()));
-    if (!all_terminal()) write_status("running");
+                 done, total,
+                 total ? 100.0 * static_cast<double>(done) / static_cast<double>(total) : 100.0,
+                 book_.failed_count(), book_.skipped_count(), rate,
+                 format_duration(book_.all_terminal() ? 0.0 : eta_seconds()));
+    if (!book_.all_terminal()) write_status("running");
 }
 
 // The cost-weighted time left (exec/cost_model.h). The simulation is rerun when at least 50
@@ -35,9 +36,10 @@ double Coordinator::eta_seconds() {
         return std::max(0.0, eta_ - seconds_since(eta_at_));
     const auto t0 = Clock::now();
     RunState state;
-    state.finished.resize(states_.size());
-    for (std::size_t i = 0; i < states_.size(); ++i) {
-        const State s = states_[i];
+    state.finished.resize(book_.size());
+    for (std::size_t i = 0; i < book_.size(); ++i) {
+        using State = TaskBook::State;
+        const State s = book_.state(i);
         state.finished[i] = s == State::done || s == State::failed || s == State::skipped;
         if (s == State::running)
             state.running.push_back({running_rank_[i], i, seconds_since(dispatched_at_[i])});
@@ -59,7 +61,7 @@ void Coordinator::write_status(const std::string& state) {
     StatusSnapshot s = status_header_;
     s.state = state;
     s.updated = now_epoch();
-    const double eta = all_terminal() ? 0.0 : eta_seconds();
+    const double eta = book_.all_terminal() ? 0.0 : eta_seconds();
     s.eta_seconds = std::isfinite(eta) ? eta : -1.0;
     s.progress_interval = config_.runner.progress_interval;
     for (std::size_t g = 0; g < config_.groups.size(); ++g) {
@@ -70,7 +72,8 @@ void Coordinator::write_status(const std::string& state) {
         gs.cost = config_.groups[g].cost;
         gs.expected_seconds = model_.expected(g);
         for (std::size_t i = graph_.group_begin(g); i < graph_.group_end(g); ++i) {
-            switch (states_[i]) {
+            using State = TaskBook::State;
+            switch (book_.state(i)) {
                 case State::done:
                     ++gs.done;
                     break;
@@ -83,7 +86,7 @@ void Coordinator::write_status(const std::string& state) {
                 case State::running:
                     ++gs.running;
                     s.running.push_back({graph_.tasks()[i].id, gs.name, running_rank_[i],
-                                         attempt_base_[i] + attempts_[i], dispatched_[i]});
+                                         book_.attempt(i), dispatched_[i]});
                     break;
                 default:
                     ++gs.pending;
@@ -104,7 +107,7 @@ void Coordinator::log_rank_load() const {
     const double wall = seconds_since(start_);
     std::vector<std::size_t> count(static_cast<std::size_t>(size_), 0);
     std::vector<double> busy(static_cast<std::size_t>(size_), 0.0);
-    for (const auto& f : facts_) {
+    for (const auto& f : book_.facts()) {
         if (f.rank < 0 || f.rank >= size_ || f.start < run_epoch_) continue;  // earlier runs
         ++count[static_cast<std::size_t>(f.rank)];
         busy[static_cast<std::size_t>(f.rank)] += f.duration;
@@ -130,12 +133,13 @@ std::vector<TableData> Coordinator::printed_tables() const {
             if (graph_.group_table(g) != t || !config_.groups[g].print) continue;
             any = true;
             for (std::size_t i = graph_.group_begin(g); i < graph_.group_end(g); ++i) {
-                if (states_[i] != State::done) continue;
+                if (book_.state(i) != TaskBook::State::done) continue;
                 const Task& task = graph_.tasks()[i];
                 for (std::size_t c = 0; c < task.keys.size(); ++c)
                     table.values[c].push_back(task.keys[c]);
-                for (std::size_t c = 0; c < outputs_[i].size(); ++c)
-                    table.values[task.keys.size() + c].push_back(outputs_[i][c]);
+                const Row& outputs = book_.outputs(i);
+                for (std::size_t c = 0; c < outputs.size(); ++c)
+                    table.values[task.keys.size() + c].push_back(outputs[c]);
             }
         }
         if (any) out.push_back(std::move(table));

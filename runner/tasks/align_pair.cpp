@@ -12,7 +12,8 @@
 #include "alignment/alignment.h"
 #include "common/hash.h"
 #include "compass/compass.h"
-#include "tasks/compass_common.h"
+#include "tasks/feature_catalog.h"
+#include "tasks/group_keys.h"
 
 namespace compatbench {
 
@@ -74,8 +75,8 @@ class AlignPairTask final : public TaskKind {
             std::vector<const ListedTask*> sub;
             for (const ListedTask* c : cands) {
                 for (const auto& t : from.listed)
-                    if (t.keys[0].second.text == c->keys[0].second.text &&
-                        t.keys[1].second.text == c->keys[1].second.text) {
+                    if (t.key("vision").text == c->key("vision").text &&
+                        t.key("text").text == c->key("text").text) {
                         sub.push_back(c);
                         break;
                     }
@@ -94,7 +95,7 @@ class AlignPairTask final : public TaskKind {
                                   t = yc.as_string(pairs[i][1], p);
                 const ListedTask* hit = nullptr;
                 for (const ListedTask* c : cands)
-                    if (c->keys[0].second.text == v && c->keys[1].second.text == t) hit = c;
+                    if (c->key("vision").text == v && c->key("text").text == t) hit = c;
                 if (!hit)
                     yc.fail(pairs[i], p,
                             "no pair " + v + "+" + t + " in group '" + grid.name + "'");
@@ -104,7 +105,7 @@ class AlignPairTask final : public TaskKind {
             const auto count = static_cast<std::size_t>(group.params.at("select").integer);
             std::vector<compass::Candidate> cs;
             for (const ListedTask* c : cands)
-                cs.push_back({c->suffix, c->keys[2].second.text, c->keys[3].second.text});
+                cs.push_back({c->suffix, c->key("vision_family").text, c->key("text_family").text});
             const std::uint64_t seed =
                 fnv1a64(group.name) ^
                 static_cast<std::uint64_t>(group.params.count("selection_seed")

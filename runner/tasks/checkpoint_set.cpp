@@ -21,8 +21,9 @@
 #include <algorithm>
 
 #include "formats/safetensors.h"
-#include "tasks/compass_common.h"
 #include "tasks/feature_catalog.h"
+#include "tasks/group_keys.h"
+#include "tasks/manifest.h"
 
 namespace compatbench {
 

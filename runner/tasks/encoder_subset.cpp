@@ -30,8 +30,9 @@
 
 #include "formats/matrix.h"
 #include "formats/safetensors.h"
+#include "roles/analysis.h"
 #include "similarity/similarity.h"
-#include "tasks/compass_common.h"
+#include "tasks/group_keys.h"
 #include "tasks/shell_task.h"
 #include "tasks/zoo_common.h"
 #include "zoo/roles.h"
@@ -107,7 +108,7 @@ Layout layout_of(const GroupSpec& group, const std::vector<GroupSpec>* earlier,
             const GroupSpec& pool = earlier_group(group, "pool", *earlier, "zoo_encoder", yc);
             for (const auto& m : pool.listed)
                 if (m.params.at("modality_label").text == "pool")
-                    l.encoders.push_back(m.keys.front().second.text);
+                    l.encoders.push_back(m.key("name").text);
             if (l.encoders.empty())
                 yc.fail(group.node["pool"], base + ".pool",
                         "group '" + pool.name + "' has no model of modality pool");
@@ -236,19 +237,10 @@ class EncoderSubsetTask final : public TaskKind {
         // Category means and the average, for TR and IM.
         Row row;
         for (double s : scores) row.emplace_back(s);
+        std::vector<std::string> bench_category;
+        for (const auto& b : benches) bench_category.push_back(b.category);
         const auto summarise = [&](const std::vector<double>& v) {
-            std::vector<double> cats;
-            for (const auto& c : categories) {
-                double sum = 0;
-                int n = 0;
-                for (std::size_t b = 0; b < benches.size(); ++b)
-                    if (benches[b].category == c) sum += v.empty() ? kNaN : v[b], ++n;
-                cats.push_back(n ? sum / n : kNaN);
-            }
-            double all = 0;
-            for (double x : v) all += x;
-            cats.push_back(v.empty() ? kNaN : all / static_cast<double>(v.size()));
-            return cats;
+            return roles::category_means(v, bench_category, categories);
         };
         for (double c : summarise(scores)) row.emplace_back(c);
         for (double c : summarise(im)) row.emplace_back(c);
@@ -307,7 +299,7 @@ class EncoderSubsetTask final : public TaskKind {
         const fs::path file = full_model(ctx);
         if (mask == full) {
             formats::SafetensorsWriter w;
-            for (const auto& p : model.params()) w.add_f32(p.name, p.shape, param_values(p));
+            for (const auto& p : model.params()) w.add_f32(p.name, p.shape, zoo::param_values(p));
             w.set_metadata("format", "compatbench");
             w.set_metadata("mask", std::to_string(mask));
             fs::create_directories(file.parent_path());
@@ -316,7 +308,7 @@ class EncoderSubsetTask final : public TaskKind {
         } else {
             zoo::SubsetModel whole = build(full, 0);
             const auto f = formats::SafetensorsFile::open(file.string());
-            for (auto& p : whole.params()) set_param_values(p, f.read_f32(f.at(p.name)));
+            for (auto& p : whole.params()) zoo::set_param_values(p, f.read_f32(f.at(p.name)));
             im = whole.evaluate(eval, spec, full & ~mask);
         }
     }
@@ -332,7 +324,7 @@ class EncoderSubsetTask final : public TaskKind {
         const Row r = run_shell_task(ctx, ctx.params.at("command").text, {}, cols);
         for (const auto& v : r) scores.push_back(std::get<double>(v));
         if (fs::exists(workdir / "im.json")) {
-            const nlohmann::json j = read_json(workdir / "im.json");
+            const nlohmann::json j = formats::read_json(workdir / "im.json");
             for (const auto& b : benches) {
                 if (!j.contains(b.name) || !j.at(b.name).is_number())
                     throw std::runtime_error((workdir / "im.json").string() + ": no number '" +

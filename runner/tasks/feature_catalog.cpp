@@ -20,7 +20,7 @@ const CatalogModel* find_in(const std::vector<CatalogModel>& v, const std::strin
 // that trains it (and, for fine-tunes, the backbone's group).
 CatalogModel zoo_model(const ListedTask& features_task, const std::vector<GroupSpec>& earlier) {
     CatalogModel m;
-    m.name = features_task.keys.front().second.text;
+    m.name = features_task.key("name").text;
     m.zoo = true;
     const std::string& source = features_task.after.front();  // "<group>/<name>"
     const std::string source_group = source.substr(0, source.find('/'));
@@ -30,7 +30,7 @@ CatalogModel zoo_model(const ListedTask& features_task, const std::vector<GroupS
         for (const auto& g : earlier) {
             if (g.name != group) continue;
             for (const auto& t : g.listed)
-                if (t.keys.front().second.text == name) return {&g, &t};
+                if (t.key("name").text == name) return {&g, &t};
         }
         return {nullptr, nullptr};
     };
@@ -93,10 +93,10 @@ FeatureCatalog feature_catalog(const YAML::Node& node, const std::string& path,
         c.pairing_root = first.at("pairing_root").text;
         for (const auto& t : g->listed) {
             CatalogModel m;
-            m.name = t.keys[0].second.text;
-            m.modality = t.keys[1].second.text;
-            m.family = t.keys[2].second.text;
-            m.paradigm = t.keys[3].second.text;
+            m.name = t.key("name").text;
+            m.modality = t.key("modality").text;
+            m.family = t.key("family").text;
+            m.paradigm = t.key("paradigm").text;
             for (const auto& [key, field] : {std::pair<const char*, std::string*>{"base", &m.base},
                                              {"task", &m.task},
                                              {"checkpoint", &m.checkpoint},

@@ -16,9 +16,9 @@
 #include <algorithm>
 
 #include "formats/safetensors.h"
-#include "tasks/compass_common.h"
 #include "tasks/feature_catalog.h"
-#include "tasks/zoo_artifacts.h"
+#include "tasks/manifest.h"
+#include "tasks/zoo_common.h"
 
 namespace compatbench {
 
@@ -55,7 +55,7 @@ class FeatureSetTask final : public TaskKind {
             for (std::size_t i = 0; i < s.size(); ++i)
                 splits.push_back(Scalar::parse(my.as_string(s[i], index_path("splits", i))));
         } else {
-            for (const auto& name : kZooSplits) splits.push_back(Scalar::parse(name));
+            for (const auto& name : zoo::kSplits) splits.push_back(Scalar::parse(name));
         }
         std::vector<ListedTask> out;
         const YAML::Node models = root["models"];
@@ -109,7 +109,7 @@ class FeatureSetTask final : public TaskKind {
         for (const auto& s : t.lists.at("splits")) splits.push_back(s.text);
         try {
             check_model_files(t.params.at("features_root").text, t.params.at("pairing_root").text,
-                              t.suffix, t.keys[1].second.text == "vision", splits);
+                              t.suffix, t.key("modality").text == "vision", splits);
         } catch (const formats::FormatError& e) {
             manifest.fail(node, path, e.what());
         }

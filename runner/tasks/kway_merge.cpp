@@ -37,8 +37,8 @@
 #include <sstream>
 
 #include "common/hash.h"
+#include "merging/evaluation.h"
 #include "merging/model_merge.h"
-#include "tasks/compass_common.h"
 #include "tasks/kway_sweep.h"
 #include "tasks/merge_command.h"
 #include "tasks/zoo_common.h"
@@ -107,7 +107,7 @@ class KwayMergeTask final : public TaskKind {
         auto pm = merged.params();
         const double rho = merging::ModelMerge::rho_of(merge.sums());
         for (std::size_t t = 0; t < source.size(); ++t)
-            set_param_values(pm[t], merge.merge(source, t, rho));
+            zoo::set_param_values(pm[t], merge.merge(source, t, rho));
         return row_of(merge.sums(), merge.totals(),
                       evaluate(ctx, paths, zw, split, m, merged, models), ctx);
     }
@@ -192,7 +192,7 @@ class KwayMergeTask final : public TaskKind {
         const auto p0 = m.base.params();
         std::vector<merging::MemorySource::Tensor> tensors(p0.size());
         for (std::size_t t = 0; t < p0.size(); ++t)
-            tensors[t] = {p0[t].name, p0[t].shape.size() == 2, param_values(p0[t]), {}};
+            tensors[t] = {p0[t].name, p0[t].shape.size() == 2, zoo::param_values(p0[t]), {}};
         for (std::size_t i = 0; i < m.finetunes.size(); ++i) {
             const auto pf = m.finetunes[i].params();
             if (pf.size() != p0.size())
@@ -203,7 +203,7 @@ class KwayMergeTask final : public TaskKind {
                 if (pf[t].size != p0[t].size || pf[t].name != p0[t].name)
                     throw std::invalid_argument(models[i] + ": parameter " + pf[t].name +
                                                 " differs from its backbone's " + p0[t].name);
-                tensors[t].models.push_back(param_values(pf[t]));
+                tensors[t].models.push_back(zoo::param_values(pf[t]));
             }
         }
         return merging::MemorySource(std::move(tensors));

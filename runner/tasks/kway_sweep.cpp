@@ -9,7 +9,7 @@
 #include "common/hash.h"
 #include "config/yaml_check.h"
 #include "merging/model_merge.h"
-#include "tasks/compass_common.h"
+#include "tasks/group_keys.h"
 
 namespace compatbench {
 
@@ -69,7 +69,7 @@ std::vector<Members> backbones_of(const GroupSpec& fts) {
         if (it == backbones.end())
             it = backbones.insert(backbones.end(), Members{bb, {}, {}, {}, {}, {}, {}});
         Members& m = *it;
-        m.models.push_back(t.keys.front().second.text);
+        m.models.push_back(t.key("name").text);
         m.tasks.push_back(t.params.at("task").text);
         m.task_ids.push_back(fts.name + "/" + t.suffix);
         if (!is_checkpoint_set(fts)) continue;

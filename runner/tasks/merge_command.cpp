@@ -57,8 +57,8 @@ CommandMerge merge_and_evaluate(const TaskContext& ctx, const merging::MergePara
     layout.plan(staged.path().string(),
                 static_cast<std::uint64_t>(ctx.real("shard_mb", 4096) * 1048576.0));
     layout.create();
-    merging::write_merged(merge, source, merging::ModelMerge::rho_of(merge.sums()), layout, {}, 0,
-                          [&] {
+    merging::write_merged(merge, source, merging::ModelMerge::rho_of(merge.sums()), layout,
+                          merging::all_tensors(source), [&] {
                               if (ctx.cancel.load()) throw TaskCancelled{};
                           });
     staged.commit();

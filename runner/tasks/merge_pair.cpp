@@ -17,8 +17,10 @@
 #include <cmath>
 
 #include "formats/safetensors.h"
+#include "merging/evaluation.h"
 #include "merging/model_merge.h"
-#include "tasks/compass_common.h"
+#include "tasks/feature_catalog.h"
+#include "tasks/group_keys.h"
 #include "tasks/merge_command.h"
 #include "tasks/zoo_common.h"
 
@@ -87,7 +89,8 @@ std::vector<double> evaluate_native(const TaskContext& ctx, const Merged& merged
         const auto it = std::find(merged.names.begin(), merged.names.end(), p.name);
         if (it == merged.names.end()) continue;
         // File order (row-major), not Eigen's column-major memory.
-        set_param_values(p, merged.values[static_cast<std::size_t>(it - merged.names.begin())]);
+        zoo::set_param_values(p,
+                              merged.values[static_cast<std::size_t>(it - merged.names.begin())]);
     }
     std::vector<double> acc(6);
     for (int side = 0; side < 2; ++side) {

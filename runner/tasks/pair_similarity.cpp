@@ -4,7 +4,8 @@
 // ceiling is computed over, §1.2).
 //
 //   - {name: align_grid, kind: pair_similarity, table: alignment/similarity, knn: align_knn}
-#include "tasks/compass_common.h"
+#include "tasks/group_keys.h"
+#include "tasks/knn_artifact.h"
 
 namespace compatbench {
 
@@ -34,7 +35,7 @@ class PairSimilarityTask final : public TaskKind {
             return same_base_pairs(group, knn, yc);
         std::vector<const ListedTask*> vision, text;
         for (const auto& t : knn.listed)
-            (t.keys[1].second.text == "text" ? text : vision).push_back(&t);
+            (t.key("modality").text == "text" ? text : vision).push_back(&t);
         if (vision.empty() || text.empty())
             yc.fail(
                 group.node["knn"], "tasks." + group.name + ".knn",
@@ -44,17 +45,19 @@ class PairSimilarityTask final : public TaskKind {
             for (const ListedTask* t : text) {
                 ListedTask p;
                 p.suffix = v->suffix + "+" + t->suffix;
-                p.keys = {
-                    {"vision", v->keys[0].second},          {"text", t->keys[0].second},
-                    {"vision_family", v->keys[2].second},   {"text_family", t->keys[2].second},
-                    {"vision_paradigm", v->keys[3].second}, {"text_paradigm", t->keys[3].second}};
+                p.keys = {{"vision", v->key("name")},
+                          {"text", t->key("name")},
+                          {"vision_family", v->key("family")},
+                          {"text_family", t->key("family")},
+                          {"vision_paradigm", v->key("paradigm")},
+                          {"text_paradigm", t->key("paradigm")}};
                 p.params = v->params;  // catalog roots
                 p.lists = v->lists;    // the k list
                 p.params["knn_group"] = Scalar::parse(knn.name);
                 p.params["a_features_task"] = v->params.at("features_task");
                 p.params["b_features_task"] = t->params.at("features_task");
-                p.params["a_model"] = v->keys[0].second;
-                p.params["b_model"] = t->keys[0].second;
+                p.params["a_model"] = v->key("name");
+                p.params["b_model"] = t->key("name");
                 p.after = {knn.name + "/" + v->suffix, knn.name + "/" + t->suffix};
                 out.push_back(std::move(p));
             }
@@ -65,10 +68,10 @@ class PairSimilarityTask final : public TaskKind {
   protected:
     Row run_(const TaskContext& ctx) const override {
         const std::string group = ctx.params.at("knn_group").text;
-        const auto a =
-            read_knn_artifact(knn_artifact(ctx.out_dir, group, ctx.params.at("a_model").text));
-        const auto b =
-            read_knn_artifact(knn_artifact(ctx.out_dir, group, ctx.params.at("b_model").text));
+        const auto a = similarity::read_knn_file(
+            knn_artifact(ctx.out_dir, group, ctx.params.at("a_model").text));
+        const auto b = similarity::read_knn_file(
+            knn_artifact(ctx.out_dir, group, ctx.params.at("b_model").text));
         const auto ks = ctx.integers("k_list");
         Row row;
         row.emplace_back(similarity::mutual_knn(a.lists, b.lists, ks.front()));
@@ -92,17 +95,17 @@ class PairSimilarityTask final : public TaskKind {
                 ListedTask p;
                 p.suffix = a.params.at("base").text + "/" + a.params.at("task").text + "+" +
                            b.params.at("task").text;
-                p.keys = {{"model_a", a.keys[0].second},     {"model_b", b.keys[0].second},
-                          {"backbone", a.params.at("base")}, {"family", a.keys[2].second},
-                          {"paradigm", a.keys[3].second},    {"task_a", a.params.at("task")},
+                p.keys = {{"model_a", a.key("name")},        {"model_b", b.key("name")},
+                          {"backbone", a.params.at("base")}, {"family", a.key("family")},
+                          {"paradigm", a.key("paradigm")},   {"task_a", a.params.at("task")},
                           {"task_b", b.params.at("task")}};
                 p.params = a.params;
                 p.lists = a.lists;  // the k list
                 p.params.erase("task");
                 p.params.erase("checkpoint");
                 p.params["knn_group"] = Scalar::parse(knn.name);
-                p.params["a_model"] = a.keys[0].second;
-                p.params["b_model"] = b.keys[0].second;
+                p.params["a_model"] = a.key("name");
+                p.params["b_model"] = b.key("name");
                 p.params["a_features_task"] = a.params.at("features_task");
                 p.params["b_features_task"] = b.params.at("features_task");
                 if (a.params.count("checkpoint"))

@@ -8,8 +8,9 @@
 #include <algorithm>
 
 #include "formats/safetensors.h"
-#include "tasks/compass_common.h"
 #include "tasks/feature_catalog.h"
+#include "tasks/group_keys.h"
+#include "tasks/knn_artifact.h"
 #include "tasks/zoo_common.h"
 
 namespace compatbench {
@@ -144,7 +145,7 @@ class ProbeKnnTask final : public TaskKind {
         if (ctx.cancel.load()) throw TaskCancelled{};
         const auto lists =
             similarity::knn_lists(probe, kmax, static_cast<int>(ctx.integer("block", 256)));
-        write_knn_artifact(knn_artifact(ctx.out_dir, ctx.group.name, model), lists, probe);
+        similarity::write_knn_file(knn_artifact(ctx.out_dir, ctx.group.name, model), lists, probe);
         return {static_cast<std::int64_t>(n), static_cast<std::int64_t>(probe.cols()),
                 static_cast<std::int64_t>(kmax)};
     }

@@ -6,13 +6,13 @@
 namespace compatbench {
 
 zoo::Split ZooWorld::split(const std::string& name) const {
-    return read_split(dir / (name + ".safetensors"), name);
+    return zoo::read_split(dir / (name + ".safetensors"), name);
 }
 
 ZooWorld load_zoo_world(const TaskContext& ctx) {
     const fs::path dir = ZooPaths{ctx.out_dir}.world_dir(ctx.params.at("world_group").text);
-    nlohmann::json file = read_world_file(dir);
-    zoo::World world(world_spec_from_json(file.at("world")));
+    nlohmann::json file = zoo::read_world_file(dir);
+    zoo::World world(zoo::world_spec_from_json(file.at("world")));
     return {dir, std::move(file), std::move(world)};
 }
 
@@ -40,8 +40,8 @@ Row zoo_model_row(zoo::Encoder& encoder, const std::string& modality_label,
     const zoo::Modality m = encoder.spec().modality;
     const Eigen::Index fit_rows = std::min<Eigen::Index>(train.images.rows(), 4096);
     const zoo::Mat fit =
-        encoder.encode(encoder_inputs(train, m, captions_per_image).topRows(fit_rows));
-    const zoo::Mat test = encoder.encode(encoder_inputs(probe, m, captions_per_image));
+        encoder.encode(zoo::encoder_inputs(train, m, captions_per_image).topRows(fit_rows));
+    const zoo::Mat test = encoder.encode(zoo::encoder_inputs(probe, m, captions_per_image));
     const std::vector<int> fit_y(train.scenes.concept_id.begin(),
                                  train.scenes.concept_id.begin() + fit_rows);
     int classes = 0;

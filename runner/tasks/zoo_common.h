@@ -1,14 +1,50 @@
-// Pieces shared by the zoo task kinds: model-list parsing and the /zoo/models columns.
+// Pieces shared by the zoo task kinds: where the library's files lie in a run's folder,
+// model-list parsing and the /zoo/models columns.
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "config/config.h"
+#include "formats/json_file.h"
 #include "tasks/task_kind.h"
-#include "tasks/zoo_artifacts.h"
+#include "zoo/files.h"
 
 namespace compatbench {
+
+namespace fs = std::filesystem;
+
+// The library's files (zoo/files.h) in a run's folder:
+//   <out>/artifacts/<world group>/world.json and <split>.safetensors
+//   <out>/artifacts/models/<name>.safetensors and <name>.json
+//   <out>/artifacts/features/<name>/<split>.safetensors   "features": one row per image
+//                                                         (vision) or caption (text)
+struct ZooPaths {
+    fs::path out;
+    fs::path world_dir(const std::string& world_group) const {
+        return out / "artifacts" / world_group;
+    }
+    fs::path model(const std::string& name) const {
+        return out / "artifacts" / "models" / (name + ".safetensors");
+    }
+    fs::path sidecar(const std::string& name) const {
+        return out / "artifacts" / "models" / (name + ".json");
+    }
+    fs::path features(const std::string& name, const std::string& split) const {
+        return out / "artifacts" / "features" / name / (split + ".safetensors");
+    }
+};
+
+inline void write_model(const ZooPaths& paths, zoo::Encoder& encoder, const nlohmann::json& sidecar,
+                        nn::Linear<float>* head = nullptr) {
+    const std::string name = sidecar.at("name").get<std::string>();
+    zoo::write_model(paths.model(name), paths.sidecar(name), encoder, sidecar, head);
+}
+inline zoo::Encoder read_model(const ZooPaths& paths, const std::string& name,
+                               nlohmann::json* sidecar = nullptr) {
+    return zoo::read_model(paths.model(name), paths.sidecar(name), sidecar);
+}
 
 // What a zoo task reads of the world its group names (`world_group` parameter): the spec
 // file, the renderer rebuilt from it (for augmented views) and the splits it asks for.

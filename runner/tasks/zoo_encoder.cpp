@@ -107,7 +107,7 @@ class ZooEncoderTask final : public TaskKind {
             ListedTask t;
             t.suffix = spec.name;
             t.keys = {{"name", Scalar::parse(spec.name)}};
-            t.params["spec"] = Scalar::parse(encoder_spec_to_json(spec).dump());
+            t.params["spec"] = Scalar::parse(zoo::encoder_spec_to_json(spec).dump());
             t.params["modality_label"] = Scalar::parse(modality);
             t.params["world_group"] = Scalar::parse(world.name);
             t.after = {world.name};
@@ -131,7 +131,7 @@ class ZooEncoderTask final : public TaskKind {
         const nlohmann::json& world_file = zw.file;
         const zoo::Split train = zw.split("train"), probe = zw.split("probe");
         const zoo::EncoderSpec spec =
-            encoder_spec_from_json(nlohmann::json::parse(ctx.params.at("spec").text));
+            zoo::encoder_spec_from_json(nlohmann::json::parse(ctx.params.at("spec").text));
         zoo::TrainSummary summary;
         zoo::Encoder enc = cancellable(
             ctx, [&] { return zoo::train_encoder(spec, world, train, summary, &ctx.cancel); });
@@ -140,7 +140,7 @@ class ZooEncoderTask final : public TaskKind {
                                   {"modality", modality},
                                   {"family", spec.family},
                                   {"paradigm", zoo::paradigm_name(spec.paradigm)},
-                                  {"spec", encoder_spec_to_json(spec)},
+                                  {"spec", zoo::encoder_spec_to_json(spec)},
                                   {"seed", spec.seed},
                                   {"input_dim", enc.input_dim()},
                                   {"world", world_file.at("world")},

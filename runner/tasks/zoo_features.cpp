@@ -44,8 +44,8 @@ class ZooFeaturesTask final : public TaskKind {
                         "no earlier zoo_encoder or zoo_finetune group named '" + source + "'");
             for (const auto& model : g->listed) {
                 ListedTask t;
-                t.suffix = model.keys.front().second.text;
-                t.keys = {{"name", model.keys.front().second}};
+                t.suffix = model.key("name").text;
+                t.keys = {{"name", model.key("name")}};
                 t.params["world_group"] = Scalar::parse(world.name);
                 t.after = {g->name + "/" + t.suffix};
                 out.push_back(std::move(t));
@@ -56,7 +56,7 @@ class ZooFeaturesTask final : public TaskKind {
 
     std::vector<fs::path> artifacts(const TaskContext& ctx) const override {
         std::vector<fs::path> files;
-        for (const auto& split : kZooSplits)
+        for (const auto& split : zoo::kSplits)
             files.push_back(ZooPaths{ctx.out_dir}.features(ctx.params.at("name").text, split));
         return files;
     }
@@ -68,7 +68,7 @@ class ZooFeaturesTask final : public TaskKind {
         const std::string name = ctx.params.at("name").text;
         zoo::Encoder enc = read_model(paths, name);
         std::int64_t rows = 0;
-        for (const auto& split_name : kZooSplits) {
+        for (const auto& split_name : zoo::kSplits) {
             if (ctx.cancel.load()) throw TaskCancelled{};
             const zoo::Split split = zw.split(split_name);
             const zoo::Mat inputs =
@@ -85,7 +85,7 @@ class ZooFeaturesTask final : public TaskKind {
             w.write(path.string());
             rows += f.rows();
         }
-        return {static_cast<std::int64_t>(kZooSplits.size()),
+        return {static_cast<std::int64_t>(zoo::kSplits.size()),
                 static_cast<std::int64_t>(enc.spec().out_dim), rows};
     }
 };

@@ -15,7 +15,7 @@
 //                                     # fine-tunes beside the first)
 //     checkpoints: [50, 100, 200]     # also writes "<name>.step<N>" along the way (the
 //                                     # PRISM drift study reads these)
-#include "tasks/compass_common.h"
+#include "tasks/group_keys.h"
 #include "tasks/zoo_common.h"
 
 namespace compatbench {
@@ -87,7 +87,7 @@ class ZooFinetuneTask final : public TaskKind {
         std::vector<ListedTask> out;
         for (const auto& model : source->listed) {
             if (model.params.at("modality_label").text != "backbone") continue;
-            const std::string name = model.keys.front().second.text;
+            const std::string name = model.key("name").text;
             for (const auto& t : tasks) {
                 ListedTask lt;
                 lt.suffix = name + "+" + t + variant;

@@ -7,7 +7,7 @@
 
 #include "config/config.h"
 #include "tasks/task_kind.h"
-#include "tasks/zoo_artifacts.h"
+#include "tasks/zoo_common.h"
 
 namespace compatbench {
 
@@ -48,7 +48,7 @@ class ZooWorldTask final : public TaskKind {
     std::vector<fs::path> artifacts(const TaskContext& ctx) const override {
         const fs::path dir = ZooPaths{ctx.out_dir}.world_dir(ctx.group.name);
         std::vector<fs::path> files = {dir / "world.json"};
-        for (const auto& split : kZooSplits) files.push_back(dir / (split + ".safetensors"));
+        for (const auto& split : zoo::kSplits) files.push_back(dir / (split + ".safetensors"));
         return files;
     }
 
@@ -62,16 +62,16 @@ class ZooWorldTask final : public TaskKind {
         const std::int64_t train = ctx.integer("train", 8192), probe = ctx.integer("probe", 2048),
                            eval = ctx.integer("eval", 1000);
         std::int64_t images = 0, captions = 0;
-        for (const auto& split : kZooSplits) {
+        for (const auto& split : zoo::kSplits) {
             if (ctx.cancel.load()) throw TaskCancelled{};
             const std::int64_t n = split == "train" ? train : split == "probe" ? probe : eval;
             const zoo::Split s = world.make_split(split, static_cast<int>(n));
-            write_split(dir / (split + ".safetensors"), s);
+            zoo::write_split(dir / (split + ".safetensors"), s);
             images += s.images.rows();
             captions += s.captions.rows();
         }
         nlohmann::json j = {
-            {"world", world_spec_to_json(spec)},
+            {"world", zoo::world_spec_to_json(spec)},
             {"splits", {{"train", train}, {"probe", probe}, {"flickr", eval}, {"coco", eval}}}};
         std::ofstream(dir / "world.json.tmp") << j.dump(2) << "\n";
         fs::rename(dir / "world.json.tmp", dir / "world.json");

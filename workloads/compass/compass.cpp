@@ -74,6 +74,44 @@ std::map<ParadigmPair, double> ceilings(std::span<const GridPair> grid, const Ce
     return out;
 }
 
+namespace {
+// 1-based ranks, highest value first; NaN gets no rank (0).
+std::vector<std::int64_t> ranks_or_zero(const std::vector<double>& values) {
+    std::vector<std::int64_t> r = stats::ranks_descending(values);
+    for (std::size_t i = 0; i < values.size(); ++i)
+        if (std::isnan(values[i])) r[i] = 0;
+    return r;
+}
+}  // namespace
+
+ParadigmTable paradigm_table(std::span<const GridPair> alignment_grid,
+                             std::span<const GridPair> merge_grid, const CeilingStat& stat) {
+    const auto ac = ceilings(alignment_grid, stat);
+    const auto mc = ceilings(merge_grid, stat);
+    std::set<std::string> paradigms;
+    for (const auto& [k, v] : ac) paradigms.insert(k.first);
+    for (const auto& [k, v] : mc) paradigms.insert(k.first);
+    ParadigmTable t;
+    t.paradigm.assign(paradigms.begin(), paradigms.end());
+    for (const auto& p : t.paradigm) {
+        double sum = 0.0, best = kNaN;
+        int n = 0;
+        for (const auto& [k, v] : ac) {
+            if (k.first != p || std::isnan(v)) continue;
+            sum += v;
+            ++n;
+            best = std::isnan(best) ? v : std::max(best, v);
+        }
+        t.alignment_mean.push_back(n ? sum / n : kNaN);
+        t.alignment_max.push_back(best);
+        const auto it = mc.find({p, p});
+        t.merging.push_back(it == mc.end() ? kNaN : it->second);
+    }
+    t.alignment_rank = ranks_or_zero(t.alignment_mean);
+    t.merging_rank = ranks_or_zero(t.merging);
+    return t;
+}
+
 std::vector<std::string> regions(std::span<const double> ease, std::span<const double> ceiling) {
     if (ease.size() != ceiling.size())
         throw std::invalid_argument("regions: ease and ceiling differ in length");

@@ -32,6 +32,18 @@ using ParadigmPair = std::pair<std::string, std::string>;
 // ceiling(P, Q) over every pair of the grid (§1.2); NaN eases are left out.
 std::map<ParadigmPair, double> ceilings(std::span<const GridPair> grid, const CeilingStat& stat);
 
+// COMPASS's paradigm table (§1.2): per paradigm P, its alignment ceiling (the mean and the
+// max of ceiling(P, Q) over the text paradigms Q of the alignment grid) beside its merging
+// ceiling (ceiling(P, P) of the merge grid). Paradigms in order of name; one in only one grid
+// has NaN for the other. Ranks are 1 for the highest ceiling, 0 for NaN.
+struct ParadigmTable {
+    std::vector<std::string> paradigm;
+    std::vector<double> alignment_mean, alignment_max, merging;
+    std::vector<std::int64_t> alignment_rank, merging_rank;
+};
+ParadigmTable paradigm_table(std::span<const GridPair> alignment_grid,
+                             std::span<const GridPair> merge_grid, const CeilingStat& stat);
+
 inline constexpr const char* kRegionNames[] = {"act_now", "budget_limited", "ceiling_limited",
                                                "incompatible"};
 // Region of each pair by the medians of ease and ceiling over the given pairs (§1.3; a value

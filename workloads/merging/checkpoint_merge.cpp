@@ -1,5 +1,7 @@
 #include "merging/checkpoint_merge.h"
 
+#include <numeric>
+
 namespace compatbench::merging {
 
 formats::CheckpointLayout merged_layout(const CheckpointSource& source,
@@ -13,11 +15,16 @@ formats::CheckpointLayout merged_layout(const CheckpointSource& source,
     return layout;
 }
 
+std::vector<std::size_t> all_tensors(const CheckpointSource& source) {
+    std::vector<std::size_t> all(source.size());
+    std::iota(all.begin(), all.end(), std::size_t{0});
+    return all;
+}
+
 void write_merged(ModelMerge& merge, const CheckpointSource& source, double rho,
-                  const formats::CheckpointLayout& layout, const std::vector<int>& owner, int rank,
+                  const formats::CheckpointLayout& layout, std::span<const std::size_t> tensors,
                   const std::function<void()>& after_tensor) {
-    for (std::size_t i = 0; i < source.size(); ++i) {
-        if (!owner.empty() && owner[i] != rank) continue;
+    for (const std::size_t i : tensors) {
         const auto& t = source.info(i);
         if (!source.mergeable(i)) {
             layout.write(i, source.base_file(i).raw(t));

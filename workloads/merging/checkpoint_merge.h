@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "formats/layout.h"
@@ -18,11 +19,14 @@ namespace compatbench::merging {
 formats::CheckpointLayout merged_layout(const CheckpointSource& source,
                                         std::optional<formats::DType> out_dtype = {});
 
-// Pass 2 into a planned and created layout: tensor i, when owner[i] == rank (every tensor
-// when `owner` is empty), merged with the merge's ρ, or the base's bytes when not floating
-// point; `after_tensor` runs after each merged tensor (to sample memory, or cancel).
+// Every tensor of `source`, in order: what a merge task writes.
+std::vector<std::size_t> all_tensors(const CheckpointSource& source);
+
+// Pass 2 into a planned and created layout: each tensor of `tensors` (indices into the
+// source) merged with the merge's ρ, or the base's bytes when not floating point;
+// `after_tensor` runs after each merged tensor (to sample memory, or cancel).
 void write_merged(ModelMerge& merge, const CheckpointSource& source, double rho,
-                  const formats::CheckpointLayout& layout, const std::vector<int>& owner = {},
-                  int rank = 0, const std::function<void()>& after_tensor = {});
+                  const formats::CheckpointLayout& layout, std::span<const std::size_t> tensors,
+                  const std::function<void()>& after_tensor = {});
 
 }  // namespace compatbench::merging

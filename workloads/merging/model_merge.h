@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "formats/safetensors.h"
-#include "merging/merging.h"
+#include "merging/interference.h"
 #include "merging/operators.h"
 #include "merging/stream.h"
 

@@ -14,9 +14,11 @@
 #include <string>
 #include <vector>
 
-#include "merging/merging.h"
+#include "merging/interference.h"
 
 namespace compatbench::merging {
+
+enum class Normalize { mean, sum };
 
 enum class Method {
     task_arithmetic,

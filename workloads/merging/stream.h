@@ -7,7 +7,7 @@
 #include <span>
 
 #include "formats/safetensors.h"
-#include "merging/merging.h"
+#include "merging/interference.h"
 
 namespace compatbench::merging {
 

@@ -3,6 +3,7 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 #include "stats/correlation.h"
 #include "stats/summary.h"
@@ -254,6 +255,28 @@ std::string Subsets::names(unsigned mask) const {
     for (std::size_t e = 0; e < encoders.size(); ++e)
         if (mask & bit(e)) s += (s.empty() ? "" : "+") + encoders[e];
     return s;
+}
+
+std::vector<double> category_means(std::span<const double> scores,
+                                   std::span<const std::string> bench_category,
+                                   std::span<const std::string> categories) {
+    if (!scores.empty() && scores.size() != bench_category.size())
+        throw std::invalid_argument("category_means: one score per benchmark");
+    std::vector<double> means;
+    for (const auto& c : categories) {
+        double sum = 0;
+        int n = 0;
+        for (std::size_t b = 0; b < bench_category.size(); ++b) {
+            if (bench_category[b] != c) continue;
+            sum += scores.empty() ? kNaN : scores[b];
+            ++n;
+        }
+        means.push_back(n ? sum / n : kNaN);
+    }
+    double all = 0;
+    for (double x : scores) all += x;
+    means.push_back(scores.empty() ? kNaN : all / static_cast<double>(scores.size()));
+    return means;
 }
 
 Subsets subset_means(const Replicates& r) {

@@ -8,10 +8,18 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
 namespace compatbench::roles {
+
+// One trained subset's benchmark scores as its row holds them: the mean per category (in
+// the order of `categories`; `bench_category[b]` is benchmark b's), then the mean over all
+// benchmarks. All NaN when `scores` is empty (an evaluation that did not run).
+std::vector<double> category_means(std::span<const double> scores,
+                                   std::span<const std::string> bench_category,
+                                   std::span<const std::string> categories);
 
 // One row per trained replicate of a subset (bit e of `mask` is encoder e).
 struct Replicates {

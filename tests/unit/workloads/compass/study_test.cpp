@@ -36,6 +36,24 @@ TEST(Ceiling, StatisticsPerParadigmPair) {
     EXPECT_THROW(CeilingStat::parse("median"), std::invalid_argument);
 }
 
+TEST(ParadigmTable, MeanAndMaxOverTextParadigmsBesideTheMergingCeiling) {
+    const std::vector<GridPair> align = {
+        {"A", "x", 0.2}, {"A", "x", 0.4}, {"A", "y", 0.1}, {"B", "x", 0.3}};
+    const std::vector<GridPair> merge = {{"A", "A", 0.5}, {"C", "C", 0.6}, {"C", "C", 0.2}};
+    const ParadigmTable t = paradigm_table(align, merge, CeilingStat::parse("max"));
+    ASSERT_EQ(t.paradigm, (std::vector<std::string>{"A", "B", "C"}));
+    // A: ceilings (A,x) = 0.4 and (A,y) = 0.1; B: (B,x) = 0.3; C is only in the merge grid.
+    EXPECT_DOUBLE_EQ(t.alignment_mean[0], 0.25);
+    EXPECT_DOUBLE_EQ(t.alignment_max[0], 0.4);
+    EXPECT_DOUBLE_EQ(t.alignment_mean[1], 0.3);
+    EXPECT_TRUE(std::isnan(t.alignment_mean[2]) && std::isnan(t.alignment_max[2]));
+    EXPECT_DOUBLE_EQ(t.merging[0], 0.5);
+    EXPECT_TRUE(std::isnan(t.merging[1]));
+    EXPECT_DOUBLE_EQ(t.merging[2], 0.6);
+    EXPECT_EQ(t.alignment_rank, (std::vector<std::int64_t>{2, 1, 0}));
+    EXPECT_EQ(t.merging_rank, (std::vector<std::int64_t>{2, 0, 1}));
+}
+
 TEST(Regions, ValuesEqualToTheMedianCountAsHigh) {
     // Odd count: medians are members (ease 0.3, ceiling 0.5).
     const std::vector<double> ease = {0.1, 0.3, 0.5, 0.3, 0.2};
@@ -123,7 +141,6 @@ TEST(Ridge, RecoversAnAdditiveModelAndShrinks) {
     // a0 unseen: its own effect is unknown, the b effect is still learnt (10 apart).
     EXPECT_NEAR(held[0].predicted[1] - held[0].predicted[0], 10.0, 1e-4);
 }
-
 
 TEST(Screening, AurocThresholdAndConfusion) {
     const std::vector<double> score = {0.1, 0.4, 0.35, 0.8, 0.4};

@@ -7,7 +7,8 @@
 
 #include "formats/half.h"
 #include "merging/checkpoint_merge.h"
-#include "merging/merging.h"
+#include "merging/evaluation.h"
+#include "merging/interference.h"
 #include "merging/model_merge.h"
 #include "merging/stream.h"
 #include "test_support.h"
@@ -200,7 +201,7 @@ TEST(CheckpointMerge, StreamedFileEqualsTheMergeInMemory) {
     fs::create_directories(dir / "out");
     layout.create();
     int merged_tensors = 0;
-    write_merged(streamed, source, rho, layout, {}, 0, [&] { ++merged_tensors; });
+    write_merged(streamed, source, rho, layout, all_tensors(source), [&] { ++merged_tensors; });
     EXPECT_EQ(merged_tensors, 2);
     EXPECT_EQ(layout.files().size(), 2u);
     const auto out = fmt::Checkpoint::open((dir / "out").string());

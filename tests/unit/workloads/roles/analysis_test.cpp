@@ -107,3 +107,18 @@ TEST(EncoderRoles, NoFinishedSubsetGivesNotesNotAnError) {
     ASSERT_EQ(r.capacity_necessity.size(), 4u);  // per encoder: overall and c1
     EXPECT_TRUE(std::isnan(r.capacity_necessity[0].capacity));
 }
+
+TEST(RolesScores, CategoryMeansThenTheOverallMean) {
+    const std::vector<std::string> bench = {"ocr", "general", "ocr", "general", "ocr"};
+    const std::vector<std::string> cats = {"general", "ocr", "knowledge"};
+    const std::vector<double> s = {0.3, 0.5, 0.6, 0.7, 0.9};
+    const auto m = category_means(s, bench, cats);
+    ASSERT_EQ(m.size(), 4u);
+    EXPECT_DOUBLE_EQ(m[0], 0.6);    // (0.5 + 0.7) / 2
+    EXPECT_DOUBLE_EQ(m[1], 0.6);    // (0.3 + 0.6 + 0.9) / 3
+    EXPECT_TRUE(std::isnan(m[2]));  // no benchmark in the category
+    EXPECT_DOUBLE_EQ(m[3], 0.6);
+    const auto none = category_means({}, bench, cats);
+    for (double v : none) EXPECT_TRUE(std::isnan(v));
+    EXPECT_THROW(category_means(std::vector<double>{1.0}, bench, cats), std::invalid_argument);
+}

@@ -1,46 +1,6 @@
-#include "tasks/compass_common.h"
-
-#include <cstring>
-
-#include "formats/matrix.h"
-#include "formats/safetensors.h"
+#include "tasks/group_keys.h"
 
 namespace compatbench {
-
-fs::path knn_artifact(const fs::path& out_dir, const std::string& group, const std::string& model) {
-    return out_dir / "artifacts" / "knn" / group / (model + ".safetensors");
-}
-
-void write_knn_artifact(const fs::path& path, const similarity::KnnLists& lists,
-                        const MatF& probe) {
-    formats::SafetensorsWriter w;
-    w.add("knn", formats::DType::I32,
-          {static_cast<std::uint64_t>(lists.n), static_cast<std::uint64_t>(lists.k)},
-          {reinterpret_cast<const std::uint8_t*>(lists.index.data()), lists.index.size() * 4});
-    formats::add_matrix(w, "probe", probe);
-    fs::create_directories(path.parent_path());
-    w.write(path.string());
-}
-
-KnnArtifact read_knn_artifact(const fs::path& path) {
-    const auto f = formats::SafetensorsFile::open(path.string());
-    const auto& t = f.at("knn");
-    if (t.dtype != formats::DType::I32 || t.shape.size() != 2)
-        throw formats::FormatError(path.string() + ": tensor 'knn' must be a 2-D I32 matrix");
-    KnnArtifact a;
-    a.lists.n = static_cast<int>(t.shape[0]);
-    a.lists.k = static_cast<int>(t.shape[1]);
-    a.lists.index.resize(t.numel());
-    const auto raw = f.raw(t);
-    std::memcpy(a.lists.index.data(), raw.data(), raw.size());
-    for (auto i : a.lists.index) {
-        if (i < 0 || i >= a.lists.n)
-            throw formats::FormatError(path.string() + ": tensor 'knn' holds row " +
-                                       std::to_string(i) + " of " + std::to_string(a.lists.n));
-    }
-    a.probe = formats::read_matrix(f, "probe");
-    return a;
-}
 
 void append_csv(std::string& list, const std::string& item) {
     if (!list.empty()) list += ',';
@@ -102,32 +62,6 @@ std::vector<std::string> string_list_key(const GroupSpec& group, const std::stri
     }
     if (out.empty()) yc.fail(n, path, "the list is empty");
     return out;
-}
-
-std::string Manifest::resolve(const std::string& path) const {
-    if (path == "{out}") return "@out/";
-    if (path.rfind("{out}/", 0) == 0) return "@out/" + path.substr(6);
-    const fs::path p = path;
-    return (p.is_relative() ? dir / p : p).lexically_normal().string();
-}
-
-Manifest load_manifest(const GroupSpec& group, const YamlChecker& yc,
-                       const std::vector<KeyRule>& rules) {
-    const std::string key = "tasks." + group.name + ".manifest";
-    const YAML::Node mnode = group.node["manifest"];
-    fs::path path = yc.as_string(mnode, key);
-    if (path.is_relative()) path = fs::path(yc.file()).parent_path() / path;
-    path = fs::absolute(path).lexically_normal();
-    if (!fs::exists(path)) yc.fail(mnode, key, path.string() + ": no such file");
-    YAML::Node root;
-    try {
-        root = YAML::LoadFile(path.string());
-    } catch (const YAML::Exception& e) {
-        yc.fail(mnode, key, path.string() + ": " + e.what());
-    }
-    Manifest m{path.parent_path(), root, YamlChecker(path.string())};
-    m.checker.check_map(root, "manifest", rules);
-    return m;
 }
 
 const GroupSpec& earlier_group(const GroupSpec& group, const std::string& key,

@@ -1,9 +1,7 @@
-#include "merging/merging.h"
+#include "merging/interference.h"
 
 #include <cmath>
 #include <limits>
-#include <stdexcept>
-#include <string>
 
 namespace compatbench::merging {
 
@@ -36,26 +34,6 @@ double InterferenceSums::rho() const {
 
 double screening_score(double mean_interference, int k, double coef) {
     return coef * std::sqrt(mean_interference / static_cast<double>(k));
-}
-
-MergeScores merge_scores(std::span<const double> merged, std::span<const double> finetuned,
-                         std::span<const double> base) {
-    if (merged.empty() || finetuned.size() != merged.size() || base.size() != merged.size())
-        throw std::invalid_argument("merge_scores: one accuracy per task in each of the three");
-    MergeScores s;
-    for (std::size_t i = 0; i < merged.size(); ++i) {
-        s.merged += merged[i];
-        s.finetuned += finetuned[i];
-        s.base += base[i];
-        s.retention += merged[i] / finetuned[i];
-    }
-    const double k = static_cast<double>(merged.size());
-    s.merged /= k;
-    s.finetuned /= k;
-    s.base /= k;
-    s.retention /= k;
-    s.destructive = s.merged < s.base;
-    return s;
 }
 
 }  // namespace compatbench::merging

@@ -1,12 +1,13 @@
-#include "tasks/zoo_artifacts.h"
+#include "zoo/files.h"
 
 #include <fstream>
 #include <stdexcept>
 
+#include "formats/json_file.h"
 #include "formats/matrix.h"
 #include "formats/safetensors.h"
 
-namespace compatbench {
+namespace compatbench::zoo {
 
 using formats::add_matrix;
 using formats::DType;
@@ -35,31 +36,9 @@ std::vector<int> read_ints(const SafetensorsFile& f, const std::string& name) {
     return out;
 }
 
-void write_text(const fs::path& path, const std::string& text) {
-    const fs::path tmp = path.string() + ".tmp";
-    {
-        std::ofstream out(tmp);
-        out << text;
-        if (!out) throw std::runtime_error(tmp.string() + ": cannot write");
-    }
-    fs::rename(tmp, path);
-}
-
 }  // namespace
 
-nlohmann::json read_json(const fs::path& path) {
-    std::ifstream in(path);
-    if (!in)
-        throw std::runtime_error(path.string() +
-                                 ": cannot open (was the task that writes it run?)");
-    try {
-        return nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception& e) {
-        throw std::runtime_error(path.string() + ": not valid JSON: " + e.what());
-    }
-}
-
-nlohmann::json world_spec_to_json(const zoo::WorldSpec& s) {
+nlohmann::json world_spec_to_json(const WorldSpec& s) {
     return {{"seed", s.seed},
             {"concepts", s.concepts},
             {"semantic_dim", s.semantic_dim},
@@ -77,8 +56,8 @@ nlohmann::json world_spec_to_json(const zoo::WorldSpec& s) {
             {"caption_noise", s.caption_noise}};
 }
 
-zoo::WorldSpec world_spec_from_json(const nlohmann::json& j) {
-    zoo::WorldSpec s;
+WorldSpec world_spec_from_json(const nlohmann::json& j) {
+    WorldSpec s;
     s.seed = j.at("seed").get<std::uint64_t>();
     s.concepts = j.at("concepts").get<int>();
     s.semantic_dim = j.at("semantic_dim").get<int>();
@@ -97,7 +76,7 @@ zoo::WorldSpec world_spec_from_json(const nlohmann::json& j) {
     return s;
 }
 
-void write_split(const fs::path& path, const zoo::Split& split) {
+void write_split(const fs::path& path, const Split& split) {
     SafetensorsWriter w;
     add_matrix(w, "images", split.images);
     add_matrix(w, "captions", split.captions);
@@ -112,9 +91,9 @@ void write_split(const fs::path& path, const zoo::Split& split) {
     w.write(path.string());
 }
 
-zoo::Split read_split(const fs::path& path, const std::string& name) {
+Split read_split(const fs::path& path, const std::string& name) {
     const auto f = SafetensorsFile::open(path.string());
-    zoo::Split s;
+    Split s;
     s.name = name;
     s.images = read_matrix(f, "images");
     s.captions = read_matrix(f, "captions");
@@ -128,14 +107,14 @@ zoo::Split read_split(const fs::path& path, const std::string& name) {
 }
 
 nlohmann::json read_world_file(const fs::path& world_dir) {
-    return read_json(world_dir / "world.json");
+    return formats::read_json(world_dir / "world.json");
 }
 
-nlohmann::json encoder_spec_to_json(const zoo::EncoderSpec& s) {
+nlohmann::json encoder_spec_to_json(const EncoderSpec& s) {
     return {{"name", s.name},
             {"family", s.family},
-            {"modality", zoo::modality_name(s.modality)},
-            {"paradigm", zoo::paradigm_name(s.paradigm)},
+            {"modality", modality_name(s.modality)},
+            {"paradigm", paradigm_name(s.paradigm)},
             {"width", s.width},
             {"depth", s.depth},
             {"out_dim", s.out_dim},
@@ -146,13 +125,12 @@ nlohmann::json encoder_spec_to_json(const zoo::EncoderSpec& s) {
             {"weight_decay", s.weight_decay}};
 }
 
-zoo::EncoderSpec encoder_spec_from_json(const nlohmann::json& j) {
-    zoo::EncoderSpec s;
+EncoderSpec encoder_spec_from_json(const nlohmann::json& j) {
+    EncoderSpec s;
     s.name = j.at("name").get<std::string>();
     s.family = j.at("family").get<std::string>();
-    s.modality =
-        j.at("modality").get<std::string>() == "text" ? zoo::Modality::text : zoo::Modality::vision;
-    s.paradigm = zoo::paradigm_from_name(j.at("paradigm").get<std::string>(), s.modality);
+    s.modality = j.at("modality").get<std::string>() == "text" ? Modality::text : Modality::vision;
+    s.paradigm = paradigm_from_name(j.at("paradigm").get<std::string>(), s.modality);
     s.width = j.at("width").get<int>();
     s.depth = j.at("depth").get<int>();
     s.out_dim = j.at("out_dim").get<int>();
@@ -164,16 +142,16 @@ zoo::EncoderSpec encoder_spec_from_json(const nlohmann::json& j) {
     return s;
 }
 
-void write_model(const ZooPaths& paths, zoo::Encoder& encoder, const nlohmann::json& sidecar,
-                 nn::Linear<float>* head) {
+void write_model(const fs::path& weights, const fs::path& sidecar_file, Encoder& encoder,
+                 const nlohmann::json& sidecar, nn::Linear<float>* head) {
     SafetensorsWriter w;
     auto params = encoder.params();
     if (head) head->params("head.", params);
     for (const auto& p : params) {
         // Eigen stores column-major; write row-major (out x in) like torch.nn.Linear.
         if (p.shape.size() == 2) {
-            const Eigen::Map<const zoo::Mat> m(p.value, static_cast<Eigen::Index>(p.shape[0]),
-                                               static_cast<Eigen::Index>(p.shape[1]));
+            const Eigen::Map<const Mat> m(p.value, static_cast<Eigen::Index>(p.shape[0]),
+                                          static_cast<Eigen::Index>(p.shape[1]));
             add_matrix(w, p.name, m);
         } else {
             w.add_f32(p.name, p.shape, {p.value, static_cast<std::size_t>(p.size)});
@@ -181,10 +159,9 @@ void write_model(const ZooPaths& paths, zoo::Encoder& encoder, const nlohmann::j
     }
     w.set_metadata("name", sidecar.value("name", ""));
     w.set_metadata("format", "compatbench");
-    fs::create_directories(paths.model("x").parent_path());
-    const std::string name = sidecar.at("name").get<std::string>();
-    w.write(paths.model(name).string());
-    write_text(paths.sidecar(name), sidecar.dump(2) + "\n");
+    fs::create_directories(weights.parent_path());
+    w.write(weights.string());
+    formats::write_text_file(sidecar_file, sidecar.dump(2) + "\n");
 }
 
 using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
@@ -194,7 +171,7 @@ std::vector<float> param_values(const nn::Param<float>& param) {
     if (param.shape.size() == 2) {
         const auto r = static_cast<Eigen::Index>(param.shape[0]),
                    c = static_cast<Eigen::Index>(param.shape[1]);
-        Eigen::Map<RowMajor>(v.data(), r, c) = Eigen::Map<const zoo::Mat>(param.value, r, c);
+        Eigen::Map<RowMajor>(v.data(), r, c) = Eigen::Map<const Mat>(param.value, r, c);
     } else {
         std::copy(param.value, param.value + param.size, v.begin());
     }
@@ -209,18 +186,17 @@ void set_param_values(nn::Param<float>& param, std::span<const float> values) {
     if (param.shape.size() == 2) {
         const auto r = static_cast<Eigen::Index>(param.shape[0]),
                    c = static_cast<Eigen::Index>(param.shape[1]);
-        Eigen::Map<zoo::Mat>(param.value, r, c) = Eigen::Map<const RowMajor>(values.data(), r, c);
+        Eigen::Map<Mat>(param.value, r, c) = Eigen::Map<const RowMajor>(values.data(), r, c);
     } else {
         std::copy(values.begin(), values.end(), param.value);
     }
 }
 
-zoo::Encoder read_model(const ZooPaths& paths, const std::string& name,
-                        nlohmann::json* sidecar_out) {
-    const nlohmann::json sidecar = read_json(paths.sidecar(name));
-    zoo::Encoder enc(encoder_spec_from_json(sidecar.at("spec")),
-                     sidecar.at("input_dim").get<int>());
-    const auto f = SafetensorsFile::open(paths.model(name).string());
+Encoder read_model(const fs::path& weights, const fs::path& sidecar_file,
+                   nlohmann::json* sidecar_out) {
+    const nlohmann::json sidecar = formats::read_json(sidecar_file);
+    Encoder enc(encoder_spec_from_json(sidecar.at("spec")), sidecar.at("input_dim").get<int>());
+    const auto f = SafetensorsFile::open(weights.string());
     for (auto& p : enc.params()) {
         const auto& t = f.at(p.name);
         if (t.numel() != static_cast<std::uint64_t>(p.size)) {
@@ -229,8 +205,8 @@ zoo::Encoder read_model(const ZooPaths& paths, const std::string& name,
                                        std::to_string(p.size));
         }
         if (p.shape.size() == 2) {
-            Eigen::Map<zoo::Mat>(p.value, static_cast<Eigen::Index>(p.shape[0]),
-                                 static_cast<Eigen::Index>(p.shape[1])) = read_matrix(f, p.name);
+            Eigen::Map<Mat>(p.value, static_cast<Eigen::Index>(p.shape[0]),
+                            static_cast<Eigen::Index>(p.shape[1])) = read_matrix(f, p.name);
         } else {
             f.read_f32(t, {p.value, static_cast<std::size_t>(p.size)});
         }
@@ -239,12 +215,12 @@ zoo::Encoder read_model(const ZooPaths& paths, const std::string& name,
     return enc;
 }
 
-zoo::Mat encoder_inputs(const zoo::Split& split, zoo::Modality modality, int captions_per_image) {
-    if (modality == zoo::Modality::vision) return split.images;
-    zoo::Mat first(split.images.rows(), split.captions.cols());
+Mat encoder_inputs(const Split& split, Modality modality, int captions_per_image) {
+    if (modality == Modality::vision) return split.images;
+    Mat first(split.images.rows(), split.captions.cols());
     for (Eigen::Index i = 0; i < first.rows(); ++i)
         first.row(i) = split.captions.row(i * captions_per_image);
     return first;
 }
 
-}  // namespace compatbench
+}  // namespace compatbench::zoo

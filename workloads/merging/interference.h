@@ -1,11 +1,10 @@
-// Weight-space merging of K fine-tunes of one base (methods.md §3), tensor by tensor: the
-// interference statistics of the task vectors (§3.1). Per-element statistics are float32
+// The interference statistics of K task vectors (methods.md §3.1), tensor by tensor, and
+// the screening score built from them. Per-element statistics are float32
 // (as the tensors are), a block's sums are added in double.
 #pragma once
 
 #include <cstdint>
 #include <span>
-#include <vector>
 
 namespace compatbench::merging {
 
@@ -33,17 +32,5 @@ InterferenceSums interference(std::span<const float> base,
 
 // Screening score c · sqrt(Ī / K) (§3.1).
 double screening_score(double mean_interference, int k, double coef);
-
-enum class Normalize { mean, sum };
-
-// A merge's evaluation over its K tasks (§3.3): the means of the merged, fine-tuned and base
-// accuracies, the retention (the mean of merged / fine-tuned) and whether it is destructive
-// (its mean below the base's). The three spans hold one accuracy per task, in one order.
-struct MergeScores {
-    double merged = 0, finetuned = 0, base = 0, retention = 0;
-    bool destructive = false;
-};
-MergeScores merge_scores(std::span<const double> merged, std::span<const double> finetuned,
-                         std::span<const double> base);
 
 }  // namespace compatbench::merging

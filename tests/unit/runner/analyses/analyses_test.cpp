@@ -1,0 +1,178 @@
+// The analysis kinds as the coordinator drives them (analyses/analysis_kind.h): the config
+// check refuses what a kind cannot read, naming the key, and run() turns a group's rows into
+// tables whose numbers are the workloads' (methods.md §1.2, §5).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+
+#include "analyses/analysis_kind.h"
+#include "config/config.h"
+
+using namespace compatbench;
+
+namespace {
+
+// A group's rows given column by column: numbers are f64 columns, texts str columns.
+struct Columns {
+    std::vector<std::pair<std::string, std::vector<double>>> numbers = {};
+    std::vector<std::pair<std::string, std::vector<std::string>>> texts = {};
+};
+
+struct Table {
+    GroupSpec group;
+    std::vector<Row> rows;
+    std::vector<ColumnSpec> columns;
+
+    Table(const std::string& name, const Columns& c) {
+        group.name = name;
+        for (const auto& [n, v] : c.numbers) columns.push_back(f64(n));
+        for (const auto& [n, v] : c.texts) columns.push_back(str(n));
+        const std::size_t n_rows =
+            c.numbers.empty() ? c.texts.front().second.size() : c.numbers.front().second.size();
+        rows.resize(n_rows);
+        for (std::size_t r = 0; r < n_rows; ++r) {
+            for (const auto& [n, v] : c.numbers) rows[r].emplace_back(v[r]);
+            for (const auto& [n, v] : c.texts) rows[r].emplace_back(v[r]);
+        }
+    }
+    AnalysisInput input() const {
+        AnalysisInput in{group, columns, {}, {}, {}};
+        for (const auto& r : rows) {
+            in.rows.push_back(&r);
+            in.seconds.push_back(1.0);
+        }
+        return in;
+    }
+};
+
+AnalysisSpec spec_of(const std::string& kind, const std::string& yaml) {
+    AnalysisSpec s;
+    s.name = "a";
+    s.kind_name = kind;
+    s.kind = find_analysis_kind(kind);
+    s.study = "demo";
+    s.node = YAML::Load(yaml);
+    s.input = s.node["input"].Scalar();
+    return s;
+}
+
+// Column `name` of `t`.
+const std::vector<Value>& column(const TableData& t, const std::string& name) {
+    for (std::size_t c = 0; c < t.columns.size(); ++c)
+        if (t.columns[c].name == name) return t.values[c];
+    throw std::out_of_range("no column " + name + " in " + t.path);
+}
+double num(const TableData& t, const std::string& name, std::size_t row) {
+    const Value& v = column(t, name).at(row);
+    return std::holds_alternative<double>(v) ? std::get<double>(v)
+                                             : static_cast<double>(std::get<std::int64_t>(v));
+}
+
+// The message of the ConfigError that check() throws, or "" when it accepts the spec.
+std::string check_error(const AnalysisSpec& spec, const Table& input, const GroupColumns& all) {
+    try {
+        spec.kind->check(spec, input.columns, all, YamlChecker("t.yaml"));
+    } catch (const ConfigError& e) {
+        return e.what();
+    }
+    return "";
+}
+
+std::vector<std::string> notes;
+const AnalysisNote kNote = [](const std::string& n) { notes.push_back(n); };
+
+}  // namespace
+
+TEST(Analyses, EveryKindIsRegisteredOnce) {
+    std::map<std::string, int> seen;
+    for (const AnalysisKind* k : analysis_kinds()) ++seen[std::string(k->name())];
+    for (const char* name : {"compass", "correlation", "encoder_roles", "kruskal", "paradigm_table",
+                             "prism", "screening"}) {
+        EXPECT_EQ(seen[name], 1) << name;
+        ASSERT_NE(find_analysis_kind(name), nullptr) << name;
+    }
+    EXPECT_EQ(seen.size(), 7u);
+    EXPECT_EQ(find_analysis_kind("no_such_kind"), nullptr);
+}
+
+TEST(Analyses, CorrelationLeavesOutNaNRowsAndRefusesUnknownColumns) {
+    const Table t("work", {.numbers = {{"a", {1, 2, 3, 4, NAN}}, {"b", {2, 4, 6, 8, 1}}}});
+    const AnalysisSpec s = spec_of("correlation", "{input: work, x: [a], y: b}");
+    EXPECT_EQ(check_error(s, t, {}), "");
+    const auto tables = s.kind->run(s, t.input(), kNote);
+    ASSERT_EQ(tables.size(), 1u);
+    const TableData& c = tables[0];
+    EXPECT_EQ(c.path, "correlations");
+    ASSERT_EQ(c.rows(), 1u);
+    EXPECT_EQ(num(c, "n", 0), 4.0);
+    EXPECT_NEAR(num(c, "pearson_r", 0), 1.0, 1e-12);
+    EXPECT_NEAR(num(c, "spearman_rho", 0), 1.0, 1e-12);
+    const std::string why =
+        check_error(spec_of("correlation", "{input: work, x: [zz], y: b}"), t, {});
+    EXPECT_NE(why.find("zz"), std::string::npos) << why;
+}
+
+TEST(Analyses, KruskalGroupsByAColumnAsScipyDoes) {
+    const Table t("work", {.numbers = {{"v", {1, 2, 3, 4, 5, 6, NAN}}},
+                           .texts = {{"region", {"A", "A", "A", "B", "B", "B", "B"}}}});
+    const AnalysisSpec s = spec_of("kruskal", "{input: work, by: region, values: [v]}");
+    EXPECT_EQ(check_error(s, t, {}), "");
+    const auto tables = s.kind->run(s, t.input(), kNote);
+    ASSERT_EQ(tables.size(), 2u);
+    const TableData& test = tables[0];
+    const TableData& groups = tables[1];
+    // scipy.stats.kruskal([1, 2, 3], [4, 5, 6]) = (3.857142857142854, 0.049534613435626915)
+    EXPECT_NEAR(num(test, "h", 0), 3.857142857142857, 1e-12);
+    EXPECT_NEAR(num(test, "p", 0), 0.04953461343562649, 1e-12);
+    EXPECT_EQ(num(test, "n", 0), 6.0);
+    ASSERT_EQ(groups.rows(), 2u);
+    EXPECT_EQ(std::get<std::string>(column(groups, "group")[1]), "B");
+    EXPECT_DOUBLE_EQ(num(groups, "mean", 1), 5.0);
+    EXPECT_DOUBLE_EQ(num(groups, "sd", 1), 1.0);
+}
+
+TEST(Analyses, ParadigmTableReadsItsSecondGroup) {
+    const Table merge("merge_grid", {.numbers = {{"ease", {0.5, 0.6}}},
+                                     .texts = {{"paradigm", {"clip", "mae"}}}});
+    const Table align("align_grid", {.numbers = {{"ease", {0.2, 0.4}}},
+                                     .texts = {{"vision_paradigm", {"clip", "clip"}},
+                                               {"text_paradigm", {"x", "y"}}}});
+    const AnalysisSpec s =
+        spec_of("paradigm_table", "{input: merge_grid, alignment_grid: align_grid}");
+    EXPECT_EQ(s.kind->extra_inputs(s), std::vector<std::string>{"align_grid"});
+    const GroupColumns all = {{"merge_grid", merge.columns}, {"align_grid", align.columns}};
+    EXPECT_EQ(check_error(s, merge, all), "");
+    AnalysisInput in = merge.input();
+    in.others.push_back(align.input());
+    const auto tables = s.kind->run(s, in, kNote);
+    ASSERT_EQ(tables.size(), 1u);
+    const TableData& p = tables[0];
+    ASSERT_EQ(p.rows(), 2u);
+    EXPECT_EQ(std::get<std::string>(column(p, "paradigm")[0]), "clip");
+    EXPECT_DOUBLE_EQ(num(p, "alignment_ceiling", 0), 0.3);  // mean of 0.2 and 0.4
+    EXPECT_DOUBLE_EQ(num(p, "alignment_ceiling_max", 0), 0.4);
+    EXPECT_DOUBLE_EQ(num(p, "merging_ceiling", 1), 0.6);
+    EXPECT_TRUE(std::isnan(num(p, "alignment_ceiling", 1)));
+    EXPECT_EQ(num(p, "merging_rank", 1), 1.0);
+    EXPECT_EQ(num(p, "alignment_rank", 1), 0.0);  // no alignment ceiling: no rank
+    // An alignment grid without paradigm columns is refused, naming the key.
+    const GroupColumns bare = {{"merge_grid", merge.columns}, {"align_grid", {f64("ease")}}};
+    const std::string why = check_error(s, merge, bare);
+    EXPECT_NE(why.find("alignment_grid"), std::string::npos) << why;
+}
+
+TEST(Analyses, KindsNeedingStudyColumnsRefuseAPlainGroup) {
+    // A group with one number column is not a similarity grid, a merge grid or a subset
+    // table: each study kind says which column it misses.
+    const Table t("work", {.numbers = {{"v", {1, 2}}}});
+    const GroupColumns all = {{"work", t.columns}};
+    for (const auto& [kind, yaml] : std::vector<std::pair<std::string, std::string>>{
+             {"compass", "{input: work, grid: work, targets: [v]}"},
+             {"encoder_roles", "{input: work}"},
+             {"prism", "{input: work}"},
+             {"screening", "{input: work, scores: [v], label: destructive}"}}) {
+        const std::string why = check_error(spec_of(kind, yaml), t, all);
+        EXPECT_FALSE(why.empty()) << kind << " accepted a group without its columns";
+    }
+}

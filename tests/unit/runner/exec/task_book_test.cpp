@@ -1,0 +1,124 @@
+// The coordinator's task book (exec/task_book.h): readiness, the dispatch order, retries,
+// skips downstream of a failure, cancellation, resume and group completion, without MPI.
+#include <gtest/gtest.h>
+
+#include "exec/task_book.h"
+#include "experiment/experiment.h"
+
+using namespace compatbench;
+using State = TaskBook::State;
+
+namespace {
+// a: 2 tasks of hint 1 (one retry); b: 1 task of hint 3 after all of a; c: 1 task of hint 2;
+// d: 1 task after b.
+const char* kYaml =
+    "experiment: {name: t, seed: 1}\n"
+    "runner: {retries: 1}\n"
+    "tasks:\n"
+    "  - {name: a, kind: noop, count: 2, cost: 1}\n"
+    "  - {name: b, kind: noop, cost: 3, after: [a]}\n"
+    "  - {name: c, kind: noop, cost: 2}\n"
+    "  - {name: d, kind: noop, after: [b]}\n";
+
+struct Fixture {
+    Config config = parse_config(kYaml, "t.yaml");
+    TaskGraph graph = TaskGraph::build(config);
+    std::size_t id(const std::string& s) const { return graph.find(s).value(); }
+};
+
+std::size_t take(TaskBook& book, int* attempt = nullptr) {
+    int a = 0;
+    const std::size_t i = book.take_ready(a);
+    if (attempt) *attempt = a;
+    return i;
+}
+}  // namespace
+
+TEST(TaskBook, ReadyByCostThenIndexAndDependentsReleased) {
+    Fixture f;
+    TaskBook book(f.config, f.graph);
+    book.start();
+    ASSERT_EQ(book.ready_count(), 3u);  // a/0, a/1, c; b and d wait
+    EXPECT_EQ(book.state(f.id("b")), State::blocked);
+    EXPECT_EQ(take(book), f.id("c"));  // highest cost hint first
+    EXPECT_EQ(book.next_group(), 0u);
+    const std::size_t a0 = take(book), a1 = take(book);
+    EXPECT_EQ(a0, f.id("a/0"));  // then the lower index
+    EXPECT_EQ(a1, f.id("a/1"));
+    EXPECT_FALSE(book.has_ready());
+    book.done(a0, {});
+    EXPECT_FALSE(book.has_ready());  // b waits for a/1 too
+    EXPECT_FALSE(book.group_finished(0));
+    book.done(a1, {});
+    EXPECT_TRUE(book.group_finished(0));
+    ASSERT_TRUE(book.has_ready());
+    EXPECT_EQ(take(book), f.id("b"));
+    EXPECT_EQ(book.done_count(), 2u);
+    EXPECT_EQ(book.ran(), 2u);
+    EXPECT_FALSE(book.all_terminal());
+}
+
+TEST(TaskBook, RetriesThenFailsForGoodAndSkipsDownstream) {
+    Fixture f;
+    TaskBook book(f.config, f.graph);
+    book.start();
+    take(book);  // c
+    int attempt = 0;
+    const std::size_t a0 = take(book, &attempt);
+    EXPECT_EQ(attempt, 1);
+    EXPECT_TRUE(book.failed(a0, "boom"));  // one retry
+    EXPECT_EQ(book.state(a0), State::ready);
+    std::size_t again = take(book, &attempt);
+    while (again != a0) again = take(book, &attempt);
+    EXPECT_EQ(attempt, 2);
+    EXPECT_FALSE(book.failed(a0, "boom again"));
+    EXPECT_EQ(book.state(a0), State::failed);
+    EXPECT_EQ(book.fact(a0).error, "boom again");
+    for (const char* id : {"b", "d"}) {
+        EXPECT_EQ(book.state(f.id(id)), State::skipped) << id;
+        EXPECT_EQ(book.fact(f.id(id)).error, "dependency a/0 failed") << id;
+    }
+    EXPECT_EQ(book.failed_count(), 1u);
+    EXPECT_EQ(book.skipped_count(), 2u);
+    EXPECT_TRUE(book.group_finished(1));
+    EXPECT_TRUE(book.group_finished(3));
+    EXPECT_EQ(book.pending_count(), 2u);  // a/1 running, c running
+}
+
+TEST(TaskBook, CancelledTasksStayPendingAndAreNotHandedOutAgain) {
+    Fixture f;
+    TaskBook book(f.config, f.graph);
+    book.start();
+    const std::size_t c = take(book);
+    book.cancelled(c);
+    EXPECT_EQ(book.state(c), State::ready);
+    EXPECT_EQ(book.fact(c).status, "pending");
+    take(book);
+    take(book);
+    EXPECT_FALSE(book.has_ready());
+    EXPECT_EQ(book.pending_count(), 5u);
+}
+
+TEST(TaskBook, ResumeRestoresDoneTasksAndAttemptNumbers) {
+    Fixture f;
+    TaskBook book(f.config, f.graph);
+    TaskFact fact;
+    fact.rank = 1;
+    fact.duration = 2.5;
+    EXPECT_TRUE(book.restore_done(f.id("a/0"), {Value(std::int64_t{7})}, fact));
+    EXPECT_FALSE(book.restore_done(f.id("a/0"), {}, fact));  // once only
+    EXPECT_TRUE(book.restore_done(f.id("a/1"), {}, fact));
+    book.count_earlier_failure(f.id("c"));
+    book.count_earlier_failure(f.id("c"));
+    book.start();
+    EXPECT_EQ(book.done_count(), 2u);
+    EXPECT_EQ(book.ran(), 0u);  // nothing ran in this run yet
+    EXPECT_TRUE(book.group_finished(0));
+    EXPECT_EQ(book.fact(f.id("a/0")).status, "done");
+    EXPECT_EQ(book.fact(f.id("a/0")).duration, 2.5);
+    EXPECT_EQ(std::get<std::int64_t>(book.outputs(f.id("a/0")).at(0)), 7);
+    int attempt = 0;
+    EXPECT_EQ(book.take_ready(attempt), f.id("b"));  // released by the restored a
+    EXPECT_EQ(book.take_ready(attempt), f.id("c"));
+    EXPECT_EQ(attempt, 3);  // two failed attempts before
+}
