@@ -17,7 +17,7 @@ if (( need_kb > free_kb / 2 )); then
 fi
 if [[ ! -e $DIR/base.safetensors ]]; then
   echo "generating $LAYERS layers, hidden $HIDDEN, BF16, in $DIR ..."
-  /usr/bin/python3 "$ROOT/tests/e2e/real/make_llm.py" "$DIR" "$LAYERS" "$HIDDEN" 2
+  /usr/bin/python3 "$ROOT/tests/checks/user_scripts/make_llm.py" "$DIR" "$LAYERS" "$HIDDEN" 2
 fi
 du -sh "$DIR"
 SET_FILES=("$DIR/base.safetensors" "$DIR/ft0.safetensors" "$DIR"/ft1/*.safetensors)

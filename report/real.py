@@ -1,37 +1,19 @@
-"""The report's section on the library of real PyTorch networks (configs/real*.yaml): the
-encoders' own quality beside the dataset's published baselines, and the studies' headline
-numbers (COMPASS alignment and merging, PRISM's operators, collapse screening and drift)
-beside the papers' and the model library's, with a plain note wherever they disagree."""
+"""The section on the library of real PyTorch networks (configs/real*.yaml): the encoders'
+own quality beside the dataset's published baselines, and the studies' headline numbers
+(COMPASS alignment and merging, PRISM's operators, collapse screening and drift) beside the
+papers' and, when a model-library run is given (--library), that run's, with a plain note
+wherever they disagree. Every number here is read from a results file."""
 import html
 
 import numpy as np
 
-# Test accuracies listed in Fashion-MNIST's README (Debian's dataset-fashion-mnist,
-# /usr/share/doc/dataset-fashion-mnist/README.md.gz), submitted benchmarks the dataset's
-# authors note they have not re-tested.
-BASELINES = [("2 Conv+pooling (TensorFlow's tutorial)", 0.916),
-             ("2 Conv, <100K parameters", 0.925),
-             ("2 Conv+3 FC, ~500K parameters, augmentation", 0.934)]
-# The COMPASS paper's correlations of its score with R@1 (72 real alignment pairs) and with
-# retention (392 task-arithmetic merges).
-PAPER_ALIGNMENT_R = 0.90
-PAPER_MERGING_R = 0.70
-# The same correlations on the synthetic model library (configs/default.yaml, 2 ranks,
-# measured 2026-12-01; docs/real-networks.md), per target.
-LIBRARY_R = {"r1_flickr": 0.56, "r1_coco": 0.58, "retention": -0.39}
-# PRISM's claims (methods.md §3.1): the screening score of a specialist grows about as the
-# square root of its fine-tuning (exponent 1/2), and 1.9e-3 flags destructive merges of 7B
-# LLMs (a threshold that does not transfer across scales).
-PAPER_DRIFT_EXPONENT = 0.5
-PAPER_THRESHOLD = 1.9e-3
-# The same study on the synthetic model library (configs/default.yaml, 2 ranks, measured
-# 2026-12-01): task-arithmetic merges below their base, the pooled drift exponent, and
-# PRISM's mean paired accuracy difference against task arithmetic.
-LIBRARY_PRISM = {"ta_destructive": "0 of 392", "drift_exponent": 0.74, "prism_minus_ta": -0.098}
+from report.h5 import table
+from report.references import (BASELINES, PAPER_ALIGNMENT_R, PAPER_DRIFT_EXPONENT,
+                               PAPER_MERGING_R, PAPER_THRESHOLD)
 
 
-def _rows(table):
-    return [{k: table[k][i] for k in table} for i in range(len(next(iter(table.values()))))]
+def _rows(t):
+    return [{k: t[k][i] for k in t} for i in range(len(next(iter(t.values()))))]
 
 
 def _correlation(corr, predictor, target):
@@ -41,10 +23,25 @@ def _correlation(corr, predictor, target):
     return float(corr["pearson_r"][m][0]) if m.any() else np.nan
 
 
-def encoders_table(rep, table_of):
+def _pick(t, column, value):
+    if t is None or value not in list(t[column]):
+        return None
+    i = list(t[column]).index(value)
+    return {k: t[k][i] for k in t}
+
+
+def _library(lib, text):
+    """" The model library's: TEXT." with TEXT from the library run, or "" without one."""
+    if lib is None:
+        return ""
+    value = text(lib)
+    return f" The model library's: {value}." if value is not None else ""
+
+
+def encoders_table(rep, run):
     rows = {"modality": [], "model": [], "probe_acc": [], "final_loss": [], "params": []}
     for modality in ("vision", "text"):
-        t = table_of(f"/real/{modality}")
+        t = run(f"/real/{modality}")
         for r in _rows(t) if t is not None else []:
             rows["modality"].append(modality)
             for k in ("model", "probe_acc", "final_loss", "params"):
@@ -58,19 +55,19 @@ def encoders_table(rep, table_of):
               "frozen features after a short training budget.</p>")
 
 
-def _line(corr, target, paper, label):
+def _line(run, lib, study, target, paper):
+    corr = run(f"/{study}/analysis/correlations")
     r, cka = _correlation(corr, "score", target), _correlation(corr, "cka", target)
     verdict = "agrees with" if abs(r - paper) <= 0.2 else "disagrees with"
-    return (f"<li>{label}: score vs {target}: r = {r:.2f} (CKA: {cka:.2f}); this {verdict} "
-            f"the paper's r = {paper:.2f}. The model library's: r = {LIBRARY_R[target]:.2f}.</li>")
+    theirs = _library(lib, lambda t: f"r = {_correlation(t(f'/{study}/analysis/correlations'), 'score', target):.2f}")
+    return (f"<li>{study}: score vs {target}: r = {r:.2f} (CKA: {cka:.2f}); this {verdict} "
+            f"the paper's r = {paper:.2f}.{theirs}</li>")
 
 
-def comparison(rep, table_of):
-    corr = table_of("/alignment/analysis/correlations")
-    lines = [_line(corr, t, PAPER_ALIGNMENT_R, "alignment") for t in ("r1_flickr", "r1_coco")]
-    merging = table_of("/merging/analysis/correlations")
-    if merging is not None:
-        lines.append(_line(merging, "retention", PAPER_MERGING_R, "merging"))
+def comparison(rep, run, lib):
+    lines = [_line(run, lib, "alignment", t, PAPER_ALIGNMENT_R) for t in ("r1_flickr", "r1_coco")]
+    if run("/merging/analysis/correlations") is not None:
+        lines.append(_line(run, lib, "merging", "retention", PAPER_MERGING_R))
     rep.add("<p>COMPASS on the real library, measured and not tuned:</p><ul>"
             + "".join(lines) + "</ul><p class=note>The generated captions name a class and "
             "one to three coarse attributes, so many images fit a caption equally well and R@1 "
@@ -90,61 +87,84 @@ def _operators(merges):
     return {k: np.array(v) for k, v in rows.items()}
 
 
-def _pick(table, column, value):
-    if table is None or value not in list(table[column]):
+def _ta_destructive(t):
+    merges = t("/prism/merges")
+    if merges is None:
         return None
-    i = list(table[column]).index(value)
-    return {k: table[k][i] for k in table}
+    ta = merges["method"] == "task_arithmetic"
+    return f"{int(merges['destructive'][ta].sum())} of {int(ta.sum())}"
 
 
-def prism_comparison(rep, table_of):
+def _drift_exponent(t):
+    drift = _pick(t("/prism/analysis/drift"), "backbone", "all")
+    return None if drift is None else f"{drift['exponent']:.2f}"
+
+
+def _prism_minus_ta(t):
+    abl = t("/prism/analysis/ablation")
+    if abl is None:
+        return None
+    m = (abl["a"] == "prism") & (abl["b"] == "task_arithmetic")
+    return f"{abl['mean_diff'][int(np.flatnonzero(m)[0])]:+.3f}" if m.any() else None
+
+
+def _screening_line(run):
+    scr = _pick(run("/prism/analysis/screening"), "score", "screen_score")
+    if scr is not None and 0 < scr["positives"] < scr["n"]:
+        return (f"<li>Collapse screening before merging: the score c·√(Ī/K) against "
+                f"destructive over the task-arithmetic merges has AUROC {scr['auroc']:.2f}; "
+                f"its best threshold {scr['best_threshold']:.3g} (the paper's, for 7B LLMs: "
+                f"{PAPER_THRESHOLD:.3g}; thresholds do not transfer across scales).</li>")
+    return ("<li>Collapse screening: no AUROC, the task-arithmetic merges are all of one "
+            "kind (destructive or not).</li>")
+
+
+def _drift_line(run, lib):
+    fits = run("/prism/analysis/drift")
+    drift = _pick(fits, "backbone", "all")
+    if drift is None:
+        return ""
+    b = drift["exponent"]
+    each = fits["exponent"][fits["backbone"] != "all"]
+    verdict = ("agrees with" if abs(b - PAPER_DRIFT_EXPONENT) <= 0.1
+               else "is slower than" if b < PAPER_DRIFT_EXPONENT else "is faster than")
+    return (f"<li>Drift: the screening score grows as steps^{b:.2f} pooled (r² "
+            f"{drift['r2']:.2f}; per merge {each.min():.2f} to {each.max():.2f}) along "
+            f"fine-tuning; this {verdict} the paper's square root.{_library(lib, _drift_exponent)}</li>")
+
+
+def prism_comparison(rep, run, lib):
     """PRISM on the real fine-tunes: operators, collapse screening, drift, PRISM against TA."""
-    merges = table_of("/prism/merges")
+    merges = run("/prism/merges")
     if merges is None:
         return
     rep.html_table(_operators(merges), ["method", "n", "destructive", "retention", "merged_mean",
                                         "base_mean"],
                    title="PRISM K-way merges of the real fine-tunes, per operator (every K and c, κ = 1)")
-    ta = merges["method"] == "task_arithmetic"
-    lines = [f"<li>{int(merges['destructive'][ta].sum())} of {int(ta.sum())} task-arithmetic "
-             f"merges are destructive (the model library: {LIBRARY_PRISM['ta_destructive']}).</li>"]
-    scr = _pick(table_of("/prism/analysis/screening"), "score", "screen_score")
-    if scr is not None and 0 < scr["positives"] < scr["n"]:
-        lines.append(f"<li>Collapse screening before merging: the score c·√(Ī/K) against "
-                     f"destructive over the task-arithmetic merges has AUROC {scr['auroc']:.2f}; "
-                     f"its best threshold {scr['best_threshold']:.3g} (the paper's, for 7B LLMs: "
-                     f"{PAPER_THRESHOLD:.3g}; thresholds do not transfer across scales).</li>")
-    else:
-        lines.append("<li>Collapse screening: no AUROC, the task-arithmetic merges are all of one "
-                     "kind (destructive or not).</li>")
-    fits = table_of("/prism/analysis/drift")
-    drift = _pick(fits, "backbone", "all")
-    if drift is not None:
-        b = drift["exponent"]
-        each = fits["exponent"][fits["backbone"] != "all"]
-        verdict = ("agrees with" if abs(b - PAPER_DRIFT_EXPONENT) <= 0.1
-                   else "is slower than" if b < PAPER_DRIFT_EXPONENT else "is faster than")
-        lines.append(f"<li>Drift: the screening score grows as steps^{b:.2f} pooled (r² "
-                     f"{drift['r2']:.2f}; per merge {each.min():.2f} to {each.max():.2f}) along "
-                     f"fine-tuning; this {verdict} the paper's square root. The model "
-                     f"library's: {LIBRARY_PRISM['drift_exponent']:.2f}.</li>")
-    abl = table_of("/prism/analysis/ablation")
-    if abl is not None:
-        m = (abl["a"] == "prism") & (abl["b"] == "task_arithmetic")
-        if m.any():
-            i = int(np.flatnonzero(m)[0])
-            lines.append(f"<li>PRISM − task arithmetic, paired on the same merges: "
-                         f"{abl['mean_diff'][i]:+.3f} mean accuracy ({abl['wins'][i]} wins, "
-                         f"{abl['losses'][i]} losses, sign test p = {abl['sign_p'][i]:.2g}). The "
-                         f"model library's: {LIBRARY_PRISM['prism_minus_ta']:+.3f}.</li>")
+    lines = [f"<li>{_ta_destructive(run)} task-arithmetic merges are destructive."
+             f"{_library(lib, _ta_destructive)}</li>", _screening_line(run), _drift_line(run, lib)]
+    diff = _prism_minus_ta(run)
+    abl = run("/prism/analysis/ablation")
+    if diff is not None:
+        i = int(np.flatnonzero((abl["a"] == "prism") & (abl["b"] == "task_arithmetic"))[0])
+        lines.append(f"<li>PRISM − task arithmetic, paired on the same merges: {diff} mean "
+                     f"accuracy ({abl['wins'][i]} wins, {abl['losses'][i]} losses, sign test "
+                     f"p = {abl['sign_p'][i]:.2g}).{_library(lib, _prism_minus_ta)}</li>")
     rep.add("<p>PRISM on the real fine-tunes, measured and not tuned:</p><ul>" + "".join(lines) + "</ul>")
 
 
-def real_section(rep, f, table_of):
-    """Adds the section when the run trained the real library (a /real/vision table)."""
+def real_section(rep, f, library=None):
+    """Adds the section when the run trained the real library (a /real/vision table);
+    `library` is an open results file of a model-library run, or None."""
     if "/real/vision" not in f:
         return
     rep.section("real", "Real networks: PyTorch encoders on Fashion-MNIST")
-    encoders_table(rep, lambda p: table_of(f, p))
-    comparison(rep, lambda p: table_of(f, p))
-    prism_comparison(rep, lambda p: table_of(f, p))
+    run = lambda p: table(f, p)  # noqa: E731
+    lib = (lambda p: table(library, p)) if library is not None else None  # noqa: E731
+    if lib is None:
+        rep.add("<p class=note>To set the model library's numbers beside these, run "
+                "configs/default.yaml and give its results: <code>compatbench report OUT "
+                "--library RESULTS.h5</code>.</p>")
+    encoders_table(rep, run)
+    comparison(rep, run, lib)
+    prism_comparison(rep, run, lib)

@@ -28,7 +28,7 @@ mpirun -n 2 "$BIN_X86" run configs/smoke.yaml --out "$OUT" --log-level warn > "$
 step "golden: compatbench merge with every operator"
 SET=build/golden-merges
 rm -rf "$SET"
-/usr/bin/python3 tests/e2e/real/make_llm.py "$SET" 2 64 3 0.01 0.02 0.03 > /dev/null
+/usr/bin/python3 tests/checks/user_scripts/make_llm.py "$SET" 2 64 3 0.01 0.02 0.03 > /dev/null
 merge_golden() {  # NAME METHOD PARAMETERS MODEL...
   local name=$1 method=$2 params=$3 m; shift 3
   { echo "merge_method: $method"; echo "base_model: base.safetensors"; echo "models:"

@@ -110,8 +110,8 @@ void add_config_verbs(CLI::App& app, Verbs& verbs) {
 
 void add_results_verbs(CLI::App& app, Verbs& verbs) {
     struct Opts {
-        std::string status_dir, combine_out, report_dir, report_python;
-        std::string report_script = COMPATBENCH_SOURCE_DIR "/report/make_report.py";
+        std::string status_dir, combine_out, report_dir, report_python, report_library;
+        std::string report_package = COMPATBENCH_SOURCE_DIR "/report";
         bool status_json = false, status_exit_code = false;
         std::vector<std::string> combine_dirs;
         ComparePaths paths;
@@ -139,11 +139,15 @@ void add_results_verbs(CLI::App& app, Verbs& verbs) {
     auto* report = app.add_subcommand(
         "report", "Figures and tables of a run as OUT_DIR/report/index.html (Python, matplotlib)");
     report->add_option("out", o->report_dir, "The run's output folder")->required();
-    report->add_option("--script", o->report_script,
-                       "The report script (default: the source tree's)");
+    report->add_option("--library", o->report_library,
+                       "results.h5 of a model-library run, set beside the real networks'");
+    report->add_option("--package", o->report_package,
+                       "The report's Python package (default: the source tree's report/)");
     report->add_option("--python", o->report_python, "Python with h5py, numpy, matplotlib");
-    verbs.push_back(
-        {report, [o] { return verb_report(o->report_dir, o->report_script, o->report_python); }});
+    verbs.push_back({report, [o] {
+                         return verb_report(o->report_dir, o->report_package, o->report_library,
+                                            o->report_python);
+                     }});
 
     auto* compare = app.add_subcommand(
         "compare",

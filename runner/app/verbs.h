@@ -26,7 +26,8 @@ int verb_status(const std::string& out, bool as_json, bool exit_code);
 // `combine DIR... --out DIR`: the spread across runs of every analysis statistic.
 int verb_combine(const std::vector<std::string>& dirs, const std::string& out);
 // `report OUT_DIR`: runs the report script (python: /usr/bin/python3 unless given).
-int verb_report(const std::string& out_dir, const std::string& script, std::string python);
+int verb_report(const std::string& out_dir, const std::string& package, const std::string& library,
+                std::string python);
 int verb_compare(const ComparePaths& paths);
 // Under MPI (every rank): dispatch `tasks` noop tasks and compare with GNU parallel.
 int verb_bench_dispatch(std::size_t tasks, std::size_t command_tasks, std::size_t parallel_jobs,

@@ -2,31 +2,13 @@
 # as command tasks, the example config and manifest used as shipped, on 2 ranks; then the
 # same study with a corrupt feature file: a clear error naming the file, nothing else lost.
 source "$(dirname "$0")/lib.sh"
-"$PY" "$SRC/tests/e2e/real/make_data.py" "$WORK"
+"$PY" "$SRC/tests/checks/user_scripts/make_data.py" "$WORK"
 cp "$SRC/configs/alignment-real.example.yaml" "$SRC/configs/alignment-real.features.yaml" "$WORK/"
-ln -s "$SRC/tests/e2e/real/extract_features.py" "$WORK/extract_features.py"
+ln -s "$SRC/tests/checks/user_scripts/extract_features.py" "$WORK/extract_features.py"
 cd "$WORK"
 expect_code 0 mpi 2 run alignment-real.example.yaml --out out --log-level warn > run.txt
 grep -q "/alignment/analysis/correlations (8 rows)" run.txt || { cat run.txt; fail "no correlation table printed"; }
-"$PY" - out <<'PYEOF'
-import sys, h5py, numpy as np
-f = h5py.File(sys.argv[1] + "/results.h5", "r")
-pairs = {k: f["alignment/pairs"][k][:] for k in f["alignment/pairs"]}
-assert len(pairs["vision"]) == 6, pairs["vision"]          # 3 vision x 2 text, all fitted
-for col in ("vision_family", "text_family", "vision_paradigm", "text_paradigm", "ease", "ceiling",
-            "score", "cka", "region", "r1_flickr", "r1_coco", "r5_flickr", "r10_coco"):
-    assert col in pairs, col
-assert np.allclose(pairs["score"], pairs["ease"] * pairs["ceiling"])
-assert all(0 < r <= 1 for r in pairs["r10_flickr"])
-grid = f["alignment/grid"]
-assert len(grid["ease"]) == 6 and "ease_k100" in grid
-corr = f["alignment/analysis/correlations"]
-assert [p.decode() for p in corr["predictor"][:]][:2] == ["score", "score"]
-models = {k: f["real/models"][k][:] for k in f["real/models"]}
-assert list(models["dim"]) == [24] * 5 and models["rows"][0] == 600 + 300 + 80 + 80
-assert list(f["meta/alignment/cost/quantity"][:])[0] == b"predictor_tasks"
-print("real-model alignment: 6 pairs, grid, correlations, model checks")
-PYEOF
+pycheck alignment_real tables out
 
 # Features present: drop the extraction step and corrupt one model's probe features.
 sed -e '/- name: extract_vision/,/^  - name: real_features/{/^  - name: real_features/!d}' \

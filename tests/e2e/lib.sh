@@ -9,6 +9,8 @@ export OMPI_MCA_rmaps_base_oversubscribe=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 export OMPI_MCA_btl='^openib,ofi' OMPI_MCA_pml=ob1 OMPI_MCA_mtl='^ofi,psm,psm2'
 PY=/usr/bin/python3
+# pycheck MODULE FUNCTION ARGS...: a check of tests/checks/MODULE.py, run in this directory.
+pycheck() { PYTHONPATH="$SRC/tests${PYTHONPATH:+:$PYTHONPATH}" "$PY" -m checks "$@"; }
 
 # mpi N ARGS...: compatbench on N ranks (N = 0: a plain process, no mpirun).
 mpi() {
@@ -26,20 +28,7 @@ expect_code() {
 # Every task done exactly once in a ledger, and as many as the config has.
 check_ledger_once() {
   local ledger=$1 want=$2
-  "$PY" - "$ledger" "$want" <<'PYEOF'
-import json, sys, collections
-done = collections.Counter()
-for n, line in enumerate(open(sys.argv[1]), 1):
-    r = json.loads(line)
-    if r["status"] == "done":
-        done[r["id"]] += 1
-twice = [i for i, c in done.items() if c > 1]
-if twice:
-    sys.exit(f"tasks done more than once: {twice[:5]}")
-if len(done) != int(sys.argv[2]):
-    sys.exit(f"{len(done)} tasks done in the ledger, want {sys.argv[2]}")
-print(f"ledger: {len(done)} tasks, each done exactly once")
-PYEOF
+  pycheck common ledger_done_once "$ledger" "$want"
 }
 # check_stopped OUT WHAT STATES: after a run that a fault stopped: every ledger line is a
 # whole record, `status` says one of STATES (a grep alternation), no rank is left running.

@@ -3,7 +3,7 @@
 # BF16 rounding; out-of-scope and non-merged tensors keep the base; 1 and 2 ranks write the
 # same bytes; sharding with an index; out_dtype; bad input named with exit code 2.
 source "$(dirname "$0")/lib.sh"
-"$PY" "$SRC/tests/e2e/real/make_llm.py" "$WORK/llm" 2 64 3 0.01 0.02 0.03
+"$PY" "$SRC/tests/checks/user_scripts/make_llm.py" "$WORK/llm" 2 64 3 0.01 0.02 0.03
 cd "$WORK/llm"
 write() {  # write NAME METHOD PARAMETERS [MODELS...]
   local name=$1 method=$2 params=$3; shift 3
@@ -29,54 +29,7 @@ cmp out_dare/model.safetensors out_dare2/model.safetensors || fail "dare differs
 cmp out_prism/model.safetensors out_prism2/model.safetensors || fail "prism differs on 2 ranks"
 { cat ta.yaml; echo "shard_mb: 0.05"; echo "out_dtype: float32"; } > sharded.yaml
 expect_code 0 mpi 2 merge sharded.yaml --out out_sharded > /dev/null
-"$PY" - "$SRC/python" <<'PYEOF'
-import glob, json, os, sys, numpy as np
-sys.path.insert(0, sys.argv[1])
-from compatnets.safetensors import load as load_file, read
-def load(path):
-    return {n: t.astype(np.float64) for n, t in load_file(path).items()}
-base = load("base.safetensors"); fts = [load("ft0.safetensors"), load("ft1"), load("ft2.safetensors")]
-def bf16(x):
-    u = np.asarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
-    return (((u + 0x7FFF + ((u >> 16) & 1)) >> 16) << 16).astype(np.uint32).view(np.float32).astype(np.float64)
-def close(got, want, name):
-    assert np.array_equal(got, bf16(want)) or np.allclose(got, want, rtol=1e-2, atol=1e-6), name
-out = {m: load(f"out_{m}") for m in ("ta", "ties", "dare", "slerp", "stock", "prism", "hard", "norm")}
-for m, w in out.items():
-    assert set(w) == set(base), (m, sorted(set(base) ^ set(w)))
-    meta = read(f"out_{m}/model.safetensors").metadata
-    assert meta["format"] == "pt" and meta["merge_method"] in ("task_arithmetic", "ties", "dare", "slerp", "model_stock", "prism", "prism_hard", "norm_matched")
-    assert read(f"out_{m}/model.safetensors").dtypes["lm_head.weight"] == "BF16"
-# Task arithmetic: θ0 + 0.7 · mean τ, rounded to BF16.
-for n in base:
-    close(out["ta"][n], base[n] + 0.7 * np.mean([f[n] - base[n] for f in fts], axis=0), n)
-# PRISM: out-of-scope tensors are the base; in scope the soft threshold of numpy's λ.
-taus = {n: np.stack([f[n] - base[n] for f in fts]) for n in base}
-scope = [n for n in base if any(k in n for k in ("gate_proj", "up_proj", "down_proj"))]
-I = sum(taus[n].var(0).sum() for n in scope); C = sum((np.abs(taus[n]).mean(0) ** 2 - taus[n].mean(0) ** 2).sum() for n in scope)
-assert C / I >= 0.1, C / I   # above the gate: thresholds apply
-changed = 0
-for n in base:
-    if n not in scope:
-        assert np.array_equal(out["prism"][n], base[n]), n
-        continue
-    m = taus[n].mean(0); lam = np.sqrt(taus[n].var(0).mean()) * np.sqrt(2 * np.log(m.size))
-    soft = np.sign(m) * np.maximum(np.abs(m) - lam, 0)
-    if (np.abs(m) > lam).sum() >= np.ceil(0.001 * m.size):   # the floor does not act here
-        close(out["prism"][n], base[n] + soft, n)
-        close(out["hard"][n], base[n] + m * (np.abs(m) > lam), n)
-    changed += (out["prism"][n] != base[n]).sum()
-assert changed > 0
-# Sharded, float32.
-files = sorted(glob.glob("out_sharded/model-*-of-*.safetensors"))
-index = json.load(open("out_sharded/model.safetensors.index.json"))
-assert len(files) > 1 and set(index["weight_map"]) == set(base)
-assert set(read(files[0]).dtypes.values()) == {"F32"}
-sh = load("out_sharded")
-for n in base:
-    assert np.allclose(sh[n], base[n] + 0.7 * np.mean([f[n] - base[n] for f in fts], axis=0), atol=1e-6), n
-print("merge: 8 methods written; TA and PRISM equal numpy; sharded float32 output indexed")
-PYEOF
+pycheck merge_cli sharded_equals_single_file "$SRC/python"
 # Bad input.
 "$PY" -c "
 import sys; sys.path.insert(0, '$SRC/python')
@@ -145,11 +98,5 @@ set +e; "$BIN" screen slerp.yaml > err.txt 2>&1; code=$?; set -e
 [[ $code == 2 ]] && grep -q "not a sum of task vectors" err.txt || { cat err.txt; fail "screen slerp.yaml: exit $code"; }
 "$BIN" screen ta.yaml --json > screen_yaml.json
 "$BIN" screen --base base.safetensors --models "${ALL[@]}" --coef 0.7 --json > screen_cli.json
-"$PY" - <<'PYEOF'
-import json
-a, b = json.load(open("screen_yaml.json")), json.load(open("screen_cli.json"))
-for k in ("k", "coef", "interference", "rho", "score", "tensors"):
-    assert a[k] == b[k], k
-print("screen of the merge YAML equals screen --base --models --coef")
-PYEOF
+pycheck merge_cli screen_outputs_agree
 pass "merge: every method, numpy-equal TA and PRISM, rank-independent bytes, sharding, errors, inputs never written over, staged output, --replace, screen of a merge YAML"

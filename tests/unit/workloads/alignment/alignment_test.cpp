@@ -52,7 +52,7 @@ TEST(Csa, MatchesAnIndependentQrCca) {
     w.write(p.string());
     const auto j = nlohmann::json::parse(
         compatbench::test::run_command("/usr/bin/python3 " + std::string(COMPATBENCH_SOURCE_DIR) +
-                                       "/tests/python/cca_check.py " + p.string() + " 4"));
+                                       "/tests/checks/cca_check.py " + p.string() + " 4"));
     const CsaModel m = fit_csa(xv, xt, {.dim = 4});
     const auto rho = j["rho"].get<std::vector<double>>();
     ASSERT_EQ(m.rho.size(), 4);

@@ -21,7 +21,7 @@ bool have_numpy() {
     return std::system("/usr/bin/python3 -c 'import numpy' > /dev/null 2>&1") == 0;
 }
 const std::string kScript =
-    std::string(COMPATBENCH_SOURCE_DIR) + "/tests/python/safetensors_fixture.py";
+    std::string(COMPATBENCH_SOURCE_DIR) + "/tests/checks/safetensors_fixture.py";
 
 }  // namespace
 

@@ -230,7 +230,7 @@ TEST(Operators, TiesSlerpModelStockMatchNumpy) {
     w.write(path.string());
     const auto j = nlohmann::json::parse(
         compatbench::test::run_command("/usr/bin/python3 " + std::string(COMPATBENCH_SOURCE_DIR) +
-                                       "/tests/python/merge_check.py " + path.string()));
+                                       "/tests/checks/merge_check.py " + path.string()));
     MergeParams p;
     p.method = Method::ties;
     p.density = 0.5;

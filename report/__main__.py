@@ -1,0 +1,46 @@
+"""python3 -m report OUT_DIR [--library RESULTS.h5]: see the package's docstring."""
+import argparse
+import json
+import os
+import sys
+
+import h5py
+
+from report.facts import run_facts
+from report.h5 import scalar
+from report.page import Report
+from report.real import real_section
+from report.studies import compass_section, encoders_section, prism_section
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python3 -m report",
+                                     description="The HTML report of a run's results.h5.")
+    parser.add_argument("out", help="the run's output folder")
+    parser.add_argument("--library", help="results.h5 of a model-library run, set beside the "
+                                          "real networks' numbers")
+    args = parser.parse_args(argv)
+    path = os.path.join(args.out, "results.h5")
+    for p in (path, args.library):
+        if p is not None and not os.path.exists(p):
+            sys.exit(f"{p}: no results file (run compatbench run first)")
+    library = h5py.File(args.library, "r") if args.library else None
+    with h5py.File(path, "r") as f:
+        rep = Report(args.out)
+        compass_section(rep, f, "alignment", "COMPASS alignment")
+        compass_section(rep, f, "merging", "COMPASS merging")
+        prism_section(rep, f)
+        encoders_section(rep, f)
+        real_section(rep, f, library)
+        run_facts(rep, f)
+        name = scalar(f, "/meta/experiment", "run")
+        page = rep.write(f"compatbench report: {name}",
+                         f"from {os.path.abspath(path)}; figures show the results as measured")
+    if library is not None:
+        library.close()
+    print(json.dumps({"report": page, "figures": rep.n,
+                      "sections": [s for s, _, _ in rep.sections]}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,59 @@
+"""Checks of tests/e2e/merge_cli.sh, run as: python3 -m checks merge_cli FUNCTION ARGS..."""
+
+
+def sharded_equals_single_file(*args):
+    argv = ["-", *args]
+    import glob, json, os, sys, numpy as np
+    sys.path.insert(0, argv[1])
+    from compatnets.safetensors import load as load_file, read
+    def load(path):
+        return {n: t.astype(np.float64) for n, t in load_file(path).items()}
+    base = load("base.safetensors"); fts = [load("ft0.safetensors"), load("ft1"), load("ft2.safetensors")]
+    def bf16(x):
+        u = np.asarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+        return (((u + 0x7FFF + ((u >> 16) & 1)) >> 16) << 16).astype(np.uint32).view(np.float32).astype(np.float64)
+    def close(got, want, name):
+        assert np.array_equal(got, bf16(want)) or np.allclose(got, want, rtol=1e-2, atol=1e-6), name
+    out = {m: load(f"out_{m}") for m in ("ta", "ties", "dare", "slerp", "stock", "prism", "hard", "norm")}
+    for m, w in out.items():
+        assert set(w) == set(base), (m, sorted(set(base) ^ set(w)))
+        meta = read(f"out_{m}/model.safetensors").metadata
+        assert meta["format"] == "pt" and meta["merge_method"] in ("task_arithmetic", "ties", "dare", "slerp", "model_stock", "prism", "prism_hard", "norm_matched")
+        assert read(f"out_{m}/model.safetensors").dtypes["lm_head.weight"] == "BF16"
+    # Task arithmetic: θ0 + 0.7 · mean τ, rounded to BF16.
+    for n in base:
+        close(out["ta"][n], base[n] + 0.7 * np.mean([f[n] - base[n] for f in fts], axis=0), n)
+    # PRISM: out-of-scope tensors are the base; in scope the soft threshold of numpy's λ.
+    taus = {n: np.stack([f[n] - base[n] for f in fts]) for n in base}
+    scope = [n for n in base if any(k in n for k in ("gate_proj", "up_proj", "down_proj"))]
+    I = sum(taus[n].var(0).sum() for n in scope); C = sum((np.abs(taus[n]).mean(0) ** 2 - taus[n].mean(0) ** 2).sum() for n in scope)
+    assert C / I >= 0.1, C / I   # above the gate: thresholds apply
+    changed = 0
+    for n in base:
+        if n not in scope:
+            assert np.array_equal(out["prism"][n], base[n]), n
+            continue
+        m = taus[n].mean(0); lam = np.sqrt(taus[n].var(0).mean()) * np.sqrt(2 * np.log(m.size))
+        soft = np.sign(m) * np.maximum(np.abs(m) - lam, 0)
+        if (np.abs(m) > lam).sum() >= np.ceil(0.001 * m.size):   # the floor does not act here
+            close(out["prism"][n], base[n] + soft, n)
+            close(out["hard"][n], base[n] + m * (np.abs(m) > lam), n)
+        changed += (out["prism"][n] != base[n]).sum()
+    assert changed > 0
+    # Sharded, float32.
+    files = sorted(glob.glob("out_sharded/model-*-of-*.safetensors"))
+    index = json.load(open("out_sharded/model.safetensors.index.json"))
+    assert len(files) > 1 and set(index["weight_map"]) == set(base)
+    assert set(read(files[0]).dtypes.values()) == {"F32"}
+    sh = load("out_sharded")
+    for n in base:
+        assert np.allclose(sh[n], base[n] + 0.7 * np.mean([f[n] - base[n] for f in fts], axis=0), atol=1e-6), n
+    print("merge: 8 methods written; TA and PRISM equal numpy; sharded float32 output indexed")
+
+
+def screen_outputs_agree(*args):
+    import json
+    a, b = json.load(open("screen_yaml.json")), json.load(open("screen_cli.json"))
+    for k in ("k", "coef", "interference", "rho", "score", "tensors"):
+        assert a[k] == b[k], k
+    print("screen of the merge YAML equals screen --base --models --coef")
