@@ -1,0 +1,83 @@
+// The results file (store/results_file.h) on one rank: staged rows land in their group's
+// table at their task's row, an unfinished task's row keeps its keys with blank outputs,
+// the task facts and analysis tables are written where docs/results.md says, and the file
+// reads back with the serial reader.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+
+#include "experiment/experiment.h"
+#include "graph/task_graph.h"
+#include "store/h5_read.h"
+#include "store/results_file.h"
+
+using namespace compatbench;
+
+namespace {
+// MPI for this test process only (singleton: no mpirun), finalized at exit.
+void ensure_mpi() {
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (initialized) return;
+    MPI_Init(nullptr, nullptr);
+    std::atexit([] {
+        int finalized = 0;
+        MPI_Finalized(&finalized);
+        if (!finalized) MPI_Finalize();
+    });
+}
+}  // namespace
+
+TEST(ResultsFile, RowsFactsAndAnalysisTablesReadBack) {
+    ensure_mpi();
+    const Config config = parse_config(
+        "experiment: {name: t, seed: 1}\n"
+        "tasks:\n"
+        "  - {name: work, kind: command, grid: {a: [1, 2, 3]}, command: 'true',\n"
+        "     outputs: {x: float, n: int, label: 'str:8'}}\n",
+        "t.yaml");
+    const TaskGraph graph = TaskGraph::build(config);
+    RunMeta meta;
+    meta.experiment = "t";
+    meta.config_hash = config.hash;
+    const std::string path =
+        (std::filesystem::path(::testing::TempDir()) / "results_file_test.h5").string();
+    {
+        ResultsFile file(path, MPI_COMM_SELF, config, graph, meta);
+        file.stage(2, {0.5, std::int64_t{7}, std::string("ok")});
+        file.stage_unfinished(0);
+        EXPECT_EQ(file.staged(), 2u);
+        file.flush();
+        std::vector<TaskFact> facts(3);
+        facts[2].status = "done";
+        facts[2].duration = 1.25;
+        facts[0].status = "failed";
+        facts[0].error = "boom";
+        file.write_task_facts(facts);
+        TableData summary = TableData::make("summary", {str("name"), f64("v")});
+        summary.add_row({std::string("all"), 1.5});
+        file.write_analysis_tables({{"demo", summary}}, 0);
+        file.finish(2.0, "failed", 0);
+        file.close();
+    }
+    const h5::ResultsReader r(path);
+    const auto ids = r.strings("/work/task_id");
+    EXPECT_EQ(ids[0], graph.tasks()[0].id);  // an unfinished row keeps its keys
+    EXPECT_EQ(ids[2], graph.tasks()[2].id);
+    const auto x = r.numbers("/work/x"), n = r.numbers("/work/n"), a = r.numbers("/work/a");
+    EXPECT_TRUE(std::isnan(x[0]) && std::isnan(x[1]));  // unfinished, never staged: blank
+    EXPECT_EQ(x[2], 0.5);
+    EXPECT_TRUE(std::isnan(n[0]));  // INT64_MIN reads as NaN
+    EXPECT_EQ(n[2], 7.0);
+    EXPECT_EQ(a[0], 1.0);
+    EXPECT_EQ(a[2], 3.0);
+    EXPECT_EQ(r.strings("/work/label")[2], "ok");
+    EXPECT_EQ(r.strings("/tasks/status"), (std::vector<std::string>{"failed", "pending", "done"}));
+    EXPECT_EQ(r.strings("/tasks/error")[0], "boom");
+    EXPECT_EQ(r.numbers("/tasks/duration")[2], 1.25);
+    EXPECT_EQ(r.tables("/demo/analysis"), std::vector<std::string>{"/demo/analysis/summary"});
+    EXPECT_EQ(r.numbers("/demo/analysis/summary/v"), std::vector<double>{1.5});
+}
