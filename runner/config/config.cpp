@@ -9,12 +9,6 @@
 
 namespace compatbench {
 
-const Scalar& ListedTask::key(std::string_view name) const {
-    for (const auto& [k, v] : keys)
-        if (k == name) return v;
-    throw std::logic_error("task '" + suffix + "' has no key column '" + std::string(name) + "'");
-}
-
 namespace {
 
 const std::vector<KeyRule> kTopRules = {
@@ -272,8 +266,8 @@ RunnerSettings parse_runner(const YamlChecker& yc, const YAML::Node& r) {
     return runner;
 }
 
-Config parse_config_text(const std::string& text, const std::string& path,
-                         std::optional<std::uint64_t> seed) {
+ParsedConfig parse_config_text(const std::string& text, const std::string& path,
+                               std::optional<std::uint64_t> seed) {
     YamlChecker yc(path);
     YAML::Node root;
     try {
@@ -286,7 +280,7 @@ Config parse_config_text(const std::string& text, const std::string& path,
     if (seed && root["experiment"] && root["experiment"].IsMap())
         root["experiment"]["seed"] = std::to_string(*seed);
 
-    Config c;
+    ParsedConfig c;
     c.path = path;
     c.text = text;
     const YAML::Node exp = root["experiment"];

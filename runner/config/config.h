@@ -8,8 +8,9 @@
 // The key reference is docs/config.md.
 //
 // This layer parses and checks the YAML into values and knows no task or analysis kind:
-// parse_config_text leaves each group's and analysis's `kind` unbound and its kind keys
-// unchecked. experiment/experiment.h binds the kinds (load_config, parse_config).
+// parse_config_text gives each group's and analysis's `kind` as a name, its kind keys
+// unchecked, and nothing the YAML does not say. experiment/experiment.h binds the kinds
+// (load_config, parse_config: a TaskGroup per group, tasks/task_group.h).
 #pragma once
 
 #include <yaml-cpp/yaml.h>
@@ -29,24 +30,6 @@
 
 namespace compatbench {
 
-class AnalysisKind;
-class TaskKind;
-
-// A task that a kind lists itself (instead of `count` or `grid`): the id is
-// "<group>/<suffix>", `keys` become the table's key columns (the same names, in the same
-// order, for every task of the group), `params` are added to the group's scalar keys,
-// `lists` are its list parameters, and `after` names tasks (exact ids) it depends on.
-struct ListedTask {
-    std::string suffix;
-    std::vector<std::pair<std::string, Scalar>> keys;
-    std::map<std::string, Scalar> params;
-    std::map<std::string, std::vector<Scalar>> lists;
-    std::vector<std::string> after;
-
-    // The key column `name`; std::logic_error when the task has none (a kind's bug).
-    const Scalar& key(std::string_view name) const;
-};
-
 enum class SignalPolicy { finish, abandon };
 
 // Scheduling knobs: they do not change any result, so they are not part of the config hash.
@@ -65,9 +48,7 @@ struct RunnerSettings {
 struct GroupSpec {
     std::string name;
     std::string kind_name;
-    const TaskKind* kind = nullptr;        // bound with its keys checked (experiment/)
-    std::string table;                     // results.h5 group holding one row per task
-    std::map<std::string, Scalar> params;  // scalar keys of the kind (set when bound)
+    std::string table;  // results.h5 group holding one row per task
     std::vector<std::pair<std::string, std::vector<Scalar>>> grid;  // ordered
     std::int64_t count = -1;                                        // -1: no count
     std::string id_template;                                        // "" = default ids
@@ -79,22 +60,20 @@ struct GroupSpec {
     bool print = false;  // print the group's table on the console at the end of a run
     YAML::Mark mark;
     YAML::Node node;
-    std::vector<ColumnSpec> outputs;   // the kind's output columns (set when bound)
-    std::vector<ListedTask> listed;    // tasks a listing kind made (see TaskKind::lists_tasks)
     std::filesystem::path config_dir;  // the config file's folder, absolute ({config_dir})
 };
 
 struct AnalysisSpec {
     std::string name;
     std::string kind_name;
-    const AnalysisKind* kind = nullptr;  // bound and checked against its input (experiment/)
-    std::string study;                   // written under /<study>/analysis/
-    std::string input;                   // the task group whose rows it reads
+    std::string study;  // written under /<study>/analysis/
+    std::string input;  // the task group whose rows it reads
     YAML::Node node;
     YAML::Mark mark;
 };
 
-struct Config {
+// The config as its YAML says, every kind still a name (experiment/experiment.h binds them).
+struct ParsedConfig {
     std::string path;
     std::string text;
     std::string name;
@@ -109,8 +88,8 @@ struct Config {
 // file:line:col: key: reason). `seed` replaces experiment.seed (a seed-replicate job array
 // runs one config under several seeds); the config hash then covers the seed given. `path`
 // names the text in errors.
-Config parse_config_text(const std::string& text, const std::string& path,
-                         std::optional<std::uint64_t> seed = {});
+ParsedConfig parse_config_text(const std::string& text, const std::string& path,
+                               std::optional<std::uint64_t> seed = {});
 // The text of the config file `path` (ConfigError when it cannot be read).
 std::string read_config_file(const std::string& path);
 

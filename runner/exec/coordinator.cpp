@@ -141,7 +141,7 @@ void Coordinator::handle(int rank, Completion&& c) {
     running_rank_[i] = -1;
     last_result_ = Clock::now();
     const Task& task = graph_.tasks()[i];
-    const GroupSpec& group = config_.groups[task.group];
+    const TaskGroup& group = config_.groups[task.group];
     TaskFact& f = book_.fact(i);
     f.rank = rank;
     f.attempt = c.attempt;
@@ -207,7 +207,7 @@ void Coordinator::run_ready_analyses() {
     const auto finished = [&](std::size_t g) { return book_.group_finished(g); };
     for (std::size_t a = 0; a < config_.analyses.size(); ++a) {
         if (analysis_done_[a]) continue;
-        const AnalysisSpec& spec = config_.analyses[a];
+        const Analysis& spec = config_.analyses[a];
         const std::size_t g = group_index(spec.input);
         const auto extra = spec.kind->extra_inputs(spec);
         if (!finished(g)) continue;

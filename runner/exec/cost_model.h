@@ -12,8 +12,8 @@
 #include <cstddef>
 #include <vector>
 
-#include "config/config.h"
 #include "exec/dispatch_policy.h"
+#include "experiment/experiment.h"
 #include "graph/task_graph.h"
 
 namespace compatbench {

@@ -79,7 +79,7 @@ void Executor::loop() {
             c.outcome.status = TaskStatus::cancelled;
             c.outcome.error = "cancelled";
         } else {
-            const GroupSpec& group = config_.groups[graph_.tasks()[a.index].group];
+            const TaskGroup& group = config_.groups[graph_.tasks()[a.index].group];
             c.outcome = group.kind->run(context_of(a.index, a.attempt));
         }
         {
@@ -101,7 +101,7 @@ TaskContext Executor::context_of(std::size_t index, int attempt) const {
 }
 
 std::string Executor::damaged_artifact(std::size_t index) const {
-    const GroupSpec& group = config_.groups[graph_.tasks()[index].group];
+    const TaskGroup& group = config_.groups[graph_.tasks()[index].group];
     return compatbench::damaged_artifact(*group.kind, context_of(index, 1));
 }
 

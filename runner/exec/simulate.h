@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
-#include "config/config.h"
 #include "exec/dispatch_policy.h"
+#include "experiment/experiment.h"
 #include "graph/task_graph.h"
 
 namespace compatbench {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "config/config.h"
+#include "experiment/experiment.h"
 #include "graph/task_graph.h"
 #include "store/results_file.h"
 

@@ -1,7 +1,6 @@
 #include "experiment/experiment.h"
 
 #include "analyses/analysis_kind.h"
-#include "graph/table_layout.h"
 #include "tasks/registry.h"
 
 namespace compatbench {
@@ -22,7 +21,7 @@ std::string known_names(const Kinds& kinds) {
 }
 
 // A grid axis over a numeric kind key must hold numbers in that key's range.
-void check_grid(const YamlChecker& yc, const GroupSpec& g, const std::vector<KeyRule>& rules) {
+void check_grid(const YamlChecker& yc, const TaskGroup& g, const std::vector<KeyRule>& rules) {
     for (const auto& [key, values] : g.grid) {
         const YAML::Node axis = g.node["grid"][key];
         const std::string apath = join_path(join_path("tasks." + g.name, "grid"), key);
@@ -42,7 +41,9 @@ void check_grid(const YamlChecker& yc, const GroupSpec& g, const std::vector<Key
 
 // The group's kind checks its keys, lists its tasks (if it lists its own) and declares its
 // output columns; `earlier` are the groups above it, already bound.
-void bind_group(const YamlChecker& yc, GroupSpec& g, const std::vector<GroupSpec>& earlier) {
+TaskGroup bind_group(const YamlChecker& yc, GroupSpec spec, const std::vector<TaskGroup>& earlier) {
+    TaskGroup g;
+    static_cast<GroupSpec&>(g) = std::move(spec);
     const std::string gpath = "tasks." + g.name;
     g.kind = find_task_kind(g.kind_name);
     if (!g.kind)
@@ -64,10 +65,13 @@ void bind_group(const YamlChecker& yc, GroupSpec& g, const std::vector<GroupSpec
         if (g.listed.empty()) yc.fail(g.node, gpath, "the entry lists no tasks");
     }
     g.outputs = g.kind->outputs(g, yc);  // may read the listed tasks
+    return g;
 }
 
 // The analysis's kind checks its keys, its extra input groups and their columns.
-void bind_analysis(const YamlChecker& yc, AnalysisSpec& a, const GroupColumns& columns) {
+Analysis bind_analysis(const YamlChecker& yc, AnalysisSpec spec, const GroupColumns& columns) {
+    Analysis a;
+    static_cast<AnalysisSpec&>(a) = std::move(spec);
     const std::string apath = "analyses." + a.name;
     a.kind = find_analysis_kind(a.kind_name);
     if (!a.kind)
@@ -81,23 +85,21 @@ void bind_analysis(const YamlChecker& yc, AnalysisSpec& a, const GroupColumns& c
                     "no task group named '" + extra + "' (an input of the analysis)");
     }
     a.kind->check(a, columns.at(a.input), columns, yc);
+    return a;
 }
 
 }  // namespace
 
 Config parse_config(const std::string& text, const std::string& path,
                     std::optional<std::uint64_t> seed) {
-    Config c = parse_config_text(text, path, seed);
+    ParsedConfig parsed = parse_config_text(text, path, seed);
     const YamlChecker yc(path);
-    std::vector<GroupSpec> bound;
-    for (auto& g : c.groups) {
-        bind_group(yc, g, bound);
-        bound.push_back(std::move(g));
-    }
-    c.groups = std::move(bound);
+    Config c{parsed.path, parsed.text,   parsed.name, parsed.seed,
+             parsed.hash, parsed.runner, {},          {}};
+    for (auto& g : parsed.groups) c.groups.push_back(bind_group(yc, std::move(g), c.groups));
     GroupColumns columns;
     for (const auto& g : c.groups) columns[g.name] = table_columns(g);
-    for (auto& a : c.analyses) bind_analysis(yc, a, columns);
+    for (auto& a : parsed.analyses) c.analyses.push_back(bind_analysis(yc, std::move(a), columns));
     return c;
 }
 

@@ -8,8 +8,29 @@
 #include <string>
 
 #include "config/config.h"
+#include "tasks/task_group.h"
 
 namespace compatbench {
+
+class AnalysisKind;
+
+// An analysis bound to its kind, checked against its input groups' columns.
+struct Analysis : AnalysisSpec {
+    const AnalysisKind* kind = nullptr;
+};
+
+// The experiment's config with every kind bound: what the run, the graph and the results
+// file work from.
+struct Config {
+    std::string path;
+    std::string text;
+    std::string name;
+    std::uint64_t seed = 0;
+    std::string hash;  // 16 hex digits over everything but `runner:`
+    RunnerSettings runner;
+    std::vector<TaskGroup> groups;
+    std::vector<Analysis> analyses;
+};
 
 // Reads, parses and binds the config file `path`. Throws ConfigError (one line:
 // file:line:col: key: reason). `seed` replaces experiment.seed.

@@ -1,11 +1,11 @@
 // The results.h5 table of a task group: task_id, seed, one column per grid key, then the
-// kind's outputs.
+// kind's outputs (tasks/task_group.h: table_columns).
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "config/config.h"
+#include "tasks/task_group.h"
 
 namespace compatbench {
 
@@ -14,8 +14,5 @@ struct TableLayout {
     std::vector<ColumnSpec> columns;
     std::size_t rows = 0;
 };
-
-// The group's columns; `id_width` is the byte width of task_id (0 when not yet known).
-std::vector<ColumnSpec> table_columns(const GroupSpec& group, std::size_t id_width = 0);
 
 }  // namespace compatbench

@@ -12,7 +12,7 @@ namespace compatbench {
 
 namespace {
 
-std::size_t grid_size(const GroupSpec& g) {
+std::size_t grid_size(const TaskGroup& g) {
     if (!g.listed.empty()) return g.listed.size();
     if (g.count >= 0) return static_cast<std::size_t>(g.count);
     std::size_t n = 1;
@@ -24,7 +24,7 @@ std::size_t grid_size(const GroupSpec& g) {
 }
 
 // The k-th point of the group's grid (first axis outermost).
-std::vector<const Scalar*> grid_point(const GroupSpec& g, std::size_t k) {
+std::vector<const Scalar*> grid_point(const TaskGroup& g, std::size_t k) {
     std::vector<const Scalar*> point(g.grid.size());
     for (std::size_t a = g.grid.size(); a-- > 0;) {
         const auto& values = g.grid[a].second;
@@ -45,7 +45,7 @@ Value key_value(const Scalar& s, const ColumnSpec& column) {
     }
 }
 
-std::string default_id(const GroupSpec& g, std::size_t k, const std::vector<const Scalar*>& point) {
+std::string default_id(const TaskGroup& g, std::size_t k, const std::vector<const Scalar*>& point) {
     if (g.count >= 0) return g.name + "/" + std::to_string(k);
     if (g.grid.empty()) return g.name;
     std::string id = g.name + "/";
@@ -107,7 +107,7 @@ std::size_t TaskGraph::count_tasks(const Config& config) {
 }
 
 // The group's table columns, refused when two share a name.
-std::vector<ColumnSpec> TaskGraph::group_columns(const Config& config, const GroupSpec& g) {
+std::vector<ColumnSpec> TaskGraph::group_columns(const Config& config, const TaskGroup& g) {
     std::vector<ColumnSpec> columns = table_columns(g);
     std::set<std::string> seen;
     for (const auto& c : columns) {
@@ -122,7 +122,7 @@ std::vector<ColumnSpec> TaskGraph::group_columns(const Config& config, const Gro
 }
 
 // The group's `id:` template, if it has one.
-std::optional<TextTemplate> TaskGraph::id_template(const Config& config, const GroupSpec& g) {
+std::optional<TextTemplate> TaskGraph::id_template(const Config& config, const TaskGroup& g) {
     std::vector<std::string> known;
     for (const auto& [key, values] : g.grid) known.push_back(key);
     if (g.count >= 0) known.push_back("i");
@@ -144,7 +144,7 @@ std::optional<TextTemplate> TaskGraph::id_template(const Config& config, const G
 Task TaskGraph::make_task(const Config& config, std::size_t gi, std::size_t k,
                           const std::optional<TextTemplate>& id_template,
                           const std::vector<ColumnSpec>& columns) {
-    const GroupSpec& g = config.groups[gi];
+    const TaskGroup& g = config.groups[gi];
     Task t;
     t.group = gi;
     t.row = k;
@@ -182,7 +182,7 @@ Task TaskGraph::make_task(const Config& config, std::size_t gi, std::size_t k,
 
 // Expands group gi into tasks (ids unique across the experiment) and places its rows.
 void TaskGraph::add_group(const Config& config, std::size_t gi, const std::set<std::string>& skip) {
-    const GroupSpec& g = config.groups[gi];
+    const TaskGroup& g = config.groups[gi];
     group_begin_.push_back(tasks_.size());
     std::vector<ColumnSpec> columns = group_columns(config, g);
     const std::optional<TextTemplate> tmpl = id_template(config, g);
@@ -210,7 +210,7 @@ void TaskGraph::add_group(const Config& config, std::size_t gi, const std::set<s
 
 // The group's rows go into its own table, or continue a table shared with earlier groups
 // (whose columns must agree).
-void TaskGraph::place_table(const Config& config, const GroupSpec& g,
+void TaskGraph::place_table(const Config& config, const TaskGroup& g,
                             std::vector<ColumnSpec> columns, std::size_t n) {
     auto shared = std::find_if(tables_.begin(), tables_.end(),
                                [&](const TableLayout& t) { return t.path == g.table; });
@@ -248,7 +248,7 @@ void TaskGraph::place_table(const Config& config, const GroupSpec& g,
 void TaskGraph::link_after(const Config& config, std::size_t gi, const std::string& entry,
                            const YAML::Mark& mark, const std::map<std::string, std::size_t>& groups,
                            std::set<std::size_t>& inputs) {
-    const GroupSpec& g = config.groups[gi];
+    const TaskGroup& g = config.groups[gi];
     const std::string key = "tasks." + g.name + ".after";
     auto whole = groups.find(entry);
     if (whole != groups.end() && entry.find('{') == std::string::npos) {
@@ -298,7 +298,7 @@ std::vector<std::set<std::size_t>> TaskGraph::link_dependencies(const Config& co
         for (const auto& [entry, mark] : config.groups[gi].after)
             link_after(config, gi, entry, mark, group_index, group_inputs[gi]);
     for (std::size_t gi = 0; gi < config.groups.size(); ++gi) {
-        const GroupSpec& g = config.groups[gi];
+        const TaskGroup& g = config.groups[gi];
         if (g.listed.empty()) continue;
         for (std::size_t t = group_begin(gi); t < group_end(gi); ++t) {
             for (const auto& dep : g.listed[tasks_[t].k].after) {
@@ -358,7 +358,7 @@ void TaskGraph::check_acyclic(const Config& config) const {
     for (std::size_t i = static_cast<std::size_t>(seen_at[t]); i < walk.size(); ++i)
         cycle = tasks_[walk[i]].id + (cycle.empty() ? "" : " -> ") + cycle;
     cycle = tasks_[t].id + " -> " + cycle;
-    const GroupSpec& g = config.groups[tasks_[t].group];
+    const TaskGroup& g = config.groups[tasks_[t].group];
     throw ConfigError(config.path, g.mark, "tasks." + g.name + ".after",
                       "dependency cycle: " + cycle);
 }

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "config/config.h"
 #include "core/text_template.h"
+#include "experiment/experiment.h"
 #include "graph/table_layout.h"
 
 namespace compatbench {
@@ -60,15 +60,15 @@ class TaskGraph {
 
   private:
     static std::size_t count_tasks(const Config& config);
-    static std::vector<ColumnSpec> group_columns(const Config& config, const GroupSpec& g);
-    static std::optional<TextTemplate> id_template(const Config& config, const GroupSpec& g);
+    static std::vector<ColumnSpec> group_columns(const Config& config, const TaskGroup& g);
+    static std::optional<TextTemplate> id_template(const Config& config, const TaskGroup& g);
     static Task make_task(const Config& config, std::size_t gi, std::size_t k,
                           const std::optional<TextTemplate>& id_template,
                           const std::vector<ColumnSpec>& columns);
     void add_group(const Config& config, std::size_t gi, const std::set<std::string>& skip);
     static std::set<std::string> excluded_ids(const Config& config, const TaskGraph& full,
                                               const std::vector<std::string>& patterns);
-    void place_table(const Config& config, const GroupSpec& g, std::vector<ColumnSpec> columns,
+    void place_table(const Config& config, const TaskGroup& g, std::vector<ColumnSpec> columns,
                      std::size_t n);
     void link_after(const Config& config, std::size_t gi, const std::string& entry,
                     const YAML::Mark& mark, const std::map<std::string, std::size_t>& groups,

@@ -147,7 +147,7 @@ void ResultsFile::write_task_facts(const std::vector<TaskFact>& facts) {
     for (auto& c : columns) c.reserve(tasks.size());
     for (std::size_t i = 0; i < tasks.size(); ++i) {
         const TaskFact& f = facts[i];
-        const GroupSpec& g = config_.groups[tasks[i].group];
+        const TaskGroup& g = config_.groups[tasks[i].group];
         std::string error = f.error;
         if (error.size() > kErrorWidth) error = error.substr(0, kErrorWidth - 3) + "...";
         columns[0].push_back(tasks[i].id);

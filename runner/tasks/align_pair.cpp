@@ -50,7 +50,7 @@ class AlignPairTask final : public TaskKind {
                 {.name = "eval", .type = KeyType::scalar_or_list},
                 {.name = "recall_k", .type = KeyType::scalar_or_list}};
     }
-    std::vector<ColumnSpec> outputs(const GroupSpec& group, const YamlChecker& yc) const override {
+    std::vector<ColumnSpec> outputs(const TaskGroup& group, const YamlChecker& yc) const override {
         std::vector<ColumnSpec> out;
         for (const auto& e : string_list_key(group, "eval", yc, {"flickr", "coco"}))
             for (int k : int_list_key(group, "recall_k", yc, {1, 5, 10}, 1, 1000000))
@@ -62,16 +62,16 @@ class AlignPairTask final : public TaskKind {
     }
     bool lists_tasks() const override { return true; }
 
-    std::vector<ListedTask> list_tasks(const GroupSpec& group,
-                                       const std::vector<GroupSpec>& earlier,
+    std::vector<ListedTask> list_tasks(const TaskGroup& group,
+                                       const std::vector<TaskGroup>& earlier,
                                        const YamlChecker& yc) const override {
         const std::string base = "tasks." + group.name;
-        const GroupSpec& grid = earlier_group(group, "similarity", earlier, "pair_similarity", yc);
+        const TaskGroup& grid = earlier_group(group, "similarity", earlier, "pair_similarity", yc);
         // Candidates: the grid, or the pairs of another align_pair group.
         std::vector<const ListedTask*> cands;
         for (const auto& t : grid.listed) cands.push_back(&t);
         if (group.node["select_from"]) {
-            const GroupSpec& from = earlier_group(group, "select_from", earlier, "align_pair", yc);
+            const TaskGroup& from = earlier_group(group, "select_from", earlier, "align_pair", yc);
             std::vector<const ListedTask*> sub;
             for (const ListedTask* c : cands) {
                 for (const auto& t : from.listed)

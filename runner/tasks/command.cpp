@@ -48,7 +48,7 @@ std::string tail_of_file(const std::filesystem::path& path, std::size_t max_byte
     return text;
 }
 
-std::vector<ColumnSpec> parse_outputs(const GroupSpec& group, const YamlChecker& checker) {
+std::vector<ColumnSpec> parse_outputs(const TaskGroup& group, const YamlChecker& checker) {
     std::vector<ColumnSpec> columns;
     const YAML::Node outputs = group.node["outputs"];
     if (!outputs) return columns;
@@ -95,7 +95,7 @@ class CommandTask final : public TaskKind {
                 {.name = "outputs", .type = KeyType::map},
                 {.name = "keep_background", .type = KeyType::boolean}};
     }
-    std::vector<ColumnSpec> outputs(const GroupSpec& group,
+    std::vector<ColumnSpec> outputs(const TaskGroup& group,
                                     const YamlChecker& checker) const override {
         // Every placeholder must name something a task will have.
         std::vector<std::string> known = {"id",      "seed", "attempt",   "result",

@@ -69,11 +69,11 @@ struct Layout {
     std::vector<std::string> encoders;
 };
 
-bool is_command(const GroupSpec& g) {
+bool is_command(const TaskGroup& g) {
     return g.params.count("evaluate") && g.params.at("evaluate").text == "command";
 }
 
-Layout layout_of(const GroupSpec& group, const std::vector<GroupSpec>* earlier,
+Layout layout_of(const TaskGroup& group, const std::vector<TaskGroup>* earlier,
                  const YamlChecker& yc) {
     Layout l;
     const std::string base = "tasks." + group.name;
@@ -105,7 +105,7 @@ Layout layout_of(const GroupSpec& group, const std::vector<GroupSpec>* earlier,
             yc.fail(group.node, base + ".pool",
                     "evaluate: native needs 'pool' (a zoo_encoder group)");
         if (earlier) {
-            const GroupSpec& pool = earlier_group(group, "pool", *earlier, "zoo_encoder", yc);
+            const TaskGroup& pool = earlier_group(group, "pool", *earlier, "zoo_encoder", yc);
             for (const auto& m : pool.listed)
                 if (m.params.at("modality_label").text == "pool")
                     l.encoders.push_back(m.key("name").text);
@@ -140,7 +140,7 @@ class EncoderSubsetTask final : public TaskKind {
                 {.name = "encoders", .type = KeyType::list},
                 {.name = "benchmarks", .type = KeyType::map}};
     }
-    std::vector<ColumnSpec> outputs(const GroupSpec& group, const YamlChecker& yc) const override {
+    std::vector<ColumnSpec> outputs(const TaskGroup& group, const YamlChecker& yc) const override {
         Layout l = layout_of(group, nullptr, yc);
         if (l.encoders.empty())  // native: the pool's models, as listed
             for (const auto& t : group.listed)
@@ -162,8 +162,8 @@ class EncoderSubsetTask final : public TaskKind {
     }
     bool lists_tasks() const override { return true; }
 
-    std::vector<ListedTask> list_tasks(const GroupSpec& group,
-                                       const std::vector<GroupSpec>& earlier,
+    std::vector<ListedTask> list_tasks(const TaskGroup& group,
+                                       const std::vector<TaskGroup>& earlier,
                                        const YamlChecker& yc) const override {
         const Layout l = layout_of(group, &earlier, yc);
         const int pool_size = static_cast<int>(l.encoders.size());
@@ -172,7 +172,7 @@ class EncoderSubsetTask final : public TaskKind {
         const std::int64_t seeds =
             group.params.count("seeds") ? group.params.at("seeds").integer : 3;
         const auto names = list_of(l.encoders);
-        const GroupSpec* pool =
+        const TaskGroup* pool =
             is_command(group) ? nullptr : &earlier_group(group, "pool", earlier, "zoo_encoder", yc);
         const auto id_of = [&](std::int64_t seed, unsigned mask) {
             return group.name + "/r" + std::to_string(seed) + "/mask" + std::to_string(mask);

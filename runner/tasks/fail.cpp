@@ -15,7 +15,7 @@ class FailTask final : public TaskKind {
         return {{.name = "fail_attempts", .type = KeyType::integer, .min = 0, .max = 1000},
                 {.name = "message", .type = KeyType::string}};
     }
-    std::vector<ColumnSpec> outputs(const GroupSpec&, const YamlChecker&) const override {
+    std::vector<ColumnSpec> outputs(const TaskGroup&, const YamlChecker&) const override {
         return {{"attempt", ColumnType::i64, 0}, {"value", ColumnType::f64, 0}};
     }
 

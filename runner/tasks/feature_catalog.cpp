@@ -18,7 +18,7 @@ const CatalogModel* find_in(const std::vector<CatalogModel>& v, const std::strin
 
 // The zoo model a zoo_features task extracts, from the zoo_encoder or zoo_finetune group
 // that trains it (and, for fine-tunes, the backbone's group).
-CatalogModel zoo_model(const ListedTask& features_task, const std::vector<GroupSpec>& earlier) {
+CatalogModel zoo_model(const ListedTask& features_task, const std::vector<TaskGroup>& earlier) {
     CatalogModel m;
     m.name = features_task.key("name").text;
     m.zoo = true;
@@ -26,7 +26,7 @@ CatalogModel zoo_model(const ListedTask& features_task, const std::vector<GroupS
     const std::string source_group = source.substr(0, source.find('/'));
     const auto find_listed =
         [&](const std::string& group,
-            const std::string& name) -> std::pair<const GroupSpec*, const ListedTask*> {
+            const std::string& name) -> std::pair<const TaskGroup*, const ListedTask*> {
         for (const auto& g : earlier) {
             if (g.name != group) continue;
             for (const auto& t : g.listed)
@@ -65,10 +65,10 @@ const CatalogModel* FeatureCatalog::find(const std::string& name) const {
 }
 
 FeatureCatalog feature_catalog(const YAML::Node& node, const std::string& path,
-                               const std::vector<GroupSpec>& earlier, const YamlChecker& yc) {
+                               const std::vector<TaskGroup>& earlier, const YamlChecker& yc) {
     if (!node) yc.fail(node, path, "missing: the zoo_features or feature_set group to read");
     const std::string name = yc.as_string(node, path);
-    const GroupSpec* g = nullptr;
+    const TaskGroup* g = nullptr;
     for (const auto& e : earlier)
         if (e.name == name) g = &e;
     if (!g || (g->kind->name() != "zoo_features" && g->kind->name() != "feature_set" &&

@@ -47,7 +47,7 @@ struct FeatureCatalog {
 // The catalog of the earlier group named by `node` (a zoo_features or feature_set group);
 // ConfigError at `path` otherwise.
 FeatureCatalog feature_catalog(const YAML::Node& node, const std::string& path,
-                               const std::vector<GroupSpec>& earlier, const YamlChecker& checker);
+                               const std::vector<TaskGroup>& earlier, const YamlChecker& checker);
 
 // Parameters that carry a catalog's roots to a task (added to ListedTask::params) and back.
 void add_catalog_params(const FeatureCatalog& catalog, std::map<std::string, Scalar>& params);

@@ -30,14 +30,14 @@ class FeatureSetTask final : public TaskKind {
     std::vector<KeyRule> keys() const override {
         return {{.name = "manifest", .type = KeyType::string, .required = true}};
     }
-    std::vector<ColumnSpec> outputs(const GroupSpec&, const YamlChecker&) const override {
+    std::vector<ColumnSpec> outputs(const TaskGroup&, const YamlChecker&) const override {
         return {{"splits", ColumnType::i64, 0},
                 {"dim", ColumnType::i64, 0},
                 {"rows", ColumnType::i64, 0}};
     }
     bool lists_tasks() const override { return true; }
 
-    std::vector<ListedTask> list_tasks(const GroupSpec& group, const std::vector<GroupSpec>&,
+    std::vector<ListedTask> list_tasks(const TaskGroup& group, const std::vector<TaskGroup>&,
                                        const YamlChecker& yc) const override {
         const Manifest man =
             load_manifest(group, yc,

@@ -25,7 +25,7 @@ std::vector<int> ints_of(const std::vector<Scalar>& list) {
     return out;
 }
 
-std::vector<int> int_list_key(const GroupSpec& group, const std::string& key, const YamlChecker& yc,
+std::vector<int> int_list_key(const TaskGroup& group, const std::string& key, const YamlChecker& yc,
                               std::vector<int> fallback, int lo, int hi) {
     const YAML::Node n = group.node[key];
     if (!n) return fallback;
@@ -48,7 +48,7 @@ std::vector<int> int_list_key(const GroupSpec& group, const std::string& key, co
     return out;
 }
 
-std::vector<std::string> string_list_key(const GroupSpec& group, const std::string& key,
+std::vector<std::string> string_list_key(const TaskGroup& group, const std::string& key,
                                          const YamlChecker& yc, std::vector<std::string> fallback) {
     const YAML::Node n = group.node[key];
     if (!n) return fallback;
@@ -64,8 +64,8 @@ std::vector<std::string> string_list_key(const GroupSpec& group, const std::stri
     return out;
 }
 
-const GroupSpec& earlier_group(const GroupSpec& group, const std::string& key,
-                               const std::vector<GroupSpec>& earlier, const std::string& kind,
+const TaskGroup& earlier_group(const TaskGroup& group, const std::string& key,
+                               const std::vector<TaskGroup>& earlier, const std::string& kind,
                                const YamlChecker& yc) {
     const YAML::Node n = group.node[key];
     const std::string path = "tasks." + group.name + "." + key;

@@ -18,17 +18,17 @@ std::vector<Scalar> list_of(const std::vector<int>& values);
 std::vector<int> ints_of(const std::vector<Scalar>& list);
 
 // An integer list key (`k: [10, 20]` or `k: 10`), each within [lo, hi]; `fallback` if absent.
-std::vector<int> int_list_key(const GroupSpec& group, const std::string& key,
+std::vector<int> int_list_key(const TaskGroup& group, const std::string& key,
                               const YamlChecker& checker, std::vector<int> fallback, int lo,
                               int hi);
 // A string list key; `fallback` if absent.
-std::vector<std::string> string_list_key(const GroupSpec& group, const std::string& key,
+std::vector<std::string> string_list_key(const TaskGroup& group, const std::string& key,
                                          const YamlChecker& checker,
                                          std::vector<std::string> fallback);
 
 // The earlier group named by `key` of `group`, which must be of kind `kind`.
-const GroupSpec& earlier_group(const GroupSpec& group, const std::string& key,
-                               const std::vector<GroupSpec>& earlier, const std::string& kind,
+const TaskGroup& earlier_group(const TaskGroup& group, const std::string& key,
+                               const std::vector<TaskGroup>& earlier, const std::string& kind,
                                const YamlChecker& checker);
 
 }  // namespace compatbench

@@ -69,7 +69,7 @@ class KwayMergeTask final : public TaskKind {
                 {.name = "keep_merged", .type = KeyType::boolean},
                 {.name = "shard_mb", .type = KeyType::real, .min = 1, .max = 1e9}};
     }
-    std::vector<ColumnSpec> outputs(const GroupSpec&, const YamlChecker&) const override {
+    std::vector<ColumnSpec> outputs(const TaskGroup&, const YamlChecker&) const override {
         std::vector<ColumnSpec> out;
         for (const char* c :
              {"interference", "dispersion", "rho", "sign_conflict", "screen_score", "merged_mean",
@@ -80,8 +80,8 @@ class KwayMergeTask final : public TaskKind {
     }
     bool lists_tasks() const override { return true; }
 
-    std::vector<ListedTask> list_tasks(const GroupSpec& group,
-                                       const std::vector<GroupSpec>& earlier,
+    std::vector<ListedTask> list_tasks(const TaskGroup& group,
+                                       const std::vector<TaskGroup>& earlier,
                                        const YamlChecker& yc) const override {
         return list_kway_merges(group, earlier, yc);
     }

@@ -28,7 +28,7 @@ std::string real_label(double v) {
 }
 
 // A real list key (`coefs: [0.3, 1.0]` or `coefs: 1.0`), each within [lo, hi].
-std::vector<double> real_list_key(const GroupSpec& group, const std::string& key,
+std::vector<double> real_list_key(const TaskGroup& group, const std::string& key,
                                   const YamlChecker& yc, std::vector<double> fallback, double lo,
                                   double hi) {
     const YAML::Node node = group.node[key];
@@ -50,7 +50,7 @@ std::vector<double> real_list_key(const GroupSpec& group, const std::string& key
     return out;
 }
 
-bool is_checkpoint_set(const GroupSpec& fts) { return fts.kind->name() == "checkpoint_set"; }
+bool is_checkpoint_set(const TaskGroup& fts) { return fts.kind->name() == "checkpoint_set"; }
 
 // A fine-tune group's models of one backbone: names and tasks, in the group's order, and for
 // a checkpoint_set their checkpoints (final, and earlier ones by step).
@@ -60,7 +60,7 @@ struct Members {
     std::vector<std::map<int, std::string>> saved;
 };
 
-std::vector<Members> backbones_of(const GroupSpec& fts) {
+std::vector<Members> backbones_of(const TaskGroup& fts) {
     std::vector<Members> backbones;
     for (const auto& t : fts.listed) {
         const std::string bb = t.params.at("base").text;
@@ -107,7 +107,7 @@ struct Sweep {
 
 // A checkpoint_set's final checkpoints' `steps` (0 when its manifest gives none): one value
 // for all, the `step` key of their merges.
-std::int64_t manifest_steps(const GroupSpec& group, const GroupSpec& fts, const YamlChecker& yc) {
+std::int64_t manifest_steps(const TaskGroup& group, const TaskGroup& fts, const YamlChecker& yc) {
     std::set<std::int64_t> steps;
     for (const auto& t : fts.listed)
         steps.insert(t.params.count("steps") ? t.params.at("steps").integer : 0);
@@ -119,7 +119,7 @@ std::int64_t manifest_steps(const GroupSpec& group, const GroupSpec& fts, const 
     return *steps.begin();
 }
 
-Sweep read_sweep(const GroupSpec& group, const GroupSpec& fts, const YamlChecker& yc) {
+Sweep read_sweep(const TaskGroup& group, const TaskGroup& fts, const YamlChecker& yc) {
     const std::string base = "tasks." + group.name;
     Sweep w;
     w.ks = int_list_key(group, "k", yc, {2, 3, 4, 5, 6, 7, 8}, 2, 64);
@@ -152,7 +152,7 @@ struct Merge {
     std::vector<std::string> tasks, models, after, checkpoints;
 };
 Merge merge_of(const Members& bb, const std::vector<std::size_t>& order, int k, int step,
-               const GroupSpec& group, const YamlChecker& yc) {
+               const TaskGroup& group, const YamlChecker& yc) {
     Merge m;
     for (int i = 0; i < k; ++i) {
         const std::size_t f = order[static_cast<std::size_t>(i)];
@@ -217,7 +217,7 @@ void add_merges(std::vector<ListedTask>& out, const Sweep& w, const Members& bb,
 
 // The `finetunes` group: a zoo_finetune group (evaluated natively) or a checkpoint_set
 // (evaluated by the group's command).
-const GroupSpec& finetune_group(const GroupSpec& group, const std::vector<GroupSpec>& earlier,
+const TaskGroup& finetune_group(const TaskGroup& group, const std::vector<TaskGroup>& earlier,
                                 const YamlChecker& yc) {
     const std::string base = "tasks." + group.name;
     const std::string name = yc.as_string(group.node["finetunes"], base + ".finetunes");
@@ -240,11 +240,11 @@ const GroupSpec& finetune_group(const GroupSpec& group, const std::vector<GroupS
 
 }  // namespace
 
-std::vector<ListedTask> list_kway_merges(const GroupSpec& group,
-                                         const std::vector<GroupSpec>& earlier,
+std::vector<ListedTask> list_kway_merges(const TaskGroup& group,
+                                         const std::vector<TaskGroup>& earlier,
                                          const YamlChecker& yc) {
     const std::string base = "tasks." + group.name;
-    const GroupSpec& fts = finetune_group(group, earlier, yc);
+    const TaskGroup& fts = finetune_group(group, earlier, yc);
     const Sweep sweep = read_sweep(group, fts, yc);
     const Scalar world_group =
         is_checkpoint_set(fts) ? Scalar{} : fts.listed.front().params.at("world_group");

@@ -10,8 +10,8 @@
 
 namespace compatbench {
 
-std::vector<ListedTask> list_kway_merges(const GroupSpec& group,
-                                         const std::vector<GroupSpec>& earlier,
+std::vector<ListedTask> list_kway_merges(const TaskGroup& group,
+                                         const std::vector<TaskGroup>& earlier,
                                          const YamlChecker& yc);
 
 }  // namespace compatbench

@@ -121,7 +121,7 @@ class MergePairTask final : public TaskKind {
                 {.name = "keep_merged", .type = KeyType::boolean},
                 {.name = "shard_mb", .type = KeyType::real, .min = 1, .max = 1e9}};
     }
-    std::vector<ColumnSpec> outputs(const GroupSpec&, const YamlChecker&) const override {
+    std::vector<ColumnSpec> outputs(const TaskGroup&, const YamlChecker&) const override {
         std::vector<ColumnSpec> out = {{"interference", ColumnType::f64, 0},
                                        {"dispersion", ColumnType::f64, 0},
                                        {"rho", ColumnType::f64, 0},
@@ -135,10 +135,10 @@ class MergePairTask final : public TaskKind {
     }
     bool lists_tasks() const override { return true; }
 
-    std::vector<ListedTask> list_tasks(const GroupSpec& group,
-                                       const std::vector<GroupSpec>& earlier,
+    std::vector<ListedTask> list_tasks(const TaskGroup& group,
+                                       const std::vector<TaskGroup>& earlier,
                                        const YamlChecker& yc) const override {
-        const GroupSpec& grid = earlier_group(group, "similarity", earlier, "pair_similarity", yc);
+        const TaskGroup& grid = earlier_group(group, "similarity", earlier, "pair_similarity", yc);
         const bool command =
             group.params.count("evaluate") && group.params.at("evaluate").text == "command";
         if (command && !group.node["command"])

@@ -10,7 +10,7 @@ class NoopTask final : public TaskKind {
   public:
     std::string_view name() const override { return "noop"; }
     std::vector<KeyRule> keys() const override { return {}; }
-    std::vector<ColumnSpec> outputs(const GroupSpec&, const YamlChecker&) const override {
+    std::vector<ColumnSpec> outputs(const TaskGroup&, const YamlChecker&) const override {
         return {{"value", ColumnType::f64, 0}};
     }
 

@@ -18,7 +18,7 @@ class PairSimilarityTask final : public TaskKind {
             {.name = "knn", .type = KeyType::string, .required = true},
             {.name = "pairs", .type = KeyType::string, .choices = {"vision_text", "same_base"}}};
     }
-    std::vector<ColumnSpec> outputs(const GroupSpec& group, const YamlChecker& yc) const override {
+    std::vector<ColumnSpec> outputs(const TaskGroup& group, const YamlChecker& yc) const override {
         std::vector<ColumnSpec> out = {{"ease", ColumnType::f64, 0}};
         for (int k : knn_ks(group, yc))
             out.push_back({"ease_k" + std::to_string(k), ColumnType::f64, 0});
@@ -27,10 +27,10 @@ class PairSimilarityTask final : public TaskKind {
     }
     bool lists_tasks() const override { return true; }
 
-    std::vector<ListedTask> list_tasks(const GroupSpec& group,
-                                       const std::vector<GroupSpec>& earlier,
+    std::vector<ListedTask> list_tasks(const TaskGroup& group,
+                                       const std::vector<TaskGroup>& earlier,
                                        const YamlChecker& yc) const override {
-        const GroupSpec& knn = earlier_group(group, "knn", earlier, "probe_knn", yc);
+        const TaskGroup& knn = earlier_group(group, "knn", earlier, "probe_knn", yc);
         if (group.params.count("pairs") && group.params.at("pairs").text == "same_base")
             return same_base_pairs(group, knn, yc);
         std::vector<const ListedTask*> vision, text;
@@ -82,7 +82,7 @@ class PairSimilarityTask final : public TaskKind {
 
   private:
     // Every pair of fine-tunes of one backbone (the valid merges, methods.md §1.2).
-    static std::vector<ListedTask> same_base_pairs(const GroupSpec& group, const GroupSpec& knn,
+    static std::vector<ListedTask> same_base_pairs(const TaskGroup& group, const TaskGroup& knn,
                                                    const YamlChecker& yc) {
         std::vector<ListedTask> out;
         for (std::size_t i = 0; i < knn.listed.size(); ++i) {
@@ -122,7 +122,7 @@ class PairSimilarityTask final : public TaskKind {
         return out;
     }
 
-    static std::vector<int> knn_ks(const GroupSpec& group, const YamlChecker& yc) {
+    static std::vector<int> knn_ks(const TaskGroup& group, const YamlChecker& yc) {
         (void)yc;
         if (group.listed.empty()) return {};
         return ints_of(group.listed.front().lists.at("k_list"));

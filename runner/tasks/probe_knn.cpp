@@ -27,14 +27,14 @@ class ProbeKnnTask final : public TaskKind {
                 {.name = "k", .type = KeyType::scalar_or_list},
                 {.name = "block", .type = KeyType::integer, .min = 1, .max = 1e6}};
     }
-    std::vector<ColumnSpec> outputs(const GroupSpec&, const YamlChecker&) const override {
+    std::vector<ColumnSpec> outputs(const TaskGroup&, const YamlChecker&) const override {
         return {
             {"rows", ColumnType::i64, 0}, {"dim", ColumnType::i64, 0}, {"k", ColumnType::i64, 0}};
     }
     bool lists_tasks() const override { return true; }
 
-    std::vector<ListedTask> list_tasks(const GroupSpec& group,
-                                       const std::vector<GroupSpec>& earlier,
+    std::vector<ListedTask> list_tasks(const TaskGroup& group,
+                                       const std::vector<TaskGroup>& earlier,
                                        const YamlChecker& yc) const override {
         const FeatureCatalog cat = feature_catalog(
             group.node["features"], "tasks." + group.name + ".features", earlier, yc);
@@ -83,7 +83,7 @@ class ProbeKnnTask final : public TaskKind {
   private:
     // A user's features: the probe split must have `probe` images (said when the config is
     // read, not when the first text model's task fails).
-    static void check_probe_size(const GroupSpec& group, const std::vector<GroupSpec>& earlier,
+    static void check_probe_size(const TaskGroup& group, const std::vector<TaskGroup>& earlier,
                                  const FeatureCatalog& cat, std::int64_t probe,
                                  const YamlChecker& yc) {
         if (cat.models.empty() || cat.models.front().zoo || in_run_folder(cat.pairing_root)) return;

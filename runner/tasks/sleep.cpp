@@ -16,7 +16,7 @@ class SleepTask final : public TaskKind {
     std::vector<KeyRule> keys() const override {
         return {{.name = "seconds", .type = KeyType::real, .min = 0.0, .max = 86400.0}};
     }
-    std::vector<ColumnSpec> outputs(const GroupSpec& group,
+    std::vector<ColumnSpec> outputs(const TaskGroup& group,
                                     const YamlChecker& checker) const override {
         bool in_grid = false;
         for (const auto& [key, values] : group.grid) in_grid = in_grid || key == "seconds";

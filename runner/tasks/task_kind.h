@@ -13,13 +13,14 @@
 #include "config/config.h"
 #include "config/yaml_check.h"
 #include "core/value.h"
+#include "tasks/task_group.h"
 
 namespace compatbench {
 
 // What a task sees while it runs: its identity, parameters, seed and where to write.
 struct TaskContext {
     const std::string& id;
-    const GroupSpec& group;
+    const TaskGroup& group;
     const std::map<std::string, Scalar>& params;  // the group's scalar keys + the grid point
     const std::map<std::string, std::vector<Scalar>>& lists;  // list parameters (listed tasks)
     std::uint64_t seed;
@@ -60,15 +61,15 @@ class TaskKind {
     // Kind-specific keys of a `tasks:` entry (besides name, kind, count, grid, ...).
     virtual std::vector<KeyRule> keys() const = 0;
     // The output columns of a group; may read the group's own keys (checked by `keys()`).
-    virtual std::vector<ColumnSpec> outputs(const GroupSpec& group,
+    virtual std::vector<ColumnSpec> outputs(const TaskGroup& group,
                                             const YamlChecker& checker) const = 0;
 
     // Kinds that list their own tasks return true and implement list_tasks().
     virtual bool lists_tasks() const { return false; }
     // The group's tasks from its keys; `earlier` holds the groups before it in the config.
     // Throws ConfigError (via `checker`) for bad keys.
-    virtual std::vector<ListedTask> list_tasks(const GroupSpec& /*group*/,
-                                               const std::vector<GroupSpec>& /*earlier*/,
+    virtual std::vector<ListedTask> list_tasks(const TaskGroup& /*group*/,
+                                               const std::vector<TaskGroup>& /*earlier*/,
                                                const YamlChecker& /*checker*/) const {
         return {};
     }

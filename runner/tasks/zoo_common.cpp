@@ -22,7 +22,7 @@ std::vector<ColumnSpec> zoo_model_columns() {
             {"train_loss", ColumnType::f64, 0}, {"probe_acc", ColumnType::f64, 0}};
 }
 
-const GroupSpec& zoo_world_group(const GroupSpec& group, const std::vector<GroupSpec>& earlier,
+const TaskGroup& zoo_world_group(const TaskGroup& group, const std::vector<TaskGroup>& earlier,
                                  const YamlChecker& checker) {
     const YAML::Node w = group.node["world"];
     const std::string path = "tasks." + group.name + ".world";

@@ -60,7 +60,7 @@ ZooWorld load_zoo_world(const TaskContext& ctx);
 std::vector<ColumnSpec> zoo_model_columns();
 
 // The earlier zoo_world group named by the entry's `world` key (ConfigError if none).
-const GroupSpec& zoo_world_group(const GroupSpec& group, const std::vector<GroupSpec>& earlier,
+const TaskGroup& zoo_world_group(const TaskGroup& group, const std::vector<TaskGroup>& earlier,
                                  const YamlChecker& checker);
 
 // The outputs row of a trained model: modality, family, paradigm, params, train_loss,

@@ -48,15 +48,15 @@ class ZooEncoderTask final : public TaskKind {
                 {.name = "models", .type = KeyType::list, .required = true},
                 {.name = "defaults", .type = KeyType::map}};
     }
-    std::vector<ColumnSpec> outputs(const GroupSpec&, const YamlChecker&) const override {
+    std::vector<ColumnSpec> outputs(const TaskGroup&, const YamlChecker&) const override {
         return zoo_model_columns();
     }
     bool lists_tasks() const override { return true; }
 
-    std::vector<ListedTask> list_tasks(const GroupSpec& group,
-                                       const std::vector<GroupSpec>& earlier,
+    std::vector<ListedTask> list_tasks(const TaskGroup& group,
+                                       const std::vector<TaskGroup>& earlier,
                                        const YamlChecker& yc) const override {
-        const GroupSpec& world = zoo_world_group(group, earlier, yc);
+        const TaskGroup& world = zoo_world_group(group, earlier, yc);
         const std::string base = "tasks." + group.name;
         const YAML::Node defaults = group.node["defaults"];
         std::vector<KeyRule> default_rules(kModelRules.begin() + 4, kModelRules.end());

@@ -17,23 +17,23 @@ class ZooFeaturesTask final : public TaskKind {
         return {{.name = "world", .type = KeyType::string, .required = true},
                 {.name = "models", .type = KeyType::list, .required = true}};
     }
-    std::vector<ColumnSpec> outputs(const GroupSpec&, const YamlChecker&) const override {
+    std::vector<ColumnSpec> outputs(const TaskGroup&, const YamlChecker&) const override {
         return {{"splits", ColumnType::i64, 0},
                 {"dim", ColumnType::i64, 0},
                 {"rows", ColumnType::i64, 0}};
     }
     bool lists_tasks() const override { return true; }
 
-    std::vector<ListedTask> list_tasks(const GroupSpec& group,
-                                       const std::vector<GroupSpec>& earlier,
+    std::vector<ListedTask> list_tasks(const TaskGroup& group,
+                                       const std::vector<TaskGroup>& earlier,
                                        const YamlChecker& yc) const override {
-        const GroupSpec& world = zoo_world_group(group, earlier, yc);
+        const TaskGroup& world = zoo_world_group(group, earlier, yc);
         const std::string base = "tasks." + group.name + ".models";
         const YAML::Node models = group.node["models"];
         std::vector<ListedTask> out;
         for (std::size_t i = 0; i < models.size(); ++i) {
             const std::string source = yc.as_string(models[i], index_path(base, i));
-            const GroupSpec* g = nullptr;
+            const TaskGroup* g = nullptr;
             for (const auto& e : earlier) {
                 if (e.name == source &&
                     (e.kind->name() == "zoo_encoder" || e.kind->name() == "zoo_finetune"))

@@ -35,18 +35,18 @@ class ZooFinetuneTask final : public TaskKind {
                 {.name = "variant", .type = KeyType::string},
                 {.name = "checkpoints", .type = KeyType::list}};
     }
-    std::vector<ColumnSpec> outputs(const GroupSpec&, const YamlChecker&) const override {
+    std::vector<ColumnSpec> outputs(const TaskGroup&, const YamlChecker&) const override {
         return zoo_model_columns();
     }
     bool lists_tasks() const override { return true; }
 
-    std::vector<ListedTask> list_tasks(const GroupSpec& group,
-                                       const std::vector<GroupSpec>& earlier,
+    std::vector<ListedTask> list_tasks(const TaskGroup& group,
+                                       const std::vector<TaskGroup>& earlier,
                                        const YamlChecker& yc) const override {
-        const GroupSpec& world = zoo_world_group(group, earlier, yc);
+        const TaskGroup& world = zoo_world_group(group, earlier, yc);
         const std::string base = "tasks." + group.name;
         const std::string backbones = group.node["backbones"].Scalar();
-        const GroupSpec* source = nullptr;
+        const TaskGroup* source = nullptr;
         for (const auto& g : earlier) {
             if (g.name == backbones && g.kind->name() == "zoo_encoder") source = &g;
         }

@@ -35,7 +35,7 @@ class ZooWorldTask final : public TaskKind {
                 {.name = "probe", .type = KeyType::integer, .min = 16, .max = 1e7},
                 {.name = "eval", .type = KeyType::integer, .min = 16, .max = 1e7}};
     }
-    std::vector<ColumnSpec> outputs(const GroupSpec& group,
+    std::vector<ColumnSpec> outputs(const TaskGroup& group,
                                     const YamlChecker& checker) const override {
         const auto spec = world_spec(group.params, 0);  // the seed does not matter here
         if (spec.caption_detail_dims > spec.detail_dim) {

@@ -50,12 +50,13 @@ AnalysisSpec spec_of(const std::string& kind, const std::string& yaml) {
     AnalysisSpec s;
     s.name = "a";
     s.kind_name = kind;
-    s.kind = find_analysis_kind(kind);
     s.study = "demo";
     s.node = YAML::Load(yaml);
     s.input = s.node["input"].Scalar();
     return s;
 }
+
+const AnalysisKind& kind_of(const AnalysisSpec& s) { return *find_analysis_kind(s.kind_name); }
 
 // Column `name` of `t`.
 const std::vector<Value>& column(const TableData& t, const std::string& name) {
@@ -72,7 +73,7 @@ double num(const TableData& t, const std::string& name, std::size_t row) {
 // The message of the ConfigError that check() throws, or "" when it accepts the spec.
 std::string check_error(const AnalysisSpec& spec, const Table& input, const GroupColumns& all) {
     try {
-        spec.kind->check(spec, input.columns, all, YamlChecker("t.yaml"));
+        kind_of(spec).check(spec, input.columns, all, YamlChecker("t.yaml"));
     } catch (const ConfigError& e) {
         return e.what();
     }
@@ -100,7 +101,7 @@ TEST(Analyses, CorrelationLeavesOutNaNRowsAndRefusesUnknownColumns) {
     const Table t("work", {.numbers = {{"a", {1, 2, 3, 4, NAN}}, {"b", {2, 4, 6, 8, 1}}}});
     const AnalysisSpec s = spec_of("correlation", "{input: work, x: [a], y: b}");
     EXPECT_EQ(check_error(s, t, {}), "");
-    const auto tables = s.kind->run(s, t.input(), kNote);
+    const auto tables = kind_of(s).run(s, t.input(), kNote);
     ASSERT_EQ(tables.size(), 1u);
     const TableData& c = tables[0];
     EXPECT_EQ(c.path, "correlations");
@@ -118,7 +119,7 @@ TEST(Analyses, KruskalGroupsByAColumnAsScipyDoes) {
                            .texts = {{"region", {"A", "A", "A", "B", "B", "B", "B"}}}});
     const AnalysisSpec s = spec_of("kruskal", "{input: work, by: region, values: [v]}");
     EXPECT_EQ(check_error(s, t, {}), "");
-    const auto tables = s.kind->run(s, t.input(), kNote);
+    const auto tables = kind_of(s).run(s, t.input(), kNote);
     ASSERT_EQ(tables.size(), 2u);
     const TableData& test = tables[0];
     const TableData& groups = tables[1];
@@ -140,12 +141,12 @@ TEST(Analyses, ParadigmTableReadsItsSecondGroup) {
                                                {"text_paradigm", {"x", "y"}}}});
     const AnalysisSpec s =
         spec_of("paradigm_table", "{input: merge_grid, alignment_grid: align_grid}");
-    EXPECT_EQ(s.kind->extra_inputs(s), std::vector<std::string>{"align_grid"});
+    EXPECT_EQ(kind_of(s).extra_inputs(s), std::vector<std::string>{"align_grid"});
     const GroupColumns all = {{"merge_grid", merge.columns}, {"align_grid", align.columns}};
     EXPECT_EQ(check_error(s, merge, all), "");
     AnalysisInput in = merge.input();
     in.others.push_back(align.input());
-    const auto tables = s.kind->run(s, in, kNote);
+    const auto tables = kind_of(s).run(s, in, kNote);
     ASSERT_EQ(tables.size(), 1u);
     const TableData& p = tables[0];
     ASSERT_EQ(p.rows(), 2u);

@@ -1,8 +1,15 @@
-#include "graph/table_layout.h"
+#include "tasks/task_group.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace compatbench {
+
+const Scalar& ListedTask::key(std::string_view name) const {
+    for (const auto& [k, v] : keys)
+        if (k == name) return v;
+    throw std::logic_error("task '" + suffix + "' has no key column '" + std::string(name) + "'");
+}
 
 namespace {
 // The column of a key whose values are `values`: int, float, or a string as wide as the longest.
@@ -22,7 +29,7 @@ ColumnSpec key_column(const std::string& name, const std::vector<const Scalar*>&
 }
 }  // namespace
 
-std::vector<ColumnSpec> table_columns(const GroupSpec& group, std::size_t id_width) {
+std::vector<ColumnSpec> table_columns(const TaskGroup& group, std::size_t id_width) {
     std::vector<ColumnSpec> columns;
     columns.push_back({"task_id", ColumnType::str, id_width});
     columns.push_back({"seed", ColumnType::u64, 0});
