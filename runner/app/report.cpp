@@ -24,7 +24,8 @@ int verb_report(const std::string& out_dir, const std::string& package, const st
         std::cerr << "compatbench report: " << library << ": no such results file (--library)\n";
         return kExitBadInput;
     }
-    const fs::path pkg = fs::absolute(package).lexically_normal();
+    fs::path pkg = fs::absolute(package).lexically_normal();
+    if (!pkg.has_filename()) pkg = pkg.parent_path();  // "report/"
     if (!fs::exists(pkg / "__main__.py") || pkg.filename() != "report") {
         std::cerr << "compatbench report: " << package
                   << ": not the report package (a folder report/ with __main__.py; --package)\n";

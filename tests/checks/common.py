@@ -1,4 +1,4 @@
-"""Checks of tests/e2e/lib.sh, run as: python3 -m checks lib FUNCTION ARGS..."""
+"""Checks of tests/e2e/lib.sh, run as: python3 -m checks common FUNCTION ARGS..."""
 
 
 def ledger_done_once(*args):
