@@ -68,9 +68,9 @@ class AlignPairTask final : public TaskKind {
         const std::string base = "tasks." + group.name;
         const TaskGroup& grid = earlier_group(group, "similarity", earlier, "pair_similarity", yc);
         if (grid.listed.empty() || grid.listed.front().keys.front().first != "vision")
-            yc.fail(group.node["similarity"], base + ".similarity",
-                    "group '" + grid.name +
-                        "' does not list vision-text pairs (pairs: vision_text)");
+            yc.fail(
+                group.node["similarity"], base + ".similarity",
+                "group '" + grid.name + "' does not list vision-text pairs (pairs: vision_text)");
         // Candidates: the grid, or the pairs of another align_pair group.
         std::vector<const ListedTask*> cands;
         for (const auto& t : grid.listed) cands.push_back(&t);
