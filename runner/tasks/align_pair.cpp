@@ -31,6 +31,16 @@ std::string recall_column(int k, const std::string& split) {
     return name;
 }
 
+// The pair_similarity group named by `similarity`, which must list vision-text pairs.
+const TaskGroup& vision_text_grid(const TaskGroup& group, const std::vector<TaskGroup>& earlier,
+                                  const YamlChecker& yc) {
+    const TaskGroup& grid = earlier_group(group, "similarity", earlier, "pair_similarity", yc);
+    if (grid.listed.empty() || grid.listed.front().keys.front().first != "vision")
+        yc.fail(group.node["similarity"], "tasks." + group.name + ".similarity",
+                "group '" + grid.name + "' does not list vision-text pairs (pairs: vision_text)");
+    return grid;
+}
+
 class AlignPairTask final : public TaskKind {
   public:
     std::string_view name() const override { return "align_pair"; }
@@ -66,11 +76,7 @@ class AlignPairTask final : public TaskKind {
                                        const std::vector<TaskGroup>& earlier,
                                        const YamlChecker& yc) const override {
         const std::string base = "tasks." + group.name;
-        const TaskGroup& grid = earlier_group(group, "similarity", earlier, "pair_similarity", yc);
-        if (grid.listed.empty() || grid.listed.front().keys.front().first != "vision")
-            yc.fail(
-                group.node["similarity"], base + ".similarity",
-                "group '" + grid.name + "' does not list vision-text pairs (pairs: vision_text)");
+        const TaskGroup& grid = vision_text_grid(group, earlier, yc);
         // Candidates: the grid, or the pairs of another align_pair group.
         std::vector<const ListedTask*> cands;
         for (const auto& t : grid.listed) cands.push_back(&t);
