@@ -21,6 +21,7 @@
 #include "exec/executor.h"
 #include "exec/signals.h"
 #include "exec/worker.h"
+#include "formats/safetensors.h"
 #include "store/folder_lock.h"
 #include "store/ledger.h"
 #include "store/results_file.h"
@@ -279,10 +280,21 @@ Coordinated coordinate(const Config& config, const TaskGraph& graph, const RunOp
     return c;
 }
 
+// Before the collective writes that finish results.h5: on a disk too full for them, one
+// rank's failed write can leave the others waiting inside MPI-IO for good (seen with Open
+// MPI's ompio on a full tmpfs). A rank that finds too little room throws here instead, and
+// its abort_run ends the job. The estimate is generous: 1 MB of metadata, 1 KB a row.
+void require_room_to_finish(const ResultsFile& results, const Coordinated& c,
+                            const std::string& path) {
+    const std::uint64_t rows = results.staged() + c.report.facts.size();
+    formats::require_free_space(path, (std::uint64_t{1} << 20) + 1024 * rows);
+}
+
 // Collectively: every rank's rows, the analyses (sent from rank 0), /tasks and /meta.
 std::vector<std::pair<std::string, TableData>> finish_results(ResultsFile& results,
                                                               const Coordinated& c, MPI_Comm comm,
-                                                              int rank) {
+                                                              int rank, const std::string& path) {
+    require_room_to_finish(results, c, path);
     if (rank == 0)
         for (std::size_t i = 0; i < c.report.facts.size(); ++i)
             if (c.report.facts[i].status != "done") results.stage_unfinished(i);
@@ -353,7 +365,8 @@ RunSummary run_experiment(const Config& config, const TaskGraph& graph, const Ru
             c = coordinate(config, graph, options, comm, results, executor, meta);
         else
             run_worker(config, graph, comm, results, executor);
-        tables = finish_results(results, c, comm, rank);
+        tables = finish_results(results, c, comm, rank,
+                                (fs::path(options.out) / "results.h5").string());
         MPI_Bcast(&c.exit_code, 1, MPI_INT, 0, comm);
     } catch (const std::exception& e) {
         if (size == 1) throw;  // alone, unwinding closes the results file with nobody to wait
