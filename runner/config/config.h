@@ -72,14 +72,18 @@ struct AnalysisSpec {
     YAML::Mark mark;
 };
 
-// The config as its YAML says, every kind still a name (experiment/experiment.h binds them).
-struct ParsedConfig {
+// What the config says besides its groups and analyses, parsed or bound alike.
+struct ConfigHeader {
     std::string path;
     std::string text;
     std::string name;
     std::uint64_t seed = 0;
     std::string hash;  // 16 hex digits over everything but `runner:`
     RunnerSettings runner;
+};
+
+// The config as its YAML says, every kind still a name (experiment/experiment.h binds them).
+struct ParsedConfig : ConfigHeader {
     std::vector<GroupSpec> groups;
     std::vector<AnalysisSpec> analyses;
 };

@@ -94,8 +94,7 @@ Config parse_config(const std::string& text, const std::string& path,
                     std::optional<std::uint64_t> seed) {
     ParsedConfig parsed = parse_config_text(text, path, seed);
     const YamlChecker yc(path);
-    Config c{parsed.path, parsed.text,   parsed.name, parsed.seed,
-             parsed.hash, parsed.runner, {},          {}};
+    Config c{static_cast<const ConfigHeader&>(parsed), {}, {}};
     for (auto& g : parsed.groups) c.groups.push_back(bind_group(yc, std::move(g), c.groups));
     GroupColumns columns;
     for (const auto& g : c.groups) columns[g.name] = table_columns(g);

@@ -21,13 +21,7 @@ struct Analysis : AnalysisSpec {
 
 // The experiment's config with every kind bound: what the run, the graph and the results
 // file work from.
-struct Config {
-    std::string path;
-    std::string text;
-    std::string name;
-    std::uint64_t seed = 0;
-    std::string hash;  // 16 hex digits over everything but `runner:`
-    RunnerSettings runner;
+struct Config : ConfigHeader {
     std::vector<TaskGroup> groups;
     std::vector<Analysis> analyses;
 };

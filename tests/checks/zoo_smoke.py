@@ -1,13 +1,17 @@
 """Checks of tests/e2e/zoo_smoke.sh, run as: python3 -m checks zoo_smoke FUNCTION ARGS..."""
 
 
-def tables(*args):
-    argv = ["-", *args]
-    import json, sys, h5py
-    sys.path.insert(0, argv[2])
+def _run(out, python_dir):
+    """The run's results.h5, open, and compatnets' safetensors reader (from python_dir)."""
+    import sys, h5py
+    sys.path.insert(0, python_dir)
     from compatnets.safetensors import read
-    out = argv[1]
-    f = h5py.File(out + "/results.h5", "r")
+    return h5py.File(out + "/results.h5", "r"), read
+
+
+def tables(out, python_dir):
+    import json
+    f, read = _run(out, python_dir)
     m = {k: f["zoo/models"][k][:] for k in f["zoo/models"]}
     names = [n.decode() for n in m["name"]]
     assert len(names) == 20 and names[0] == "sup_v_1" and names[-1] == "mae_bb_1+detail-long", names
@@ -31,13 +35,9 @@ def tables(*args):
     print("zoo artifacts: 20 models, weights and features readable with numpy")
 
 
-def alignment_study(*args):
-    argv = ["-", *args]
-    import sys, h5py, numpy as np
-    sys.path.insert(0, argv[2])
-    from compatnets.safetensors import read
-    out = argv[1]
-    f = h5py.File(out + "/results.h5", "r")
+def alignment_study(out, python_dir):
+    import numpy as np
+    f, read = _run(out, python_dir)
     grid = {k: f["alignment/grid"][k][:] for k in f["alignment/grid"]}
     assert len(grid["vision"]) == 6
     def probe(name):
@@ -67,13 +67,9 @@ def alignment_study(*args):
     print("alignment on the smoke zoo: ease and CKA agree with numpy")
 
 
-def merging_study(*args):
-    argv = ["-", *args]
-    import sys, h5py, numpy as np
-    sys.path.insert(0, argv[2])
-    from compatnets.safetensors import read
-    out = argv[1]
-    f = h5py.File(out + "/results.h5", "r")
+def merging_study(out, python_dir):
+    import numpy as np
+    f, read = _run(out, python_dir)
     p = {k: f["merging/pairs"][k][:] for k in f["merging/pairs"]}
     assert len(p["model_a"]) == 6
     def weights(name):
@@ -106,13 +102,9 @@ def merging_study(*args):
     print("merging on the smoke zoo: interference agrees with numpy")
 
 
-def prism_study(*args):
-    argv = ["-", *args]
-    import math, sys, h5py, numpy as np
-    sys.path.insert(0, argv[2])
-    from compatnets.safetensors import read
-    out = argv[1]
-    f = h5py.File(out + "/results.h5", "r")
+def prism_study(out, python_dir):
+    import math, numpy as np
+    f, read = _run(out, python_dir)
     g = {k: f["prism/merges"][k][:] for k in f["prism/merges"]}
     assert len(g["method"]) == 78, len(g["method"])
     def weights(name):
