@@ -25,19 +25,27 @@ namespace {
 
 using namespace compatbench;
 
+// What `run` is given on the command line.
+struct RunArgs {
+    std::string config, out, level = "info";
+    bool resume = false;
+    std::optional<std::uint64_t> seed;
+    std::vector<std::string> exclude;
+    std::optional<std::string> devices;
+};
+
 // `run` under MPI: every rank validates the same config, so all agree on errors.
-int verb_run(const std::string& config_path, std::string out, bool resume, const std::string& level,
-             std::optional<std::uint64_t> seed, const std::vector<std::string>& exclude) {
+int verb_run(const RunArgs& args) {
     int provided = 0;
     MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     int code = kExitOk;
     try {
-        const Config config = load_config(config_path, seed);
-        const TaskGraph graph = TaskGraph::build(config, exclude);
-        if (out.empty()) out = "results/" + config.name;
-        RunOptions options{out, resume, level, true};
+        const Config config = load_config(args.config, args.seed);
+        const TaskGraph graph = TaskGraph::build(config, args.exclude);
+        const std::string out = args.out.empty() ? "results/" + config.name : args.out;
+        RunOptions options{out, args.resume, args.level, true, args.devices};
         code = run_experiment(config, graph, options, MPI_COMM_WORLD).exit_code;
     } catch (const ConfigError& e) {
         if (rank == 0) std::cerr << "compatbench: " << e.what() << "\n";
@@ -59,13 +67,7 @@ struct Verb {
 using Verbs = std::vector<Verb>;
 
 void add_run(CLI::App& app, Verbs& verbs) {
-    struct Opts {
-        std::string config, out, level = "info";
-        bool resume = false;
-        std::optional<std::uint64_t> seed;
-        std::vector<std::string> exclude;
-    };
-    auto o = std::make_shared<Opts>();
+    auto o = std::make_shared<RunArgs>();
     auto* run =
         app.add_subcommand("run", "Run an experiment (under mpirun/srun, or as one process)");
     run->add_option("config", o->config, "Experiment config (YAML)")->required();
@@ -78,11 +80,12 @@ void add_run(CLI::App& app, Verbs& verbs) {
                     "Leave out the tasks whose ids match this shell pattern, and every task that "
                     "depends on them (repeatable; e.g. one model family's, for a "
                     "leave-one-family-out run)");
+    run->add_option("--devices", o->devices,
+                    "The GPUs of every node, split among the node's ranks (e.g. 0,1,2,3; \"\" "
+                    "for none); over runner.devices and the environment (docs/gpus.md)");
     run->add_option("--log-level", o->level, "trace, debug, info, warn, error")
         ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
-    verbs.push_back(
-        {run,
-         [o] { return verb_run(o->config, o->out, o->resume, o->level, o->seed, o->exclude); }});
+    verbs.push_back({run, [o] { return verb_run(*o); }});
 }
 
 void add_config_verbs(CLI::App& app, Verbs& verbs) {

@@ -1,4 +1,5 @@
 // `compatbench validate` and `compatbench plan`: read-only looks at a config.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -92,6 +93,9 @@ void print_scaling(const Config& config, const TaskGraph& graph, const PlanOptio
             "their group's (or all tasks') mean\n",
             o.costs.c_str(), d.measured, d.estimated);
     }
+    if (std::any_of(config.groups.begin(), config.groups.end(),
+                    [](const auto& g) { return g.gpus > 0; }))
+        std::printf("(the simulation lets any rank run any task: gpus: is not simulated)\n");
     double fixed = 0.0;
     if (d.cost_ranks > 0 && d.measured > 0) {
         const Simulation ref =
@@ -138,6 +142,25 @@ void print_scaling(const Config& config, const TaskGraph& graph, const PlanOptio
                     graph.group_stage()[worst], config.groups[worst].name.c_str(),
                     100.0 * per_group[worst].second / std::max(total, 1e-300));
 }
+// GPU and CPU work counted apart: tasks, summed cost hints, and the most devices a task needs.
+void print_work_split(const Config& config, const TaskGraph& graph) {
+    std::size_t tasks[2] = {0, 0};
+    double cost[2] = {0.0, 0.0};
+    int most = 0;
+    for (std::size_t g = 0; g < config.groups.size(); ++g) {
+        const int gpus = config.groups[g].gpus;
+        const std::size_t n = graph.group_end(g) - graph.group_begin(g);
+        tasks[gpus > 0] += n;
+        cost[gpus > 0] += static_cast<double>(n) * config.groups[g].cost;
+        if (n > 0) most = std::max(most, gpus);
+    }
+    std::printf("\nGPU work: %zu tasks, cost %.6g, up to %d device%s a task", tasks[1], cost[1],
+                most, most == 1 ? "" : "s");
+    std::printf("\nCPU work: %zu tasks, cost %.6g%s\n", tasks[0], cost[0],
+                tasks[1] > 0 && !config.runner.cpu_tasks_on_gpu_ranks
+                    ? " (kept off ranks that hold devices)"
+                    : "");
+}
 }  // namespace
 
 int verb_validate(const std::string& config_path) {
@@ -157,8 +180,8 @@ int verb_plan(const std::string& config_path, const PlanOptions& options) {
     std::printf("experiment '%s' (seed %llu, config hash %s): %zu tasks in %zu groups\n\n",
                 config.name.c_str(), static_cast<unsigned long long>(config.seed),
                 config.hash.c_str(), graph.tasks().size(), config.groups.size());
-    std::printf("%-5s  %-24s  %-16s  %9s  %8s  %s\n", "stage", "group", "kind", "tasks", "cost",
-                "table");
+    std::printf("%-5s  %-24s  %-16s  %9s  %8s  %4s  %s\n", "stage", "group", "kind", "tasks",
+                "cost", "gpus", "table");
     std::map<int, std::size_t> per_stage;
     std::map<std::string, std::size_t> per_kind;
     int stages = 0;
@@ -170,8 +193,8 @@ int verb_plan(const std::string& config_path, const PlanOptions& options) {
             const std::size_t n = graph.group_end(g) - graph.group_begin(g);
             per_stage[s] += n;
             per_kind[std::string(group.kind->name())] += n;
-            std::printf("%-5d  %-24s  %-16s  %9zu  %8.3g  /%s\n", s, group.name.c_str(),
-                        std::string(group.kind->name()).c_str(), n, group.cost,
+            std::printf("%-5d  %-24s  %-16s  %9zu  %8.3g  %4d  /%s\n", s, group.name.c_str(),
+                        std::string(group.kind->name()).c_str(), n, group.cost, group.gpus,
                         group.table.c_str());
         }
     }
@@ -179,8 +202,9 @@ int verb_plan(const std::string& config_path, const PlanOptions& options) {
     for (const auto& [s, n] : per_stage) std::printf("  %d: %zu", s, n);
     std::printf("\ntasks per kind: ");
     for (const auto& [k, n] : per_kind) std::printf("  %s: %zu", k.c_str(), n);
+    print_work_split(config, graph);
     const CriticalPath path = graph.critical_path(config);
-    std::printf("\n\ncritical path: %zu tasks, cost %.6g (cost hints; 1 per task by default)\n",
+    std::printf("\ncritical path: %zu tasks, cost %.6g (cost hints; 1 per task by default)\n",
                 path.tasks.size(), path.cost);
     const std::size_t show = 8;
     for (std::size_t k = 0; k < path.tasks.size(); ++k) {

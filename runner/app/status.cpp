@@ -243,7 +243,12 @@ json status_report(const std::string& out) {
     const std::vector<RunningTask> open_tasks = still_running(snap, ledger);
     json running = json::array();
     for (const auto& r : open_tasks)
-        running.push_back({{"id", r.id}, {"group", r.group}, {"rank", r.rank}, {"since", r.since}});
+        running.push_back({{"id", r.id},
+                           {"group", r.group},
+                           {"rank", r.rank},
+                           {"since", r.since},
+                           {"host", r.host},
+                           {"devices", r.devices}});
     return {{"folder", out},
             {"experiment", snap.experiment},
             {"config_path", snap.config_path},
@@ -321,10 +326,15 @@ void print_status(const json& r) {
         std::printf("\n%s (%zu):\n",
                     std::string(key) == "running" ? "running" : "were running when the run stopped",
                     r[key].size());
-        for (const auto& t : r[key])
-            std::printf("  %-40s rank %d since %s (%s)\n", t["id"].get<std::string>().c_str(),
-                        t["rank"].get<int>(), clock_time(t["since"]).c_str(),
+        for (const auto& t : r[key]) {
+            const std::string devices = t.value("devices", std::string());
+            std::printf("  %-40s rank %d on %s%s since %s (%s)\n",
+                        t["id"].get<std::string>().c_str(), t["rank"].get<int>(),
+                        t.value("host", std::string("?")).c_str(),
+                        devices.empty() ? "" : (", devices " + devices).c_str(),
+                        clock_time(t["since"]).c_str(),
                         format_duration(now - t["since"].get<double>()).c_str());
+        }
     }
     if (!r["slowest"].empty()) std::printf("\nslowest tasks:\n");
     for (const auto& t : r["slowest"])

@@ -1,5 +1,6 @@
 #include "config/config.h"
 
+#include <algorithm>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -33,6 +34,9 @@ const std::vector<KeyRule> kRunnerRules = {
     {.name = "row_flush_interval", .type = KeyType::real, .min = 0, .max = 3600},
     {.name = "log_limit_mb", .type = KeyType::real, .min = 0.001, .max = 1e6},
     {.name = "min_free_mb", .type = KeyType::real, .min = 0, .max = 1e9},
+    {.name = "devices", .type = KeyType::any},
+    {.name = "threads", .type = KeyType::integer, .min = 0, .max = 4096},
+    {.name = "cpu_tasks_on_gpu_ranks", .type = KeyType::boolean},
 };
 
 // Keys every `tasks:` entry may have, whatever its kind.
@@ -48,6 +52,7 @@ const std::vector<KeyRule> kGroupRules = {
     {.name = "timeout", .type = KeyType::real, .min = 0, .max = 1e7},
     {.name = "cost", .type = KeyType::real, .min = 0, .max = 1e12},
     {.name = "print", .type = KeyType::boolean},
+    {.name = "gpus", .type = KeyType::integer, .min = 0, .max = 1024},
 };
 
 const std::vector<KeyRule> kAnalysisRules = {
@@ -188,6 +193,7 @@ GroupSpec parse_group(const YamlChecker& yc, const YAML::Node& node, const std::
     g.log_limit = static_cast<std::uint64_t>(runner.log_limit_mb * 1e6);
     g.cost = node["cost"] ? yc.as_real(node["cost"], gpath + ".cost") : 1.0;
     g.print = node["print"] ? yc.as_bool(node["print"], gpath + ".print") : false;
+    g.gpus = node["gpus"] ? static_cast<int>(yc.as_int(node["gpus"], gpath + ".gpus")) : 0;
     return g;
 }
 
@@ -222,6 +228,46 @@ AnalysisSpec parse_analysis(const YamlChecker& yc, const YAML::Node& node, const
 }  // namespace
 
 const std::vector<KeyRule>& group_key_rules() { return kGroupRules; }
+
+std::vector<std::string> parse_device_text(const std::string& text) {
+    static const std::regex name("[A-Za-z0-9_.:/\\-]+");
+    std::vector<std::string> devices;
+    if (text.find_first_not_of(" \t") == std::string::npos) return devices;  // none
+    std::stringstream in(text);
+    for (std::string item; std::getline(in, item, ',');) {
+        item.erase(0, item.find_first_not_of(" \t"));
+        item.erase(item.find_last_not_of(" \t") + 1);
+        if (!std::regex_match(item, name))
+            throw std::invalid_argument("'" + item +
+                                        "' is not a device name (an index such as 0, or a UUID "
+                                        "such as GPU-..., as CUDA_VISIBLE_DEVICES takes them)");
+        if (std::find(devices.begin(), devices.end(), item) != devices.end())
+            throw std::invalid_argument("device '" + item + "' is named twice");
+        devices.push_back(item);
+    }
+    return devices;
+}
+
+std::vector<std::string> parse_device_list(const YamlChecker& yc, const YAML::Node& node,
+                                           const std::string& path) {
+    std::string text;
+    if (node.IsScalar()) {
+        text = node.Scalar();
+    } else if (node.IsSequence()) {
+        for (std::size_t i = 0; i < node.size(); ++i) {
+            if (i > 0) text += ',';
+            text += yc.as_string(node[i], index_path(path, i));
+        }
+    } else if (!node.IsNull()) {
+        yc.fail(node, path, "expected a device list: \"0,1\", [0, 1], or a map of host: list");
+    }
+    try {
+        return parse_device_text(text);
+    } catch (const std::invalid_argument& e) {
+        yc.fail(node, path, e.what());
+    }
+}
+
 const std::vector<KeyRule>& analysis_key_rules() { return kAnalysisRules; }
 
 nlohmann::json yaml_to_json(const YAML::Node& node) {
@@ -241,6 +287,21 @@ nlohmann::json yaml_to_json(const YAML::Node& node) {
         default:
             return nullptr;
     }
+}
+
+// `runner.devices`: one list for every node, or a map of host name (or "*") to a list.
+std::vector<std::pair<std::string, std::vector<std::string>>> parse_node_devices(
+    const YamlChecker& yc, const YAML::Node& node) {
+    std::vector<std::pair<std::string, std::vector<std::string>>> out;
+    if (!node.IsMap()) {
+        out.emplace_back("*", parse_device_list(yc, node, "runner.devices"));
+        return out;
+    }
+    for (const auto& e : node) {
+        const std::string host = e.first.as<std::string>();
+        out.emplace_back(host, parse_device_list(yc, e.second, "runner.devices." + host));
+    }
+    return out;
 }
 
 // `runner:`: scheduling only, not part of the config hash.
@@ -263,6 +324,11 @@ RunnerSettings parse_runner(const YamlChecker& yc, const YAML::Node& r) {
     if (r["row_flush_interval"])
         runner.row_flush_interval =
             yc.as_real(r["row_flush_interval"], "runner.row_flush_interval");
+    if (r["devices"]) runner.devices = parse_node_devices(yc, r["devices"]);
+    if (r["threads"]) runner.threads = static_cast<int>(yc.as_int(r["threads"], "runner.threads"));
+    if (r["cpu_tasks_on_gpu_ranks"])
+        runner.cpu_tasks_on_gpu_ranks =
+            yc.as_bool(r["cpu_tasks_on_gpu_ranks"], "runner.cpu_tasks_on_gpu_ranks");
     return runner;
 }
 
@@ -321,11 +387,14 @@ ParsedConfig parse_config_text(const std::string& text, const std::string& path,
         }
     }
     // Identity of the experiment: everything but the scheduling knobs (`runner:` and the
-    // groups' cost hints), as canonical JSON.
+    // groups' cost hints and device counts), as canonical JSON.
     nlohmann::json identity = yaml_to_json(root);
     identity.erase("runner");
     for (auto& group : identity["tasks"])
-        if (group.is_object()) group.erase("cost");
+        if (group.is_object()) {
+            group.erase("cost");
+            group.erase("gpus");
+        }
     char hex[17];
     c.hash = std::string(hex64(fnv1a64(identity.dump()), hex));
     return c;

@@ -42,6 +42,11 @@ struct RunnerSettings {
     double row_flush_interval = 2.0;  // seconds between a rank's buffered HDF5 row writes
     double log_limit_mb = 16.0;       // MB of a command task's log kept (its head and tail)
     double min_free_mb = 64.0;        // MB the output folder's file system must have at start
+    // Placement (docs/gpus.md). `devices`: the GPUs of each node, by host name ("*": every
+    // node), split among the node's ranks; empty: read from the environment.
+    std::vector<std::pair<std::string, std::vector<std::string>>> devices;
+    int threads = 0;                     // threads per rank for commands; 0: from SLURM or cores
+    bool cpu_tasks_on_gpu_ranks = true;  // false: ranks holding GPUs run GPU tasks only
 };
 
 // One `tasks:` entry: a group of tasks of one kind, expanded over `count` or `grid`.
@@ -58,6 +63,7 @@ struct GroupSpec {
     std::uint64_t log_limit = 16000000;  // bytes of a command task's log kept (runner's)
     double cost = 1.0;                   // relative cost hint: larger first; plan's critical path
     bool print = false;  // print the group's table on the console at the end of a run
+    int gpus = 0;        // devices each task needs; it runs only on a rank holding that many
     YAML::Mark mark;
     YAML::Node node;
     std::filesystem::path config_dir;  // the config file's folder, absolute ({config_dir})
@@ -100,6 +106,12 @@ std::string read_config_file(const std::string& path);
 // The keys every `tasks:` entry, and every `analyses:` entry, may have whatever its kind.
 const std::vector<KeyRule>& group_key_rules();
 const std::vector<KeyRule>& analysis_key_rules();
+
+// A device list: "0,1", [0, 1] or "" (none); names checked, no repeats.
+std::vector<std::string> parse_device_list(const YamlChecker& yc, const YAML::Node& node,
+                                           const std::string& path);
+// The same from a command-line text ("0,1"); throws std::invalid_argument naming the reason.
+std::vector<std::string> parse_device_text(const std::string& text);
 
 // YAML -> JSON with scalars as their text (used for the config hash and the ledger).
 nlohmann::json yaml_to_json(const YAML::Node& node);

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
@@ -151,8 +152,24 @@ void CappedLog::finish() {
     after_head_ = 0;
 }
 
+namespace {
+// The rank's environment with `env` set over it, as "NAME=value" texts.
+std::vector<std::string> environment_with(const EnvOverrides& env) {
+    std::vector<std::string> out;
+    for (char** e = environ; *e; ++e) {
+        const std::string entry(*e);
+        const std::string name = entry.substr(0, entry.find('='));
+        if (std::none_of(env.begin(), env.end(), [&](const auto& kv) { return kv.first == name; }))
+            out.push_back(entry);
+    }
+    for (const auto& [name, value] : env) out.push_back(name + "=" + value);
+    return out;
+}
+}  // namespace
+
 ChildProcess::ChildProcess(const std::string& command, const std::filesystem::path& log_path,
-                           std::uint64_t limit, std::chrono::milliseconds grace)
+                           std::uint64_t limit, std::chrono::milliseconds grace,
+                           const EnvOverrides& env)
     : grace_(grace) {
     if (!g_can_guard)
         throw std::logic_error(
@@ -175,8 +192,12 @@ ChildProcess::ChildProcess(const std::string& command, const std::filesystem::pa
     const std::string grace_ms = std::to_string(grace.count());
     const char* argv[] = {"compatbench", kGuardVerb, parent.c_str(),  grace_ms.c_str(),
                           "/bin/sh",     "-c",       command.c_str(), nullptr};
+    const std::vector<std::string> entries = environment_with(env);
+    std::vector<char*> envp;
+    for (const auto& e : entries) envp.push_back(const_cast<char*>(e.c_str()));
+    envp.push_back(nullptr);
     const int rc = posix_spawn(&pid_, "/proc/self/exe", &actions, &attr.attr,
-                               const_cast<char* const*>(argv), environ);
+                               const_cast<char* const*>(argv), env.empty() ? environ : envp.data());
     posix_spawn_file_actions_destroy(&actions);
     if (fds[1] >= 0) close(fds[1]);
     out_ = fds[0];

@@ -15,6 +15,8 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace compatbench {
 
@@ -42,12 +44,17 @@ class CappedLog {
     std::string tail_;
 };
 
+// Environment variables set for a command, over those of the rank (name, value).
+using EnvOverrides = std::vector<std::pair<std::string, std::string>>;
+
 // `/bin/sh -c command` under a guard, in its own process group; its output goes through a
-// pipe into a CappedLog, or (limit 0) straight into the log file.
+// pipe into a CappedLog, or (limit 0) straight into the log file. `env` is set over the
+// rank's environment.
 class ChildProcess {
   public:
     ChildProcess(const std::string& command, const std::filesystem::path& log_path,
-                 std::uint64_t limit, std::chrono::milliseconds grace);
+                 std::uint64_t limit, std::chrono::milliseconds grace,
+                 const EnvOverrides& env = {});
     ~ChildProcess();
     ChildProcess(const ChildProcess&) = delete;
     ChildProcess& operator=(const ChildProcess&) = delete;

@@ -20,10 +20,12 @@ using Clock = std::chrono::steady_clock;
 }  // namespace
 
 Coordinator::Coordinator(const Config& config, const TaskGraph& graph, MPI_Comm comm,
-                         Ledger& ledger, ResultsFile& results, Executor& executor)
+                         Ledger& ledger, ResultsFile& results, Executor& executor,
+                         std::vector<RankResources> ranks)
     : config_(config),
       graph_(graph),
       comm_(comm),
+      ranks_(std::move(ranks)),
       ledger_(ledger),
       results_(results),
       executor_(executor),
@@ -31,6 +33,12 @@ Coordinator::Coordinator(const Config& config, const TaskGraph& graph, MPI_Comm 
       book_(config, graph),
       model_(config) {
     MPI_Comm_size(comm, &size_);
+    ranks_.resize(static_cast<std::size_t>(size_));
+    for (int r = 0; r < size_; ++r) dispatch_order_.push_back(r);
+    std::stable_sort(dispatch_order_.begin(), dispatch_order_.end(), [&](int a, int b) {
+        return ranks_[static_cast<std::size_t>(a)].devices.size() <
+               ranks_[static_cast<std::size_t>(b)].devices.size();
+    });
     const std::size_t n = graph.tasks().size();
     outstanding_.assign(static_cast<std::size_t>(size_), 0);
     final_.assign(static_cast<std::size_t>(size_), false);
@@ -78,6 +86,8 @@ std::size_t Coordinator::resume_from(const std::vector<nlohmann::json>& records)
         f.attempt = record_field<std::int64_t>(r, "attempt", 1);
         f.start = record_field<double>(r, "start", 0.0);
         f.duration = record_field<double>(r, "duration", 0.0);
+        f.host = record_field<std::string>(r, "host", "");
+        f.devices = record_field<std::string>(r, "devices", "");
         results_.stage(i, row);
         book_.restore_done(i, std::move(row), f);
         ++resumed;
@@ -101,34 +111,52 @@ std::size_t Coordinator::target_outstanding(std::size_t group) const {
 }
 
 void Coordinator::dispatch() {
-    for (int r = 0; r < size_ && book_.has_ready(); ++r) {
-        const auto ur = static_cast<std::size_t>(r);
-        std::vector<Assignment> batch;
-        while (book_.has_ready()) {
-            const std::size_t group = book_.next_group();
-            if (outstanding_[ur] + batch.size() >= target_outstanding(group)) break;
-            const std::size_t limit = batch_size(group);
-            for (std::size_t k = 0; k < limit && book_.has_ready(); ++k) {
-                int attempt = 0;
-                const std::size_t i = book_.take_ready(attempt);
-                running_rank_[i] = r;
-                dispatched_[i] = now_epoch();
-                dispatched_at_[i] = Clock::now();
-                batch.push_back({i, attempt});
-            }
-        }
-        if (batch.empty()) continue;
-        if (!dispatched_any_) {
-            dispatched_any_ = true;
-            first_dispatch_ = Clock::now();
-        }
-        outstanding_[ur] += batch.size();
-        if (r == 0) {
-            executor_.push(batch);
-        } else {
-            outbox_.send(r, kTagAssign, encode_assignments(batch));
+    for (int r : dispatch_order_) {
+        if (!book_.has_ready()) break;
+        dispatch_to(r);
+    }
+}
+
+// What rank `r` may run, in batches as the dispatch policy sizes them (exec/dispatch_policy.h).
+// A rank holding devices runs CPU tasks one at a time, unbatched and never queued ahead, so
+// that GPU work finds it free soon (docs/gpus.md).
+void Coordinator::dispatch_to(int r) {
+    const auto ur = static_cast<std::size_t>(r);
+    const std::size_t held = ranks_[ur].devices.size();
+    std::vector<Assignment> batch;
+    while (book_.has_ready_for(held)) {
+        const std::size_t group = book_.next_group(held);
+        const bool spare_cpu_work = held > 0 && config_.groups[group].gpus == 0;
+        const std::size_t target = spare_cpu_work ? 1 : target_outstanding(group);
+        if (outstanding_[ur] + batch.size() >= target) break;
+        const std::size_t limit = spare_cpu_work ? 1 : batch_size(group);
+        for (std::size_t k = 0; k < limit && book_.has_ready_for(held); ++k) {
+            int attempt = 0;
+            const std::size_t i = book_.take_ready(held, attempt);
+            running_rank_[i] = r;
+            dispatched_[i] = now_epoch();
+            dispatched_at_[i] = Clock::now();
+            batch.push_back({i, attempt});
         }
     }
+    if (batch.empty()) return;
+    if (!dispatched_any_) {
+        dispatched_any_ = true;
+        first_dispatch_ = Clock::now();
+    }
+    outstanding_[ur] += batch.size();
+    if (r == 0) {
+        executor_.push(batch);
+    } else {
+        outbox_.send(r, kTagAssign, encode_assignments(batch));
+    }
+}
+
+void Coordinator::place(TaskFact& f, int rank, std::size_t i) const {
+    const RankResources& where = ranks_[static_cast<std::size_t>(rank)];
+    f.host = where.host;
+    f.devices =
+        join_devices(task_devices(where.devices, config_.groups[graph_.tasks()[i].group].gpus));
 }
 
 void Coordinator::handle(int rank, Completion&& c) {
@@ -148,6 +176,7 @@ void Coordinator::handle(int rank, Completion&& c) {
     f.start = c.outcome.start;
     f.duration = c.outcome.duration;
     f.error = c.outcome.error;
+    place(f, rank, i);
     if (c.outcome.status == TaskStatus::cancelled) {
         book_.cancelled(i);
         return;
@@ -160,6 +189,8 @@ void Coordinator::handle(int rank, Completion&& c) {
                              {"status", c.outcome.status == TaskStatus::done ? "done" : "failed"},
                              {"attempt", c.attempt},
                              {"rank", rank},
+                             {"host", f.host},
+                             {"devices", f.devices},
                              {"seed", task.seed},
                              {"start", c.outcome.start},
                              {"duration", c.outcome.duration}};

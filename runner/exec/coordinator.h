@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "analyses/analysis_kind.h"
+#include "core/resources.h"
 #include "exec/cost_model.h"
 #include "exec/executor.h"
 #include "exec/messages.h"
@@ -41,8 +42,9 @@ struct CoordinatorReport {
 
 class Coordinator {
   public:
+    // `ranks`: what each rank holds (exec/placement.h); tasks go only where they can run.
     Coordinator(const Config& config, const TaskGraph& graph, MPI_Comm comm, Ledger& ledger,
-                ResultsFile& results, Executor& executor);
+                ResultsFile& results, Executor& executor, std::vector<RankResources> ranks);
 
     // Takes the records of an earlier run (same config hash: done tasks are not run again;
     // failed attempts count towards attempt numbers). Returns the number of done tasks and
@@ -54,6 +56,9 @@ class Coordinator {
 
   private:
     void dispatch();
+    void dispatch_to(int rank);
+    // Where task `i` runs on `rank`: the host, and the devices it is given.
+    void place(TaskFact& f, int rank, std::size_t i) const;
     std::size_t batch_size(std::size_t group) const;
     std::size_t target_outstanding(std::size_t group) const;
     void handle(int rank, Completion&& c);
@@ -73,6 +78,8 @@ class Coordinator {
     const TaskGraph& graph_;
     MPI_Comm comm_;
     int size_ = 1;
+    std::vector<RankResources> ranks_;
+    std::vector<int> dispatch_order_;  // ranks without devices first, then by devices held
     Ledger& ledger_;
     ResultsFile& results_;
     Executor& executor_;

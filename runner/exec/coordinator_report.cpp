@@ -83,11 +83,15 @@ void Coordinator::write_status(const std::string& state) {
                 case State::skipped:
                     ++gs.skipped;
                     break;
-                case State::running:
+                case State::running: {
                     ++gs.running;
+                    TaskFact where;
+                    place(where, running_rank_[i], i);
                     s.running.push_back({graph_.tasks()[i].id, gs.name, running_rank_[i],
-                                         book_.attempt(i), dispatched_[i]});
+                                         book_.attempt(i), dispatched_[i], where.host,
+                                         where.devices});
                     break;
+                }
                 default:
                     ++gs.pending;
             }

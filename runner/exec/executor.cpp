@@ -5,8 +5,12 @@
 namespace compatbench {
 
 Executor::Executor(const Config& config, const TaskGraph& graph, int rank,
-                   std::filesystem::path out)
-    : config_(config), graph_(graph), rank_(rank), out_(std::move(out)) {
+                   std::filesystem::path out, RankResources resources)
+    : config_(config),
+      graph_(graph),
+      rank_(rank),
+      out_(std::move(out)),
+      resources_(std::move(resources)) {
     thread_ = std::thread([this] {
         block_stop_signals_in_this_thread();
         loop();
@@ -97,7 +101,8 @@ TaskContext Executor::context_of(std::size_t index, int attempt) const {
                        task.params, task.lists,
                        task.seed,   attempt,
                        rank_,       out_,
-                       cancel_,     config_.seed};
+                       cancel_,     config_.seed,
+                       &resources_};
 }
 
 std::string Executor::damaged_artifact(std::size_t index) const {

@@ -31,7 +31,8 @@ struct Completion {
 
 class Executor {
   public:
-    Executor(const Config& config, const TaskGraph& graph, int rank, std::filesystem::path out);
+    Executor(const Config& config, const TaskGraph& graph, int rank, std::filesystem::path out,
+             RankResources resources = {});
     ~Executor();
     Executor(const Executor&) = delete;
     Executor& operator=(const Executor&) = delete;
@@ -60,6 +61,7 @@ class Executor {
     const TaskGraph& graph_;
     int rank_;
     std::filesystem::path out_;
+    RankResources resources_;
     std::atomic<bool> cancel_{false};
     std::atomic<bool> quit_{false};
     std::atomic<bool> idle_{true};

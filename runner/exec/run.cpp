@@ -19,6 +19,7 @@
 
 #include "core/duration.h"
 #include "exec/executor.h"
+#include "exec/placement.h"
 #include "exec/signals.h"
 #include "exec/worker.h"
 #include "formats/safetensors.h"
@@ -256,14 +257,14 @@ struct Coordinated {
     std::size_t resumed = 0;
 };
 Coordinated coordinate(const Config& config, const TaskGraph& graph, const RunOptions& options,
-                       MPI_Comm comm, ResultsFile& results, Executor& executor,
-                       const RunMeta& meta) {
+                       MPI_Comm comm, ResultsFile& results, Executor& executor, const RunMeta& meta,
+                       const std::vector<RankResources>& ranks) {
     const fs::path out(options.out);
     auto warn = [](const std::string& w) { spdlog::warn("{}", w); };
     std::vector<nlohmann::json> records;
     if (options.resume) records = Ledger::read((out / "ledger.jsonl").string(), warn);
     Ledger ledger((out / "ledger.jsonl").string(), config.runner.fsync_interval, warn);
-    Coordinator coordinator(config, graph, comm, ledger, results, executor);
+    Coordinator coordinator(config, graph, comm, ledger, results, executor, ranks);
     Coordinated c;
     c.resumed = coordinator.resume_from(records);
     coordinator.publish_status((out / "status.json").string(), status_header(meta));
@@ -336,8 +337,15 @@ RunSummary run_experiment(const Config& config, const TaskGraph& graph, const Ru
     MPI_Comm_size(comm, &size);
 
     std::string problem;
+    std::vector<RankResources> ranks;
+    try {
+        ranks = discover_placement(config.runner, options.devices, comm);
+        problem = placement_problem(config, graph, ranks);
+    } catch (const std::invalid_argument& e) {
+        problem = e.what();  // the same on every rank
+    }
     FolderLock lock;
-    if (rank == 0) problem = preflight(options, config, lock);
+    if (rank == 0 && problem.empty()) problem = preflight(options, config, lock);
     broadcast_string(problem, comm);
     if (!problem.empty()) {
         if (rank == 0) std::cerr << "compatbench: " << problem << "\n";
@@ -348,6 +356,7 @@ RunSummary run_experiment(const Config& config, const TaskGraph& graph, const Ru
     setup_logging(options.out, rank, options.log_level, rank == 0);
     install_stop_signals();
     RunMeta meta = run_meta(config, comm, rank, size);
+    meta.placement = placement_json(ranks);
     for (const auto& p : graph.excluded()) meta.excluded += (meta.excluded.empty() ? "" : " ") + p;
     if (rank == 0)
         spdlog::info(
@@ -355,18 +364,20 @@ RunSummary run_experiment(const Config& config, const TaskGraph& graph, const Ru
             "{}",
             meta.version, meta.git_revision, config.name, config.path, config.hash,
             graph.tasks().size(), size, options.out);
+    if (rank == 0) log_placement(ranks);
 
     ResultsFile results((fs::path(options.out) / "results.h5").string(), comm, config, graph, meta);
-    Executor executor(config, graph, rank, fs::path(options.out));
+    Executor executor(config, graph, rank, fs::path(options.out),
+                      ranks[static_cast<std::size_t>(rank)]);
     Coordinated c;
     std::vector<std::pair<std::string, TableData>> tables;
     try {
         if (rank == 0)
-            c = coordinate(config, graph, options, comm, results, executor, meta);
+            c = coordinate(config, graph, options, comm, results, executor, meta, ranks);
         else
             run_worker(config, graph, comm, results, executor);
-        tables = finish_results(results, c, comm, rank,
-                                (fs::path(options.out) / "results.h5").string());
+        tables =
+            finish_results(results, c, comm, rank, (fs::path(options.out) / "results.h5").string());
         MPI_Bcast(&c.exit_code, 1, MPI_INT, 0, comm);
     } catch (const std::exception& e) {
         if (size == 1) throw;  // alone, unwinding closes the results file with nobody to wait

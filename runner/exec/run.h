@@ -4,6 +4,7 @@
 
 #include <mpi.h>
 
+#include <optional>
 #include <string>
 
 #include "exec/coordinator.h"
@@ -17,6 +18,8 @@ struct RunOptions {
     bool resume = false;
     std::string log_level = "info";
     bool print_tables = true;  // print analysis tables at the end (coordinator)
+    std::optional<std::string> devices =
+        {};  // --devices: every node's devices, over runner.devices
 };
 
 struct RunSummary {

@@ -1,5 +1,7 @@
 #include "exec/task_book.h"
 
+#include "exec/placement.h"
+
 namespace compatbench {
 
 TaskBook::TaskBook(const Config& config, const TaskGraph& graph) : config_(config), graph_(graph) {
@@ -33,12 +35,28 @@ void TaskBook::start() {
 
 void TaskBook::make_ready(std::size_t i) {
     states_[i] = State::ready;
-    ready_.push({config_.groups[graph_.tasks()[i].group].cost, i});
+    const TaskGroup& group = config_.groups[graph_.tasks()[i].group];
+    ready_[group.gpus].push({group.cost, i});
+    ++ready_count_;
 }
 
-std::size_t TaskBook::take_ready(int& attempt) {
-    const std::size_t i = ready_.top().index;
-    ready_.pop();
+std::optional<int> TaskBook::queue_for(std::size_t held) const {
+    for (auto it = ready_.rbegin(); it != ready_.rend(); ++it)
+        if (!it->second.empty() &&
+            rank_can_run(held, it->first, config_.runner.cpu_tasks_on_gpu_ranks))
+            return it->first;
+    return std::nullopt;
+}
+
+std::size_t TaskBook::next_group(std::size_t held) const {
+    return graph_.tasks()[ready_.at(*queue_for(held)).top().index].group;
+}
+
+std::size_t TaskBook::take_ready(std::size_t held, int& attempt) {
+    ReadyQueue& queue = ready_.at(*queue_for(held));
+    const std::size_t i = queue.top().index;
+    queue.pop();
+    --ready_count_;
     states_[i] = State::running;
     ++attempts_[i];
     attempt = this->attempt(i);

@@ -1,10 +1,13 @@
 // The coordinator's book of tasks, free of MPI: each task's state, attempts, outputs and
-// facts; which tasks are ready (highest cost hint first, then lowest index); retries; the
+// facts; which tasks are ready, for a rank holding a given number of devices (see
+// take_ready); retries; the
 // dependents skipped when a task fails for good; resume from an earlier run's records; and
 // when a group has finished. exec/coordinator.h moves the tasks between ranks around it.
 #pragma once
 
 #include <cstddef>
+#include <map>
+#include <optional>
 #include <queue>
 #include <string>
 #include <vector>
@@ -29,13 +32,18 @@ class TaskBook {
     // Every blocked task that waits for nothing becomes ready.
     void start();
 
-    bool has_ready() const { return !ready_.empty(); }
-    std::size_t ready_count() const { return ready_.size(); }
-    // The group of the task that take_ready would hand out (has_ready() must hold).
-    std::size_t next_group() const { return graph_.tasks()[ready_.top().index].group; }
-    // The next ready task, now running; returns its index and sets `attempt` to its attempt
-    // number across runs (1 for a first try).
-    std::size_t take_ready(int& attempt);
+    bool has_ready() const { return ready_count_ > 0; }
+    std::size_t ready_count() const { return ready_count_; }
+    // Whether a rank holding `held` devices has a ready task it may run (exec/placement.h
+    // rank_can_run).
+    bool has_ready_for(std::size_t held) const { return queue_for(held).has_value(); }
+    // The group of the task that take_ready(held) would hand out (has_ready_for must hold).
+    std::size_t next_group(std::size_t held) const;
+    // The next ready task for a rank holding `held` devices, now running: GPU tasks first,
+    // those needing the most devices the rank holds first; then CPU tasks; within each, the
+    // highest cost hint, then the lowest index. Returns its index and sets `attempt` to its
+    // attempt number across runs (1 for a first try).
+    std::size_t take_ready(std::size_t held, int& attempt);
 
     // Outcomes of a running task. `done` releases its dependents. `failed` makes the task
     // ready again while its group's retries last (returns true), else fails it for good and
@@ -73,6 +81,9 @@ class TaskBook {
                                   : index > o.index;  // max-heap: cost, then low index
         }
     };
+    using ReadyQueue = std::priority_queue<ReadyEntry>;
+    // The `gpus:` value whose queue a rank holding `held` devices takes from next.
+    std::optional<int> queue_for(std::size_t held) const;
     void make_ready(std::size_t i);
     void fail_for_good(std::size_t i, const std::string& why);
     void finish(std::size_t i);
@@ -85,7 +96,8 @@ class TaskBook {
     std::vector<int> attempt_base_;        // failed attempts in earlier runs
     std::vector<Row> outputs_;             // outputs of done tasks
     std::vector<TaskFact> facts_;
-    std::priority_queue<ReadyEntry> ready_;
+    std::map<int, ReadyQueue> ready_;  // by the group's gpus:
+    std::size_t ready_count_ = 0;
     std::vector<std::size_t> group_terminal_;
     std::size_t terminal_ = 0, done_ = 0, failed_ = 0, skipped_ = 0, ran_ = 0;
 };

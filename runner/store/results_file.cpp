@@ -41,6 +41,7 @@ ResultsFile::ResultsFile(const std::string& path, MPI_Comm comm, const Config& c
         {"meta/seed", config.seed},
         {"meta/ranks", meta.ranks},
         {"meta/hosts", meta.hosts},
+        {"meta/placement", meta.placement},
         {"meta/start_time", meta.start_time},
     };
     for (const auto& [name, value] : facts) {
@@ -76,7 +77,9 @@ ResultsFile::ResultsFile(const std::string& path, MPI_Comm comm, const Config& c
                      {"attempt", ColumnType::i64, 0},
                      {"start", ColumnType::f64, 0},
                      {"duration", ColumnType::f64, 0},
-                     {"error", ColumnType::str, kErrorWidth}};
+                     {"error", ColumnType::str, kErrorWidth},
+                     {"host", ColumnType::str, kPlaceWidth},
+                     {"devices", ColumnType::str, kPlaceWidth}};
     for (const auto& c : task_columns_) {
         task_datasets_.push_back(h5::create_column(f, "tasks/" + c.name, c, graph.tasks().size()));
     }
@@ -148,8 +151,9 @@ void ResultsFile::write_task_facts(const std::vector<TaskFact>& facts) {
     for (std::size_t i = 0; i < tasks.size(); ++i) {
         const TaskFact& f = facts[i];
         const TaskGroup& g = config_.groups[tasks[i].group];
-        std::string error = f.error;
-        if (error.size() > kErrorWidth) error = error.substr(0, kErrorWidth - 3) + "...";
+        const auto cut = [](const std::string& s, std::size_t width) {
+            return s.size() > width ? s.substr(0, width - 3) + "..." : s;
+        };
         columns[0].push_back(tasks[i].id);
         columns[1].push_back(g.kind_name);
         columns[2].push_back(g.name);
@@ -158,7 +162,9 @@ void ResultsFile::write_task_facts(const std::vector<TaskFact>& facts) {
         columns[5].push_back(f.attempt);
         columns[6].push_back(f.start);
         columns[7].push_back(f.duration);
-        columns[8].push_back(error);
+        columns[8].push_back(cut(f.error, kErrorWidth));
+        columns[9].push_back(cut(f.host, kPlaceWidth));
+        columns[10].push_back(cut(f.devices, kPlaceWidth));
     }
     for (std::size_t c = 0; c < task_columns_.size(); ++c) {
         h5::write_column_range(task_datasets_[c].get(), task_columns_[c], 0, columns[c].data(),

@@ -33,7 +33,8 @@ struct RunMeta {
     std::int64_t ranks = 1;
     std::string hosts;
     double start_time = 0.0;
-    std::string excluded;  // run --exclude patterns, space-separated (written when given)
+    std::string excluded;   // run --exclude patterns, space-separated (written when given)
+    std::string placement;  // each rank's host, devices and threads, as JSON (exec/placement.h)
 };
 
 // Run facts of one task, for /tasks.
@@ -44,11 +45,14 @@ struct TaskFact {
     double start = 0.0;
     double duration = 0.0;
     std::string error;
+    std::string host;     // where it ran
+    std::string devices;  // the devices it was given ("0,1"; "" for none)
 };
 
 class ResultsFile {
   public:
     static constexpr std::size_t kErrorWidth = 256;
+    static constexpr std::size_t kPlaceWidth = 64;  // /tasks host and devices (longer: cut)
 
     // Creates (truncates) `path` with every task table, /tasks and /meta.
     // collective: all ranks, or it hangs.

@@ -13,7 +13,8 @@ namespace compatbench {
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(GroupStatus, name, kind, tasks, done, failed,
                                                 skipped, running, pending, cost, expected_seconds)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RunningTask, id, group, rank, attempt, since)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RunningTask, id, group, rank, attempt, since, host,
+                                                devices)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(StatusSnapshot, experiment, config_path,
                                                 config_hash, hosts, state, ranks, pid, started,
                                                 updated, eta_seconds, progress_interval, groups,

@@ -8,7 +8,8 @@
 //    "eta_seconds":83.2,"progress_interval":10,
 //    "groups":[{"name":"world","kind":"zoo_world","tasks":1,"done":1,"failed":0,
 //               "skipped":0,"running":0,"pending":0,"cost":1,"expected_seconds":0.41}],
-//    "running":[{"id":"vision/3","group":"vision","rank":1,"attempt":1,"since":…}]}
+//    "running":[{"id":"vision/3","group":"vision","rank":1,"attempt":1,"since":…,
+//               "host":"node1","devices":"0"}]}
 #pragma once
 
 #include <cstddef>
@@ -30,6 +31,8 @@ struct RunningTask {
     int rank = 0;
     std::int64_t attempt = 1;  // the ledger's record of this attempt ends it
     double since = 0.0;        // dispatched at, Unix seconds
+    std::string host;          // where it runs
+    std::string devices;       // the devices it was given ("0,1"; "" for none)
 };
 
 struct StatusSnapshot {

@@ -18,7 +18,9 @@
 #include <sys/wait.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 
@@ -91,9 +93,9 @@ class CommandTask final : public TaskKind {
   public:
     std::string_view name() const override { return "command"; }
     std::vector<KeyRule> keys() const override {
-        return {{.name = "command", .type = KeyType::string, .required = true},
-                {.name = "outputs", .type = KeyType::map},
-                {.name = "keep_background", .type = KeyType::boolean}};
+        return with_command_keys({{.name = "command", .type = KeyType::string, .required = true},
+                                  {.name = "outputs", .type = KeyType::map},
+                                  {.name = "keep_background", .type = KeyType::boolean}});
     }
     std::vector<ColumnSpec> outputs(const TaskGroup& group,
                                     const YamlChecker& checker) const override {
@@ -110,6 +112,7 @@ class CommandTask final : public TaskKind {
         } catch (const std::invalid_argument& e) {
             checker.fail(command, "tasks." + group.name + ".command", e.what());
         }
+        check_command_keys(group, checker, true);
         return parse_outputs(group, checker);
     }
 
@@ -171,6 +174,60 @@ std::map<std::string, std::string> shell_values(const TaskContext& context,
 }
 }  // namespace
 
+std::vector<KeyRule> command_keys() { return {{.name = "env", .type = KeyType::map}}; }
+
+namespace {
+// The thread-count variables of the usual numeric libraries.
+constexpr const char* kThreadVariables[] = {"OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                                            "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS",
+                                            "VECLIB_MAXIMUM_THREADS"};
+const std::regex kVariableName("[A-Za-z_][A-Za-z0-9_]*");
+}  // namespace
+
+std::vector<KeyRule> with_command_keys(std::vector<KeyRule> keys) {
+    for (auto& k : command_keys()) keys.push_back(std::move(k));
+    return keys;
+}
+
+bool evaluates_by_command(const TaskGroup& group) {
+    return group.params.count("evaluate") && group.params.at("evaluate").text == "command";
+}
+
+void check_command_keys(const TaskGroup& group, const YamlChecker& checker, bool runs_command) {
+    const YAML::Node env = group.node["env"];
+    if (!env) return;
+    const std::string path = "tasks." + group.name + ".env";
+    if (!runs_command)
+        checker.fail(env, path, "the group runs no command (env: applies to evaluate: command)");
+    for (const auto& e : env) {
+        const std::string name = e.first.as<std::string>();
+        if (!std::regex_match(name, kVariableName))
+            checker.fail(e.first, path, "'" + name + "' is not an environment variable name");
+        if (name == "CUDA_VISIBLE_DEVICES")
+            checker.fail(e.first, path + "." + name,
+                         "the runner sets CUDA_VISIBLE_DEVICES to the task's devices; ask for "
+                         "them with gpus: N");
+        if (!e.second.IsScalar())
+            checker.fail(e.second, path + "." + name, "expected a scalar value");
+    }
+}
+
+EnvOverrides command_environment(const TaskContext& context) {
+    EnvOverrides env;
+    env.emplace_back("CUDA_VISIBLE_DEVICES", join_devices(context.devices()));
+    const int threads = context.resources ? context.resources->threads : 1;
+    for (const char* name : kThreadVariables)
+        if (!std::getenv(name)) env.emplace_back(name, std::to_string(threads));
+    const YAML::Node group_env = context.group.node["env"];
+    if (group_env)
+        for (const auto& e : group_env) {
+            const std::string name = e.first.as<std::string>();
+            std::erase_if(env, [&](const auto& kv) { return kv.first == name; });
+            env.emplace_back(name, e.second.Scalar());
+        }
+    return env;
+}
+
 void check_shell_template(const TaskContext& context, const std::string& command_template,
                           const std::vector<std::string>& more_names) {
     std::map<std::string, std::string> values = shell_values(context, "", "");
@@ -207,7 +264,8 @@ Row run_shell_task(const TaskContext& context, const std::string& command_templa
                                              std::chrono::duration<double>(timeout));
     // A daemon kept past its task writes to the file itself (no pipe to outlive).
     const bool keep_background = context.flag("keep_background");
-    ChildProcess child(command, log_path, keep_background ? 0 : context.group.log_limit, kGrace);
+    ChildProcess child(command, log_path, keep_background ? 0 : context.group.log_limit, kGrace,
+                       command_environment(context));
     while (!child.wait_for(std::chrono::milliseconds(10))) {
         const bool timed_out = timeout > 0.0 && Clock::now() >= deadline;
         if (timed_out || context.cancel.load(std::memory_order_relaxed)) {

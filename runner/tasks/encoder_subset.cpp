@@ -125,22 +125,24 @@ class EncoderSubsetTask final : public TaskKind {
   public:
     std::string_view name() const override { return "encoder_subset"; }
     std::vector<KeyRule> keys() const override {
-        return {{.name = "pool", .type = KeyType::string},
-                {.name = "seeds", .type = KeyType::integer, .min = 1, .max = 1000},
-                {.name = "steps", .type = KeyType::integer, .min = 1, .max = 1e7},
-                {.name = "batch", .type = KeyType::integer, .min = 2, .max = 1e6},
-                {.name = "lr", .type = KeyType::real, .min = 0, .max = 10},
-                {.name = "encoder_lr_scale", .type = KeyType::real, .min = 0, .max = 10},
-                {.name = "proj_dim", .type = KeyType::integer, .min = 1, .max = 1e5},
-                {.name = "eval_split", .type = KeyType::string},
-                {.name = "probe_split", .type = KeyType::string},
-                {.name = "probe", .type = KeyType::integer, .min = 2, .max = 1e7},
-                {.name = "evaluate", .type = KeyType::string, .choices = {"native", "command"}},
-                {.name = "command", .type = KeyType::string},
-                {.name = "encoders", .type = KeyType::list},
-                {.name = "benchmarks", .type = KeyType::map}};
+        return with_command_keys(
+            {{.name = "pool", .type = KeyType::string},
+             {.name = "seeds", .type = KeyType::integer, .min = 1, .max = 1000},
+             {.name = "steps", .type = KeyType::integer, .min = 1, .max = 1e7},
+             {.name = "batch", .type = KeyType::integer, .min = 2, .max = 1e6},
+             {.name = "lr", .type = KeyType::real, .min = 0, .max = 10},
+             {.name = "encoder_lr_scale", .type = KeyType::real, .min = 0, .max = 10},
+             {.name = "proj_dim", .type = KeyType::integer, .min = 1, .max = 1e5},
+             {.name = "eval_split", .type = KeyType::string},
+             {.name = "probe_split", .type = KeyType::string},
+             {.name = "probe", .type = KeyType::integer, .min = 2, .max = 1e7},
+             {.name = "evaluate", .type = KeyType::string, .choices = {"native", "command"}},
+             {.name = "command", .type = KeyType::string},
+             {.name = "encoders", .type = KeyType::list},
+             {.name = "benchmarks", .type = KeyType::map}});
     }
     std::vector<ColumnSpec> outputs(const TaskGroup& group, const YamlChecker& yc) const override {
+        check_command_keys(group, yc, evaluates_by_command(group));
         Layout l = layout_of(group, nullptr, yc);
         if (l.encoders.empty())  // native: the pool's models, as listed
             for (const auto& t : group.listed)

@@ -41,6 +41,7 @@
 #include "merging/model_merge.h"
 #include "tasks/kway_sweep.h"
 #include "tasks/merge_command.h"
+#include "tasks/shell_task.h"
 #include "tasks/zoo_common.h"
 
 namespace compatbench {
@@ -51,25 +52,27 @@ class KwayMergeTask final : public TaskKind {
   public:
     std::string_view name() const override { return "kway_merge"; }
     std::vector<KeyRule> keys() const override {
-        return {{.name = "finetunes", .type = KeyType::string, .required = true},
-                {.name = "k", .type = KeyType::list},
-                {.name = "methods", .type = KeyType::list},
-                {.name = "coefs", .type = KeyType::list},
-                {.name = "kappas", .type = KeyType::list},
-                {.name = "kappa_coef", .type = KeyType::real, .min = 0, .max = 100},
-                {.name = "scope", .type = KeyType::list},
-                {.name = "density", .type = KeyType::real, .min = 0, .max = 1},
-                {.name = "drop", .type = KeyType::real, .min = 0, .max = 0.999},
-                {.name = "rho_gate", .type = KeyType::real, .min = 0, .max = 1},
-                {.name = "keep_floor", .type = KeyType::real, .min = 0, .max = 1},
-                {.name = "checkpoints", .type = KeyType::boolean},
-                {.name = "eval_split", .type = KeyType::string},
-                {.name = "evaluate", .type = KeyType::string, .choices = {"native", "command"}},
-                {.name = "command", .type = KeyType::string},
-                {.name = "keep_merged", .type = KeyType::boolean},
-                {.name = "shard_mb", .type = KeyType::real, .min = 1, .max = 1e9}};
+        return with_command_keys(
+            {{.name = "finetunes", .type = KeyType::string, .required = true},
+             {.name = "k", .type = KeyType::list},
+             {.name = "methods", .type = KeyType::list},
+             {.name = "coefs", .type = KeyType::list},
+             {.name = "kappas", .type = KeyType::list},
+             {.name = "kappa_coef", .type = KeyType::real, .min = 0, .max = 100},
+             {.name = "scope", .type = KeyType::list},
+             {.name = "density", .type = KeyType::real, .min = 0, .max = 1},
+             {.name = "drop", .type = KeyType::real, .min = 0, .max = 0.999},
+             {.name = "rho_gate", .type = KeyType::real, .min = 0, .max = 1},
+             {.name = "keep_floor", .type = KeyType::real, .min = 0, .max = 1},
+             {.name = "checkpoints", .type = KeyType::boolean},
+             {.name = "eval_split", .type = KeyType::string},
+             {.name = "evaluate", .type = KeyType::string, .choices = {"native", "command"}},
+             {.name = "command", .type = KeyType::string},
+             {.name = "keep_merged", .type = KeyType::boolean},
+             {.name = "shard_mb", .type = KeyType::real, .min = 1, .max = 1e9}});
     }
-    std::vector<ColumnSpec> outputs(const TaskGroup&, const YamlChecker&) const override {
+    std::vector<ColumnSpec> outputs(const TaskGroup& group, const YamlChecker& yc) const override {
+        check_command_keys(group, yc, evaluates_by_command(group));
         std::vector<ColumnSpec> out;
         for (const char* c :
              {"interference", "dispersion", "rho", "sign_conflict", "screen_score", "merged_mean",

@@ -22,6 +22,7 @@
 #include "tasks/feature_catalog.h"
 #include "tasks/group_keys.h"
 #include "tasks/merge_command.h"
+#include "tasks/shell_task.h"
 #include "tasks/zoo_common.h"
 
 namespace compatbench {
@@ -112,16 +113,18 @@ class MergePairTask final : public TaskKind {
   public:
     std::string_view name() const override { return "merge_pair"; }
     std::vector<KeyRule> keys() const override {
-        return {{.name = "similarity", .type = KeyType::string, .required = true},
-                {.name = "coef", .type = KeyType::real, .min = 0, .max = 1e6},
-                {.name = "normalize", .type = KeyType::string, .choices = {"mean", "sum"}},
-                {.name = "evaluate", .type = KeyType::string, .choices = {"native", "command"}},
-                {.name = "command", .type = KeyType::string},
-                {.name = "eval_split", .type = KeyType::string},
-                {.name = "keep_merged", .type = KeyType::boolean},
-                {.name = "shard_mb", .type = KeyType::real, .min = 1, .max = 1e9}};
+        return with_command_keys(
+            {{.name = "similarity", .type = KeyType::string, .required = true},
+             {.name = "coef", .type = KeyType::real, .min = 0, .max = 1e6},
+             {.name = "normalize", .type = KeyType::string, .choices = {"mean", "sum"}},
+             {.name = "evaluate", .type = KeyType::string, .choices = {"native", "command"}},
+             {.name = "command", .type = KeyType::string},
+             {.name = "eval_split", .type = KeyType::string},
+             {.name = "keep_merged", .type = KeyType::boolean},
+             {.name = "shard_mb", .type = KeyType::real, .min = 1, .max = 1e9}});
     }
-    std::vector<ColumnSpec> outputs(const TaskGroup&, const YamlChecker&) const override {
+    std::vector<ColumnSpec> outputs(const TaskGroup& group, const YamlChecker& yc) const override {
+        check_command_keys(group, yc, evaluates_by_command(group));
         std::vector<ColumnSpec> out = {{"interference", ColumnType::f64, 0},
                                        {"dispersion", ColumnType::f64, 0},
                                        {"rho", ColumnType::f64, 0},

@@ -6,12 +6,31 @@
 #include <string>
 #include <vector>
 
+#include "config/yaml_check.h"
+#include "core/child_process.h"
 #include "core/text_template.h"
 #include "core/value.h"
 
 namespace compatbench {
 
 struct TaskContext;
+struct TaskGroup;
+
+// The keys of every kind that runs a user's command (docs/gpus.md):
+//   env: {NAME: value, ...}   variables set for the command, over the runner's own
+std::vector<KeyRule> command_keys();
+// Checks them (ConfigError via `checker`): names, values, and no CUDA_VISIBLE_DEVICES
+// (the runner sets it from `gpus:`); refused when the group runs no command.
+void check_command_keys(const TaskGroup& group, const YamlChecker& checker, bool runs_command);
+// `keys` with command_keys() appended.
+std::vector<KeyRule> with_command_keys(std::vector<KeyRule> keys);
+// Whether a group that can evaluate natively or by a command says `evaluate: command`.
+bool evaluates_by_command(const TaskGroup& group);
+
+// What a command's environment gets over the rank's: CUDA_VISIBLE_DEVICES as exactly the
+// task's devices (empty for none); OMP_NUM_THREADS and its like as the rank's threads,
+// unless the rank's environment sets them; then the group's `env:`.
+EnvOverrides command_environment(const TaskContext& context);
 
 // Runs `command_template` (placeholders: the task's parameters, {id}, {seed}, {attempt},
 // {result}, {workdir}, {out}, `extra`, and `lists`: several words each) as a command task does:

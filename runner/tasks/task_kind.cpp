@@ -35,6 +35,10 @@ const Scalar* TaskContext::find(const std::string& key) const {
     return it == params.end() ? nullptr : &it->second;
 }
 
+std::vector<std::string> TaskContext::devices() const {
+    return resources ? task_devices(resources->devices, group.gpus) : std::vector<std::string>{};
+}
+
 bool TaskContext::flag(const std::string& key) const {
     const Scalar* s = find(key);
     return s && s->kind == Scalar::Kind::text && parse_bool(s->text).value_or(false);

@@ -12,6 +12,7 @@
 
 #include "config/config.h"
 #include "config/yaml_check.h"
+#include "core/resources.h"
 #include "core/value.h"
 #include "tasks/task_group.h"
 
@@ -29,6 +30,10 @@ struct TaskContext {
     std::filesystem::path out_dir;
     const std::atomic<bool>& cancel;  // set when the run abandons tasks in flight
     std::uint64_t experiment_seed;    // the config's (or --seed's): what a replicate varies
+    const RankResources* resources;   // what the rank holds (nullptr: nothing, one thread)
+
+    // The devices this task is given: the first `gpus:` of its rank's.
+    std::vector<std::string> devices() const;
 
     const Scalar* find(const std::string& key) const;
     double real(const std::string& key, double fallback) const;

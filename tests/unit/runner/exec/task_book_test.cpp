@@ -28,7 +28,7 @@ struct Fixture {
 
 std::size_t take(TaskBook& book, int* attempt = nullptr) {
     int a = 0;
-    const std::size_t i = book.take_ready(a);
+    const std::size_t i = book.take_ready(0, a);
     if (attempt) *attempt = a;
     return i;
 }
@@ -41,7 +41,7 @@ TEST(TaskBook, ReadyByCostThenIndexAndDependentsReleased) {
     ASSERT_EQ(book.ready_count(), 3u);  // a/0, a/1, c; b and d wait
     EXPECT_EQ(book.state(f.id("b")), State::blocked);
     EXPECT_EQ(take(book), f.id("c"));  // highest cost hint first
-    EXPECT_EQ(book.next_group(), 0u);
+    EXPECT_EQ(book.next_group(0), 0u);
     const std::size_t a0 = take(book), a1 = take(book);
     EXPECT_EQ(a0, f.id("a/0"));  // then the lower index
     EXPECT_EQ(a1, f.id("a/1"));
@@ -118,7 +118,48 @@ TEST(TaskBook, ResumeRestoresDoneTasksAndAttemptNumbers) {
     EXPECT_EQ(book.fact(f.id("a/0")).duration, 2.5);
     EXPECT_EQ(std::get<std::int64_t>(book.outputs(f.id("a/0")).at(0)), 7);
     int attempt = 0;
-    EXPECT_EQ(book.take_ready(attempt), f.id("b"));  // released by the restored a
-    EXPECT_EQ(book.take_ready(attempt), f.id("c"));
+    EXPECT_EQ(book.take_ready(0, attempt), f.id("b"));  // released by the restored a
+    EXPECT_EQ(book.take_ready(0, attempt), f.id("c"));
     EXPECT_EQ(attempt, 3);  // two failed attempts before
+}
+
+// Tasks that need devices go only to ranks holding enough of them; a rank holding devices
+// takes the GPU work that needs the most of what it holds first, then CPU work (docs/gpus.md).
+TEST(TaskBook, DevicesDecideWhichRankTakesATask) {
+    const std::string yaml =
+        "experiment: {name: t, seed: 1}\n"
+        "tasks:\n"
+        "  - {name: cpu, kind: noop, count: 1, cost: 9}\n"
+        "  - {name: one, kind: noop, count: 1, gpus: 1}\n"
+        "  - {name: two, kind: noop, count: 1, gpus: 2}\n";
+    const Config config = parse_config(yaml, "t.yaml");
+    const TaskGraph graph = TaskGraph::build(config);
+    TaskBook book(config, graph);
+    book.start();
+    int attempt = 0;
+    EXPECT_TRUE(book.has_ready_for(0));
+    EXPECT_EQ(book.next_group(0), 0u);  // a CPU-only rank sees the CPU task only
+    EXPECT_EQ(book.next_group(1), 1u);  // one device: the 1-GPU task before the CPU task
+    EXPECT_EQ(book.take_ready(2, attempt), graph.find("two/0").value());  // most devices first
+    EXPECT_EQ(book.take_ready(2, attempt), graph.find("one/0").value());
+    EXPECT_EQ(book.take_ready(2, attempt), graph.find("cpu/0").value());
+    EXPECT_FALSE(book.has_ready());
+}
+
+TEST(TaskBook, CpuTasksStayOffGpuRanksWhenTheConfigSaysSo) {
+    const std::string yaml =
+        "experiment: {name: t, seed: 1}\n"
+        "runner: {cpu_tasks_on_gpu_ranks: false}\n"
+        "tasks:\n"
+        "  - {name: cpu, kind: noop, count: 1}\n"
+        "  - {name: two, kind: noop, count: 1, gpus: 2}\n";
+    const Config config = parse_config(yaml, "t.yaml");
+    const TaskGraph graph = TaskGraph::build(config);
+    TaskBook book(config, graph);
+    book.start();
+    int attempt = 0;
+    EXPECT_FALSE(book.has_ready_for(1));  // the 2-GPU task does not fit; the CPU one may not
+    EXPECT_EQ(book.take_ready(2, attempt), graph.find("two/0").value());
+    EXPECT_FALSE(book.has_ready_for(2));
+    EXPECT_TRUE(book.has_ready_for(0));
 }

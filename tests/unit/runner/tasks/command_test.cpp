@@ -17,6 +17,7 @@ struct Fixture {
     TaskGraph graph;
     std::atomic<bool> cancel{false};
     fs::path out;
+    RankResources resources;
 
     explicit Fixture(const std::string& group) {
         config = parse_config("experiment: {name: t, seed: 3}\ntasks:\n" + group, "test.yaml");
@@ -26,9 +27,12 @@ struct Fixture {
     }
     TaskOutcome run(std::size_t index, int attempt = 1) {
         const Task& t = graph.tasks()[index];
-        const TaskContext ctx{
-            t.id,       config.groups[t.group], t.params, t.lists, t.seed, attempt, 0, out, cancel,
-            config.seed};
+        const TaskContext ctx{t.id,      config.groups[t.group],
+                              t.params,  t.lists,
+                              t.seed,    attempt,
+                              0,         out,
+                              cancel,    config.seed,
+                              &resources};
         return config.groups[t.group].kind->run(ctx);
     }
 };
@@ -90,9 +94,41 @@ TEST(TaskContext, ListParametersAreTyped) {
         "  - {name: g, kind: noop, count: 1}\n",
         "test.yaml");
     std::atomic<bool> cancel{false};
-    const TaskContext ctx{id, config.groups[0], params, lists, 1, 1, 0, "", cancel, 3};
+    const TaskContext ctx{id, config.groups[0], params, lists, 1, 1, 0, "", cancel, 3, nullptr};
     EXPECT_EQ(ctx.integers("k_list"), (std::vector<int>{10, 20}));
     EXPECT_EQ(ctx.texts("splits"), (std::vector<std::string>{"probe", "flickr"}));
     EXPECT_THROW(ctx.integers("splits"), std::invalid_argument);  // not ints
     EXPECT_THROW(ctx.texts("eval_list"), std::invalid_argument);  // no such list
+}
+
+// A command sees exactly its devices (none: an empty CUDA_VISIBLE_DEVICES), the rank's
+// thread count, and the group's env: over both.
+TEST(CommandTask, SeesItsDevicesThreadsAndEnv) {
+    const std::string command =
+        "    command: \"printf '{{\\\"d\\\": \\\"%s\\\", \\\"t\\\": \\\"%s\\\", \\\"x\\\": "
+        "\\\"%s\\\"}}' \\\"$CUDA_VISIBLE_DEVICES\\\" \\\"$MKL_NUM_THREADS\\\" \\\"$X\\\" > "
+        "{result}\"\n    outputs: {d: str, t: str, x: str}\n";
+    Fixture gpu(
+        "  - name: c\n    kind: command\n    count: 1\n    gpus: 1\n    env: {X: \"a b\"}\n" +
+        command);
+    gpu.resources = {"h", {"3", "5"}, 7, "test"};
+    const TaskOutcome on_gpu = gpu.run(0);
+    ASSERT_EQ(on_gpu.status, TaskStatus::done) << on_gpu.error;
+    EXPECT_EQ(std::get<std::string>(on_gpu.outputs[0]), "3");  // the first of the rank's
+    if (!std::getenv("MKL_NUM_THREADS")) {
+        EXPECT_EQ(std::get<std::string>(on_gpu.outputs[1]), "7");
+    }
+    EXPECT_EQ(std::get<std::string>(on_gpu.outputs[2]), "a b");
+
+    Fixture cpu("  - name: c\n    kind: command\n    count: 1\n" + command);
+    cpu.resources = {"h", {"3", "5"}, 1, "test"};
+    const TaskOutcome on_cpu = cpu.run(0);
+    ASSERT_EQ(on_cpu.status, TaskStatus::done) << on_cpu.error;
+    EXPECT_EQ(std::get<std::string>(on_cpu.outputs[0]), "");  // asked for none: none
+}
+
+TEST(CommandTask, RefusesToLetEnvSetTheDevices) {
+    EXPECT_THROW(Fixture("  - name: c\n    kind: command\n    count: 1\n"
+                         "    env: {CUDA_VISIBLE_DEVICES: \"0\"}\n    command: \"true\"\n"),
+                 ConfigError);
 }
