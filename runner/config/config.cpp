@@ -37,6 +37,7 @@ const std::vector<KeyRule> kRunnerRules = {
     {.name = "devices", .type = KeyType::any},
     {.name = "threads", .type = KeyType::integer, .min = 0, .max = 4096},
     {.name = "cpu_tasks_on_gpu_ranks", .type = KeyType::boolean},
+    {.name = "servers", .type = KeyType::string, .choices = {"keep", "per_task"}},
 };
 
 // Keys every `tasks:` entry may have, whatever its kind.
@@ -193,6 +194,7 @@ GroupSpec parse_group(const YamlChecker& yc, const YAML::Node& node, const std::
     g.log_limit = static_cast<std::uint64_t>(runner.log_limit_mb * 1e6);
     g.cost = node["cost"] ? yc.as_real(node["cost"], gpath + ".cost") : 1.0;
     g.print = node["print"] ? yc.as_bool(node["print"], gpath + ".print") : false;
+    g.server_per_task = runner.server_per_task;
     g.gpus = node["gpus"] ? static_cast<int>(yc.as_int(node["gpus"], gpath + ".gpus")) : 0;
     return g;
 }
@@ -326,6 +328,7 @@ RunnerSettings parse_runner(const YamlChecker& yc, const YAML::Node& r) {
             yc.as_real(r["row_flush_interval"], "runner.row_flush_interval");
     if (r["devices"]) runner.devices = parse_node_devices(yc, r["devices"]);
     if (r["threads"]) runner.threads = static_cast<int>(yc.as_int(r["threads"], "runner.threads"));
+    if (r["servers"]) runner.server_per_task = r["servers"].Scalar() == "per_task";
     if (r["cpu_tasks_on_gpu_ranks"])
         runner.cpu_tasks_on_gpu_ranks =
             yc.as_bool(r["cpu_tasks_on_gpu_ranks"], "runner.cpu_tasks_on_gpu_ranks");

@@ -47,6 +47,7 @@ struct RunnerSettings {
     std::vector<std::pair<std::string, std::vector<std::string>>> devices;
     int threads = 0;                     // threads per rank for commands; 0: from SLURM or cores
     bool cpu_tasks_on_gpu_ranks = true;  // false: ranks holding GPUs run GPU tasks only
+    bool server_per_task = false;        // servers: per_task: a fresh server for every task
 };
 
 // One `tasks:` entry: a group of tasks of one kind, expanded over `count` or `grid`.
@@ -64,6 +65,7 @@ struct GroupSpec {
     double cost = 1.0;                   // relative cost hint: larger first; plan's critical path
     bool print = false;  // print the group's table on the console at the end of a run
     int gpus = 0;        // devices each task needs; it runs only on a rank holding that many
+    bool server_per_task = false;  // the runner's `servers: per_task`
     YAML::Mark mark;
     YAML::Node node;
     std::filesystem::path config_dir;  // the config file's folder, absolute ({config_dir})

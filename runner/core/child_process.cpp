@@ -125,6 +125,19 @@ int guard_main(int argc, char** argv) {
     }
 }
 
+std::string tail_of_file(const std::filesystem::path& path, std::size_t max_bytes) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return {};
+    in.seekg(0, std::ios::end);
+    const auto size = static_cast<std::size_t>(in.tellg());
+    const std::size_t from = size > max_bytes ? size - max_bytes : 0;
+    in.seekg(static_cast<std::streamoff>(from));
+    std::string text(size - from, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+    return text;
+}
+
 CappedLog::CappedLog(const std::filesystem::path& path, std::uint64_t limit)
     : out_(path, std::ios::app | std::ios::binary),
       limit_(limit),
@@ -169,7 +182,7 @@ std::vector<std::string> environment_with(const EnvOverrides& env) {
 
 ChildProcess::ChildProcess(const std::string& command, const std::filesystem::path& log_path,
                            std::uint64_t limit, std::chrono::milliseconds grace,
-                           const EnvOverrides& env)
+                           const EnvOverrides& env, int pass_fd)
     : grace_(grace) {
     if (!g_can_guard)
         throw std::logic_error(
@@ -187,6 +200,7 @@ ChildProcess::ChildProcess(const std::string& command, const std::filesystem::pa
                                          O_WRONLY | O_CREAT | O_APPEND, 0644);
     }
     posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    if (pass_fd >= 0) posix_spawn_file_actions_adddup2(&actions, pass_fd, 3);  // clears CLOEXEC
     const SpawnAttr attr(true);
     const std::string parent = std::to_string(getpid());
     const std::string grace_ms = std::to_string(grace.count());

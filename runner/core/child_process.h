@@ -30,6 +30,9 @@ inline constexpr const char* kGuardVerb = "__guard";
 // call it (its guard would be that program run again).
 int guard_main(int argc, char** argv);
 
+// The last `max_bytes` of a file, without its final line breaks ("" when it cannot be read).
+std::string tail_of_file(const std::filesystem::path& path, std::size_t max_bytes);
+
 // A command's output into its log, `limit` bytes at most: the first half as it comes, the
 // last half kept in memory and written at the end, after a note of what was cut between.
 class CappedLog {
@@ -49,12 +52,13 @@ using EnvOverrides = std::vector<std::pair<std::string, std::string>>;
 
 // `/bin/sh -c command` under a guard, in its own process group; its output goes through a
 // pipe into a CappedLog, or (limit 0) straight into the log file. `env` is set over the
-// rank's environment.
+// rank's environment; `pass_fd` (when >= 0) is this process's descriptor that the command
+// gets as descriptor 3 (a command server's socket, tasks/command_server.h).
 class ChildProcess {
   public:
     ChildProcess(const std::string& command, const std::filesystem::path& log_path,
-                 std::uint64_t limit, std::chrono::milliseconds grace,
-                 const EnvOverrides& env = {});
+                 std::uint64_t limit, std::chrono::milliseconds grace, const EnvOverrides& env = {},
+                 int pass_fd = -1);
     ~ChildProcess();
     ChildProcess(const ChildProcess&) = delete;
     ChildProcess& operator=(const ChildProcess&) = delete;

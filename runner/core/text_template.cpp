@@ -146,4 +146,51 @@ std::string TextTemplate::render(
     return out;
 }
 
+std::vector<std::string> TextTemplate::words(
+    const std::map<std::string, std::string>& values,
+    const std::map<std::string, std::vector<std::string>>& lists) const {
+    std::vector<std::string> out;
+    bool open = false;  // the last word may still grow
+    const auto append = [&](const std::string& text) {
+        if (!open) out.emplace_back();
+        out.back() += text;
+        open = true;
+    };
+    for (const auto& piece : pieces_) {
+        if (!piece.placeholder) {
+            for (const char c : piece.text) {
+                if (c == ' ' || c == '\t' || c == '\n') {
+                    open = false;
+                } else {
+                    append(std::string(1, c));
+                }
+            }
+            continue;
+        }
+        if (const auto list = lists.find(piece.text); list != lists.end()) {
+            for (std::size_t i = 0; i < list->second.size(); ++i) {
+                if (i > 0) open = false;
+                append(list->second[i]);
+            }
+            continue;
+        }
+        const auto it = values.find(piece.text);
+        if (it == values.end())
+            throw std::invalid_argument("no value for placeholder {" + piece.text + "}");
+        append(it->second);
+    }
+    return out;
+}
+
+void TextTemplate::check_plain_words() const {
+    for (const auto& piece : pieces_) {
+        if (piece.placeholder) continue;
+        const auto at = piece.text.find_first_of("'\"$`\\;&|<>()*?~#");
+        if (at != std::string::npos)
+            throw std::invalid_argument(std::string("'") + piece.text[at] +
+                                        "' is read by a shell, and a served task's arguments "
+                                        "pass through none: write plain words and placeholders");
+    }
+}
+
 }  // namespace compatbench

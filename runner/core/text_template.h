@@ -34,6 +34,16 @@ class TextTemplate {
     // placeholder in `lists` becomes its words, each quoted, separated by spaces.
     std::string render(const std::map<std::string, std::string>& values, bool quote = true,
                        const std::map<std::string, std::vector<std::string>>& lists = {}) const;
+    // The same as an argument list, with no shell between: the literal text splits into
+    // words at white space; a value joins the word it stands in as it is (a list: its first
+    // word there, then a word each). Throws as render() does.
+    std::vector<std::string> words(
+        const std::map<std::string, std::string>& values,
+        const std::map<std::string, std::vector<std::string>>& lists = {}) const;
+    // Throws std::invalid_argument naming the first character of the literal text that only
+    // a shell would read (quotes, $, `, \, ;, &, |, <, >, parentheses, *, ?, ~, #): such a
+    // template cannot become an argument list.
+    void check_plain_words() const;
 
   private:
     struct Piece {

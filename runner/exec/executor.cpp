@@ -73,7 +73,11 @@ void Executor::loop() {
         {
             std::unique_lock lock(mutex_);
             work_cv_.wait(lock, [this] { return quit_.load() || !queue_.empty(); });
-            if (queue_.empty()) return;  // quit
+            if (queue_.empty()) {  // quit: the servers end with the task thread
+                lock.unlock();
+                servers_.clear();
+                return;
+            }
             a = queue_.front();
             queue_.pop_front();
             idle_ = false;
@@ -102,7 +106,7 @@ TaskContext Executor::context_of(std::size_t index, int attempt) const {
                        task.seed,   attempt,
                        rank_,       out_,
                        cancel_,     config_.seed,
-                       &resources_};
+                       &resources_, &servers_};
 }
 
 std::string Executor::damaged_artifact(std::size_t index) const {

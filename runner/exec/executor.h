@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "graph/task_graph.h"
+#include "tasks/command_server.h"
 #include "tasks/task_kind.h"
 
 namespace compatbench {
@@ -62,6 +63,7 @@ class Executor {
     int rank_;
     std::filesystem::path out_;
     RankResources resources_;
+    mutable ServerPool servers_;  // used by the task thread only
     std::atomic<bool> cancel_{false};
     std::atomic<bool> quit_{false};
     std::atomic<bool> idle_{true};

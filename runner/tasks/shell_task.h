@@ -16,8 +16,10 @@ namespace compatbench {
 struct TaskContext;
 struct TaskGroup;
 
-// The keys of every kind that runs a user's command (docs/gpus.md):
-//   env: {NAME: value, ...}   variables set for the command, over the runner's own
+// The keys of every kind that runs a user's command:
+//   env: {NAME: value, ...}   variables set for the command, over the runner's own (docs/gpus.md)
+//   server: "python3 serve.py" a long-lived server runs the tasks; `command` is then their
+//                             arguments (docs/servers.md)
 std::vector<KeyRule> command_keys();
 // Checks them (ConfigError via `checker`): names, values, and no CUDA_VISIBLE_DEVICES
 // (the runner sets it from `gpus:`); refused when the group runs no command.

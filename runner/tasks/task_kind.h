@@ -18,6 +18,8 @@
 
 namespace compatbench {
 
+class ServerPool;
+
 // What a task sees while it runs: its identity, parameters, seed and where to write.
 struct TaskContext {
     const std::string& id;
@@ -31,6 +33,7 @@ struct TaskContext {
     const std::atomic<bool>& cancel;  // set when the run abandons tasks in flight
     std::uint64_t experiment_seed;    // the config's (or --seed's): what a replicate varies
     const RankResources* resources;   // what the rank holds (nullptr: nothing, one thread)
+    ServerPool* servers;              // the rank's command servers (tasks/command_server.h)
 
     // The devices this task is given: the first `gpus:` of its rank's.
     std::vector<std::string> devices() const;

@@ -19,6 +19,16 @@ inline std::string run_command(const std::string& cmd) {
     return out;
 }
 
+// The whole text of a file ("" when it cannot be read).
+inline std::string read_file(const std::string& path) {
+    std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), std::fclose);
+    std::string out;
+    char buf[4096];
+    std::size_t n = 0;
+    while (f && (n = std::fread(buf, 1, sizeof buf, f.get())) > 0) out.append(buf, n);
+    return out;
+}
+
 // An n x d matrix of seeded standard normal draws.
 inline Eigen::MatrixXf random_matrix(int n, int d, std::uint64_t seed) {
     nn::Random rng(seed);

@@ -6,7 +6,9 @@
 #include "core/text_template.h"
 #include "experiment/experiment.h"
 #include "graph/task_graph.h"
+#include "tasks/command_server.h"
 #include "tasks/task_kind.h"
+#include "test_support.h"
 
 using namespace compatbench;
 namespace fs = std::filesystem;
@@ -18,6 +20,7 @@ struct Fixture {
     std::atomic<bool> cancel{false};
     fs::path out;
     RankResources resources;
+    ServerPool servers;
 
     explicit Fixture(const std::string& group) {
         config = parse_config("experiment: {name: t, seed: 3}\ntasks:\n" + group, "test.yaml");
@@ -27,12 +30,12 @@ struct Fixture {
     }
     TaskOutcome run(std::size_t index, int attempt = 1) {
         const Task& t = graph.tasks()[index];
-        const TaskContext ctx{t.id,      config.groups[t.group],
-                              t.params,  t.lists,
-                              t.seed,    attempt,
-                              0,         out,
-                              cancel,    config.seed,
-                              &resources};
+        const TaskContext ctx{t.id,       config.groups[t.group],
+                              t.params,   t.lists,
+                              t.seed,     attempt,
+                              0,          out,
+                              cancel,     config.seed,
+                              &resources, &servers};
         return config.groups[t.group].kind->run(ctx);
     }
 };
@@ -94,7 +97,8 @@ TEST(TaskContext, ListParametersAreTyped) {
         "  - {name: g, kind: noop, count: 1}\n",
         "test.yaml");
     std::atomic<bool> cancel{false};
-    const TaskContext ctx{id, config.groups[0], params, lists, 1, 1, 0, "", cancel, 3, nullptr};
+    const TaskContext ctx{id, config.groups[0], params, lists,   1,      1, 0,
+                          "", cancel,           3,      nullptr, nullptr};
     EXPECT_EQ(ctx.integers("k_list"), (std::vector<int>{10, 20}));
     EXPECT_EQ(ctx.texts("splits"), (std::vector<std::string>{"probe", "flickr"}));
     EXPECT_THROW(ctx.integers("splits"), std::invalid_argument);  // not ints
@@ -131,4 +135,86 @@ TEST(CommandTask, RefusesToLetEnvSetTheDevices) {
     EXPECT_THROW(Fixture("  - name: c\n    kind: command\n    count: 1\n"
                          "    env: {CUDA_VISIBLE_DEVICES: \"0\"}\n    command: \"true\"\n"),
                  ConfigError);
+}
+
+namespace {
+// A served group whose tasks' arguments are the grid's `what` and `arg`
+// (tests/checks/user_scripts/behaviour_server.py).
+std::string served_group(const std::string& grid, const std::string& more = "") {
+    return "  - name: s\n    kind: command\n    grid: " + grid + "\n    server: /usr/bin/python3 " +
+           COMPATBENCH_SOURCE_DIR +
+           "/tests/checks/user_scripts/behaviour_server.py\n"
+           "    command: '{what} {arg} {result}'\n"
+           "    outputs: {pid: int, n: int, devices: str}\n" +
+           more;
+}
+std::int64_t pid_of(const TaskOutcome& o) { return std::get<std::int64_t>(o.outputs[0]); }
+}  // namespace
+
+TEST(ServedTask, OneServerRunsTheRanksTasks) {
+    Fixture f(served_group("{what: [ok], arg: [1, 2, 3]}", "    gpus: 1\n"));
+    f.resources = {"h", {"6"}, 1, "test"};
+    std::vector<TaskOutcome> o;
+    for (std::size_t i = 0; i < 3; ++i) o.push_back(f.run(i));
+    for (const auto& x : o) ASSERT_EQ(x.status, TaskStatus::done) << x.error;
+    EXPECT_EQ(pid_of(o[0]), pid_of(o[1]));  // one process served all three
+    EXPECT_EQ(pid_of(o[1]), pid_of(o[2]));
+    EXPECT_EQ(std::get<std::int64_t>(o[2].outputs[1]), 3);
+    EXPECT_EQ(std::get<std::string>(o[0].outputs[2]), "6");  // its devices, as a command's
+    const std::string log = test::read_file(
+        (f.out / "logs" / "tasks" / (task_file_stem(f.graph.tasks()[1].id) + ".log")).string());
+    EXPECT_NE(log.find("task ok 2"), std::string::npos) << log;  // the task's output, its log
+}
+
+TEST(ServedTask, FailuresEndTheTaskAndTheServerRestarts) {
+    Fixture f(
+        served_group("{what: [ok, fail, crash, raise, sleep], arg: [5]}", "    timeout: 3\n"));
+    // Ids: s/ok+5, s/fail+5, s/crash+5, s/raise+5, s/sleep+5 (grid order).
+    const TaskOutcome first = f.run(0);
+    ASSERT_EQ(first.status, TaskStatus::done) << first.error;
+    const TaskOutcome failed = f.run(1);
+    EXPECT_EQ(failed.status, TaskStatus::failed);
+    EXPECT_NE(failed.error.find("exit code 5"), std::string::npos) << failed.error;
+    EXPECT_NE(failed.error.find("failing on purpose"), std::string::npos) << failed.error;
+    EXPECT_EQ(pid_of(f.run(0)), pid_of(first));  // a failed task leaves its server alive
+    const TaskOutcome crashed = f.run(2);
+    EXPECT_EQ(crashed.status, TaskStatus::failed);
+    EXPECT_NE(crashed.error.find("exited during the task (exit code 5"), std::string::npos)
+        << crashed.error;
+    const TaskOutcome raised = f.run(3);
+    EXPECT_EQ(raised.status, TaskStatus::failed);
+    EXPECT_NE(raised.error.find("ValueError: raised on purpose"), std::string::npos)
+        << raised.error;
+    const TaskOutcome after = f.run(0);  // a new server
+    ASSERT_EQ(after.status, TaskStatus::done) << after.error;
+    EXPECT_NE(pid_of(after), pid_of(first));
+    const TaskOutcome slow = f.run(4);  // sleeps 5 s, timeout 3 s
+    EXPECT_EQ(slow.status, TaskStatus::failed);
+    EXPECT_NE(slow.error.find("timed out after 3"), std::string::npos) << slow.error;
+    const TaskOutcome again = f.run(0);
+    ASSERT_EQ(again.status, TaskStatus::done) << again.error;
+    EXPECT_NE(pid_of(again), pid_of(after));
+}
+
+TEST(ServedTask, AServerThatWillNotStartFailsEachTaskWithItsMessage) {
+    Fixture f(
+        "  - name: s\n    kind: command\n    count: 2\n"
+        "    server: echo no such interpreter >&2; exit 7\n"
+        "    command: 'x {result}'\n");
+    for (std::size_t i = 0; i < 2; ++i) {
+        const TaskOutcome o = f.run(i);
+        EXPECT_EQ(o.status, TaskStatus::failed);
+        EXPECT_NE(o.error.find("exited before it was ready (exit code 7"), std::string::npos)
+            << o.error;
+        EXPECT_NE(o.error.find("no such interpreter"), std::string::npos) << o.error;
+    }
+}
+
+TEST(ServedTask, ArgumentsMustBePlainWords) {
+    EXPECT_THROW(Fixture("  - name: s\n    kind: command\n    count: 1\n"
+                         "    server: python3 serve.py\n    command: 'x {result} > y'\n"),
+                 ConfigError);
+    EXPECT_THROW(Fixture("  - name: s\n    kind: command\n    count: 1\n"
+                         "    server: python3 serve.py {id}\n    command: 'x {result}'\n"),
+                 ConfigError);  // {id} is a task's, not a server's
 }
