@@ -42,7 +42,8 @@ PY
     kind: command
     count: 40
     ${prev:+after: [$prev]}
-    command: $PY -c '$imports; json.dump({{"ok": 1}}, open(sys.argv[1], "w"))' {result}
+    command: >-
+      $PY -c '$imports; json.dump({{"ok": 1}}, open(sys.argv[1], "w"))' {result}
     outputs: {ok: int}
   - name: served_$variant
     kind: command

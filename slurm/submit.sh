@@ -8,6 +8,9 @@
 #     --cpus N           CPUs per rank, default 1
 #     --mem SIZE         memory per node (e.g. 8G; default: the partition's)
 #     --exclusive        whole nodes to the job (an array's runs land on different nodes)
+#     --gpus-per-task N  GPUs per rank: SLURM binds each rank to its own (docs/gpus.md)
+#     --gpus N           GPUs for the whole job (at least one a node: a mixed allocation of
+#                        GPU and CPU-only nodes is a heterogeneous job, see the README)
 #     --time T           time limit (e.g. 02:00:00), default 01:00:00
 #     --signal S         warn the runner S seconds before the limit (CB_SIGNAL_SECONDS)
 #     --seeds K          a job array of K runs, seeds SEED_BASE..SEED_BASE+K-1, each into
@@ -29,7 +32,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=site.sh
 source "$HERE/site.sh"
 export CB_ROOT CB_BIN
-exclude_each="" ranks=2 nodes="" cpus=1 mem="" exclusive=0 time=01:00:00 signal=$CB_SIGNAL_SECONDS seeds=0 seed_base=1 dry=0
+exclude_each="" ranks=2 nodes="" cpus=1 mem="" exclusive=0 gpus_per_task="" gpus="" time=01:00:00 signal=$CB_SIGNAL_SECONDS seeds=0 seed_base=1 dry=0
 while (($#)); do
   case $1 in
     --ranks) ranks=$2; shift 2 ;;
@@ -37,13 +40,15 @@ while (($#)); do
     --cpus) cpus=$2; shift 2 ;;
     --mem) mem=$2; shift 2 ;;
     --exclusive) exclusive=1; shift ;;
+    --gpus-per-task) gpus_per_task=$2; shift 2 ;;
+    --gpus) gpus=$2; shift 2 ;;
     --time) time=$2; shift 2 ;;
     --signal) signal=$2; shift 2 ;;
     --seeds) seeds=$2; shift 2 ;;
     --seed-base) seed_base=$2; shift 2 ;;
     --exclude-each) exclude_each=$2; shift 2 ;;
     --dry-run) dry=1; shift ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
     -*) echo "submit.sh: unknown option $1" >&2; exit 2 ;;
     *) break ;;
   esac
@@ -58,6 +63,8 @@ flags=(--parsable --ntasks="$ranks" --cpus-per-task="$cpus" --time="$time"
 [[ -n $nodes ]] && flags+=(--nodes="$nodes")
 [[ -n $mem ]] && flags+=(--mem="$mem")
 ((exclusive)) && flags+=(--exclusive)
+[[ -n $gpus_per_task ]] && flags+=(--gpus-per-task="$gpus_per_task")
+[[ -n $gpus ]] && flags+=(--gpus="$gpus")
 mapfile -t site < <(cb_site_flags)
 flags+=("${site[@]}")
 sb() {

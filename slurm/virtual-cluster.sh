@@ -35,6 +35,11 @@ write_conf() {
   mem=$(slurmd -C | sed -n 's/.*RealMemory=\([0-9]*\).*/\1/p'); mem=$((mem / 4))
   awk -v s="$STATE" -v m="$mem" '{gsub(/@STATE@/, s); gsub(/@MEM@/, m); print}' \
     "$HERE/virtual/slurm.conf.in" > "$STATE/slurm.conf"
+  # node1's two simulated GPUs: character devices named as NVIDIA's (major 195), which
+  # slurmd only checks exist; nothing opens them.
+  mkdir -p "$STATE/dev"
+  for i in 0 1; do [[ -e $STATE/dev/nvidia$i ]] || mknod "$STATE/dev/nvidia$i" c 195 "$i"; done
+  printf 'AutoDetect=off\nNodeName=node1 Name=gpu File=%s/dev/nvidia[0-1]\n' "$STATE" > "$STATE/gres.conf"
 }
 
 start_munge() {

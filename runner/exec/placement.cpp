@@ -110,6 +110,10 @@ RankResources rank_resources(const RunnerSettings& runner,
         }
     } else if (const auto configured = configured_devices(runner, node.host)) {
         split(*configured, "runner.devices");
+    } else if (env.srun_step && env.job_gpus && !env.step_gpus) {
+        // SLURM gave this node no GPU in the step: what it sees was inherited from the batch
+        // script (a mixed allocation passes the GPU node's list to every task).
+        r.source = "none (SLURM_JOB_GPUS without SLURM_STEP_GPUS: no GPU on this node)";
     } else if (env.cuda_visible) {
         const auto devices = env_devices("CUDA_VISIBLE_DEVICES", *env.cuda_visible);
         if (env.srun_step || !node.cuda_visible_alike) {

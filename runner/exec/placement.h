@@ -5,8 +5,10 @@
 //   1. --devices on the command line (every node), then runner.devices (per host, or "*");
 //      a node's list is split among the ranks on that node;
 //   2. CUDA_VISIBLE_DEVICES: as it is when SLURM started the rank (srun sets it per task
-//      with --gpus-per-task / --gpu-bind); under mpirun, a list that every rank of the node
-//      sees alike is split among them, and lists that differ are each rank's own;
+//      with --gpus-per-task / --gpu-bind), but none when the job has GPUs and the step none
+//      on this node (SLURM_JOB_GPUS without SLURM_STEP_GPUS: the list was inherited from the
+//      batch script); under mpirun, a list that every rank of the node sees alike is split
+//      among them, and lists that differ are each rank's own;
 //   3. SLURM_STEP_GPUS, then SLURM_JOB_GPUS: the node's GPUs, split among its ranks;
 //   4. none.
 // Threads: runner.threads, else SLURM_CPUS_PER_TASK, else the cores the rank may use (its

@@ -50,3 +50,34 @@ def facts_record_placement(out):
         r = records[i]
         assert host and r["host"] == host, (i, host, r)
         assert r["devices"] == dev == seen[r["rank"]], (i, dev, r)
+
+
+def placed(out, group, *expected):
+    """Every task of `group` ran on a host named in "HOST=DEVICES", with those devices in
+    /tasks and in what its command saw; every entry was used."""
+    want = [tuple(e.split("=", 1)) for e in expected]
+    with h5py.File(f"{out}/results.h5", "r") as f:
+        groups = [g.decode() for g in f["tasks/group"][()]]
+        hosts = [h.decode() for h in f["tasks/host"][()]]
+        devices = [d.decode() for d in f["tasks/devices"][()]]
+        ids = [i.decode() for i in f["tasks/id"][()]]
+        seen = dict(zip([i.decode() for i in f[f"{group}/task_id"][()]],
+                        [d.decode() for d in f[f"{group}/devices"][()]]))
+    used = set()
+    for i, g, h, d in zip(ids, groups, hosts, devices):
+        if g != group:
+            continue
+        assert (h, d) in want, f"{i} ran on {h} with devices {d!r}, expected one of {want}"
+        assert seen[i] == d, f"{i}: /tasks says {d!r}, its command saw {seen[i]!r}"
+        used.add((h, d))
+    assert used == set(want), f"{group}: used {sorted(used)}, expected {sorted(want)}"
+
+
+def own_devices(out):
+    """Each rank read its devices from CUDA_VISIBLE_DEVICES as SLURM set them, and no two
+    ranks hold the same device."""
+    with h5py.File(f"{out}/results.h5", "r") as f:
+        placement = json.loads(f["meta/placement"][()].decode())
+    held = [d for p in placement for d in p["devices"]]
+    assert len(held) == len(set(held)) == len(placement), placement
+    assert all(p["source"] == "CUDA_VISIBLE_DEVICES" for p in placement), placement

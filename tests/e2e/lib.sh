@@ -41,3 +41,25 @@ check_stopped() {
   ! pgrep -f -- "--out $out " > /dev/null || fail "$what: a rank is still running"
 }
 h5_value() { "$PY" -c "import h5py,sys; v=h5py.File(sys.argv[1],'r')[sys.argv[2]][()]; print(v.decode() if isinstance(v, bytes) else v)" "$1" "$2"; }
+# gpu_config NAME EXTRA_RUNNER GROUPS...: a config of command groups "name:gpus:count"
+# whose commands write the devices they saw, their rank and OMP_NUM_THREADS (tests/checks/gpus.py).
+gpu_config() {
+  local file=$WORK/$1.yaml; shift
+  printf 'experiment: {name: gpus, seed: 5}\nrunner: {%s}\ntasks:\n' "$1" > "$file"; shift
+  local g name gpus count
+  for g in "$@"; do
+    IFS=: read -r name gpus count <<< "$g"
+    cat >> "$file" <<YAML
+  - name: $name
+    kind: command
+    count: $count
+    gpus: $gpus
+    command: >-
+      sleep 0.2; printf '{{"devices": "%s", "rank": %s, "threads": "%s"}}'
+      "\$CUDA_VISIBLE_DEVICES" "\${{SLURM_PROCID:-\${{OMPI_COMM_WORLD_RANK:-0}}}}" "\$OMP_NUM_THREADS" > {result}
+    outputs: {devices: "str:32", rank: int, threads: "str:8"}
+YAML
+  done
+  echo "$file"
+}
+

@@ -8,6 +8,10 @@
 #   array   a leave-one-family-out job array (submit.sh --exclude-each: one run per vision
 #           family of the smoke config, without it), one whole node per run (--exclusive),
 #           then its combine job
+#   gpus    SLURM hands out node1's two simulated GPUs from its gres configuration: two ranks
+#           with --gpus-per-task 1 on node1 each get their own; in a mixed allocation (a
+#           heterogeneous job: node1's rank with both, a rank on each of node2 and node3) the
+#           2-GPU tasks run on node1's rank, CPU tasks on the others
 # MPI stays on loopback (btl_tcp_if_include / oob_tcp_if_include 127.0.0.0/8). Needs root
 # and the slurm packages (skipped, exit 77, without them).
 #   bash tests/slurm/vcluster_e2e.sh BIN SOURCE_DIR SCENARIO
@@ -114,6 +118,33 @@ assert r.any() and (s["runs"][r] >= 2).all() and (s["runs"][r] <= 3).all(), s["r
 print(f"leave-one-family-out: 3 runs, each without one vision family; {int(r.sum())} correlations combined")
 PYEOF
   pass "a leave-one-family-out job array, one run per node ($hosts), and its combine job"
+  ;;
+gpus)
+  unset CUDA_VISIBLE_DEVICES SLURM_STEP_GPUS SLURM_JOB_GPUS
+  C=$(gpu_config perTask "" one:1:6 cpu:0:2)
+  J=$(bash "$SRC/slurm/submit.sh" --ranks 2 --nodes 1 --gpus-per-task 1 --time 00:05:00 "$C" "$WORK/per_task")
+  wait_done "$J" 120 || { show_logs "$WORK/per_task"; fail "job $J did not finish"; }
+  [[ $(state "$J") == COMPLETED ]] || { show_logs "$WORK/per_task"; fail "job $J: $(state "$J")"; }
+  pycheck gpus placed "$WORK/per_task" one "node1=0" "node1=1"
+  pycheck gpus own_devices "$WORK/per_task"
+  # A mixed allocation, as the README's heterogeneous job: one rank with node1's two GPUs,
+  # one rank on each GPU-less node (which inherit the batch node's CUDA_VISIBLE_DEVICES).
+  C=$(gpu_config mixed "cpu_tasks_on_gpu_ranks: false" two:2:3 cpu:0:6)
+  mkdir -p "$WORK/mixed/logs"
+  cat > "$WORK/mixed.sbatch" <<SBATCH
+#!/bin/bash
+#SBATCH --time=00:05:00 --output=$WORK/mixed/logs/slurm-%j.out
+#SBATCH --nodes=1 --ntasks=1 --gpus-per-task=2
+#SBATCH hetjob
+#SBATCH --nodes=2 --ntasks-per-node=1
+srun --het-group=0,1 --mpi=pmix $BIN run $C --out $WORK/mixed --log-level warn
+SBATCH
+  J=$(sbatch --parsable "$WORK/mixed.sbatch")
+  wait_done "$J" 120 || { show_logs "$WORK/mixed"; fail "job $J did not finish"; }
+  [[ $(state "$J") == COMPLETED ]] || { show_logs "$WORK/mixed"; fail "job $J: $(state "$J")"; }
+  pycheck gpus placed "$WORK/mixed" two "node1=0,1"
+  pycheck gpus placed "$WORK/mixed" cpu "node2=" "node3="
+  pass "SLURM's gres: one GPU per rank with --gpus-per-task; a mixed allocation placed by need"
   ;;
 *) fail "unknown scenario $SCENARIO" ;;
 esac

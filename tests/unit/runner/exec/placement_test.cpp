@@ -37,6 +37,9 @@ TEST(Placement, SourcesAreReadInTheDocumentedOrder) {
     EXPECT_EQ(rank_resources(runner, {}, env, node(1, 2, false)).devices, (Devices{"2", "3"}));
     env.srun_step = true;  // SLURM set it for this task: taken as it is
     EXPECT_EQ(rank_resources(runner, {}, env, node(1, 2)).devices, (Devices{"2", "3"}));
+    env.step_gpus.reset();  // the job has GPUs, the step none on this node: inherited, none
+    EXPECT_EQ(rank_resources(runner, {}, env, node(1, 2)).devices, Devices{});
+    env.step_gpus = "6,7";
     runner.devices = {{"other", {"9"}}, {"*", {"0", "1"}}};
     EXPECT_EQ(rank_resources(runner, {}, env, node(1, 2)).devices, Devices{"1"});
     runner.devices = {{"node1", {"8"}}, {"*", {"0", "1"}}};  // the host's own entry first
