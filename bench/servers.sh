@@ -6,17 +6,18 @@
 #      Python that imports PyTorch;
 #   2. CONFIG (default configs/real-smoke.yaml) run with its servers, then with a fresh
 #      server for every task (`runner.servers: per_task`, the cost of a process per task):
-#      wall time, and the mean time of a task of each served group.
-#   bash bench/servers.sh [CONFIG]      (build first; CONFIG's sibling files are copied too)
+#      wall time, and the mean time of a task of each served group;
+#   3. the PyTorch evaluation alone, as the K-way merges run it (compatnets.finetune
+#      evaluate of K = 3 fine-tunes, each backbone's first fine-tune standing in for the
+#      merge), spawned and served, on the real library that step 2 trained.
+#   bash bench/servers.sh [CONFIG] [LIBRARY]   (build first; with LIBRARY, the `real` folder
+#                                              of an earlier run, only steps 1 and 3 run)
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-BIN=$ROOT/build/release/runner/compatbench
+source "$(dirname "$0")/lib.sh"
 CONFIG=$(realpath "${1:-$ROOT/configs/real-smoke.yaml}")
-PY=/usr/bin/python3
+LIBRARY=${2:-}
 WORK=$(mktemp -d)
 trap '[[ -n ${KEEP:-} ]] || rm -rf "$WORK"' EXIT
-if [[ $(id -u) == 0 ]]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
-export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
 
 # 1. Per-task overhead.
 cat > "$WORK/serve_write.py" <<'PY'
@@ -71,12 +72,7 @@ for v in ("bare", "torch"):
     print(f"{v:>5}: spawned {p * 1e3:8.1f} ms   served {s * 1e3:8.1f} ms   served/spawned {s / p:6.3f}")
 PY
 
-# 2. CONFIG with servers, then with a fresh server per task.
-mkdir -p "$WORK/config"
-cp "$(dirname "$CONFIG")"/*.yaml "$WORK/config/"
-NAME=$(basename "$CONFIG")
-sed -i "s|{config_dir}/../python|$ROOT/python|g" "$WORK/config/$NAME"
-sed '1i runner: {servers: per_task}' "$WORK/config/$NAME" > "$WORK/config/per_task.$NAME"
+# 2. CONFIG with servers, then with a fresh server per task (not when LIBRARY is given).
 run() {  # CONFIG OUT: prints the wall seconds
   local t0 t1
   t0=$(date +%s.%N)
@@ -84,6 +80,10 @@ run() {  # CONFIG OUT: prints the wall seconds
   t1=$(date +%s.%N)
   echo "$t1 - $t0" | bc
 }
+if [[ -z $LIBRARY ]]; then
+COPY=$(copy_config "$CONFIG" "$WORK/config")
+NAME=$(basename "$CONFIG")
+sed '1i runner: {servers: per_task}' "$COPY" > "$WORK/config/per_task.$NAME"
 echo
 echo "== $NAME on 2 ranks: servers, then a process per task =="
 served=$(run "$WORK/config/$NAME" "$WORK/served")
@@ -108,4 +108,51 @@ for g in names:
     print(f"{g:<16} {n:5d} {p:10.3f} {s:10.3f} {s / p:15.3f}")
 ws, wp = float(sys.argv[3]), float(sys.argv[4])
 print(f"wall: a process per task {wp:.1f} s, servers {ws:.1f} s: servers/per-task {ws / wp:.3f}")
+PY
+LIBRARY=$WORK/served/real
+fi
+
+# 3. The evaluation alone.
+"$PY" - "$LIBRARY" "$ROOT/python" > "$WORK/evaluate.yaml" <<'PY'
+import os, sys
+lib, python = sys.argv[1], sys.argv[2]
+fts = sorted(f[:-12] for f in os.listdir(f"{lib}/finetunes") if f.endswith(".safetensors") and "@" not in f)
+backbones = sorted({f.rsplit("_", 1)[0] for f in fts})
+args = {}
+for b in backbones:
+    mine = [f for f in fts if f.rsplit("_", 1)[0] == b][:3]
+    tasks = " ".join(f.rsplit("_", 1)[1] for f in mine)
+    args[b] = (f"compatnets.finetune evaluate --checkpoint {lib}/finetunes/{mine[0]}.safetensors "
+               f"--base {lib}/models/{b}.safetensors --finetuned "
+               + " ".join(f"{lib}/finetunes/{m}.safetensors" for m in mine)
+               + f" --tasks {tasks} --data {lib}/data --models {lib} --out {{result}}")
+print("experiment: {name: bench-evaluate, seed: 1}\ntasks:")
+for b, a in args.items():
+    for way in ("spawned", "served"):
+        print(f"  - name: {way}_{b}\n    kind: command\n    grid: {{rep: {{range: [0, 10]}}}}")
+        if way == "served":
+            print(f"    after: [spawned_{b}]\n    server: cd {python} && exec /usr/bin/python3 -m compatnets.serve")
+            print(f"    command: {a}")
+        else:
+            print(f"    command: cd {python} && /usr/bin/python3 -m {a}")
+        print("    outputs: {acc_1: float}")
+PY
+mpirun -n 2 "$BIN" run "$WORK/evaluate.yaml" --out "$WORK/evaluate" --log-level warn > /dev/null
+echo
+echo "== the evaluation alone (compatnets.finetune evaluate, K = 3), 10 per backbone, 2 ranks =="
+"$PY" - "$WORK/evaluate/results.h5" <<'PY'
+import sys
+import h5py
+import numpy as np
+f = h5py.File(sys.argv[1], "r")
+groups = np.array([g.decode() for g in f["tasks/group"][()]])
+secs = f["tasks/duration"][()]
+total = {"spawned": 0.0, "served": 0.0}
+for g in sorted({g.split("_", 1)[1] for g in groups}):
+    p, s = secs[groups == f"spawned_{g}"].mean(), secs[groups == f"served_{g}"].mean()
+    total["spawned"] += p
+    total["served"] += s
+    print(f"{g:<12} spawned {p:7.3f} s   served {s:7.3f} s   served/spawned {s / p:6.3f}")
+print(f"{'all':<12} spawned {total['spawned']:7.3f} s   served {total['served']:7.3f} s   "
+      f"served/spawned {total['served'] / total['spawned']:6.3f}")
 PY

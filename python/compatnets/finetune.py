@@ -33,7 +33,6 @@ The encoder runs once per distinct set of test images: fine, coarse, ink and sym
 theirs.
 """
 import argparse
-import functools
 import json
 import os
 import sys
@@ -102,6 +101,19 @@ def task_data(data, task, test):
     with open(os.path.join(data, "data.json")) as f:
         cuts = json.load(f)["thresholds"]
     return _fashion(data, ["flickr", "coco"] if test else ["train"], task, cuts)
+
+
+_TEST_SETS = {}  # (data folder, data.json's time, task) -> test set, kept by a served process
+
+
+def test_data(data, task):
+    """task_data(data, task, test=True), read once per process while data.json is unchanged:
+    a long-lived server (compatnets.serve) evaluates many merges on the same test sets."""
+    stamp = os.stat(os.path.join(data, "data.json")).st_mtime_ns
+    key = (os.path.realpath(data), stamp, task)
+    if key not in _TEST_SETS:
+        _TEST_SETS[key] = task_data(data, task, test=True)
+    return _TEST_SETS[key]
 
 
 def backbone(models_dir, name):
@@ -237,7 +249,7 @@ def evaluate(a):
     backbones = {m.get("backbone") for m in metas}
     if len(backbones) != 1 or None in backbones:
         raise ValueError(f"the fine-tunes name backbones {sorted(map(str, backbones))}; one is needed")
-    tests = functools.lru_cache(maxsize=None)(lambda task: task_data(a.data, task, test=True))
+    tests = lambda task: test_data(a.data, task)  # noqa: E731
     skeleton = lambda: backbone(a.models, metas[0]["backbone"])[0]  # noqa: E731
     merged, base = _Scorer(skeleton(), a.checkpoint, tests), None
     out = {}

@@ -193,6 +193,18 @@ json group_rows(const StatusSnapshot& snap, const LedgerFacts& ledger, bool live
 namespace {
 
 // Everything `status` knows of the run in `out`, as the JSON that --json prints.
+json running_json(const std::vector<RunningTask>& tasks) {
+    json running = json::array();
+    for (const auto& r : tasks)
+        running.push_back({{"id", r.id},
+                           {"group", r.group},
+                           {"rank", r.rank},
+                           {"since", r.since},
+                           {"host", r.host},
+                           {"devices", r.devices}});
+    return running;
+}
+
 json status_report(const std::string& out) {
     const fs::path dir(out);
     const std::string ledger_path = (dir / "ledger.jsonl").string();
@@ -233,22 +245,19 @@ json status_report(const std::string& out) {
         notes.push_back("results.h5 is missing: --resume rebuilds it from the ledger");
     }
     const double now = now_epoch();
-    double eta = -1.0;
-    if (have_snap && snap.eta_seconds >= 0.0 && state != "complete")
-        eta = live ? std::max(0.0, snap.eta_seconds - (now - snap.updated)) : snap.eta_seconds;
+    // The ETA and its range at `updated`, counted down to now while the run lives.
+    const auto left = [&](double at_update) {
+        if (!have_snap || at_update < 0.0 || state == "complete") return -1.0;
+        return live ? std::max(0.0, at_update - (now - snap.updated)) : at_update;
+    };
+    const double eta = left(snap.eta_seconds);
+    const double eta_low = left(snap.eta_low_seconds), eta_high = left(snap.eta_high_seconds);
     if (live && have_snap && now - snap.updated > 3 * snap.progress_interval + 30)
         notes.push_back("status.json was last written " +
                         std::to_string(std::lround(now - snap.updated)) +
                         " s ago although the run holds its lock: is it hung?");
     const std::vector<RunningTask> open_tasks = still_running(snap, ledger);
-    json running = json::array();
-    for (const auto& r : open_tasks)
-        running.push_back({{"id", r.id},
-                           {"group", r.group},
-                           {"rank", r.rank},
-                           {"since", r.since},
-                           {"host", r.host},
-                           {"devices", r.devices}});
+    const json running = running_json(open_tasks);
     return {{"folder", out},
             {"experiment", snap.experiment},
             {"config_path", snap.config_path},
@@ -262,6 +271,9 @@ json status_report(const std::string& out) {
             {"updated", snap.updated},
             {"now", now},
             {"eta_seconds", eta},
+            {"eta_low_seconds", eta_low},
+            {"eta_high_seconds", eta_high},
+            {"eta_unmeasured_groups", snap.eta_unmeasured_groups},
             {"groups", group_rows(snap, ledger, live, open_tasks, closed)},
             {"running", live ? running : json::array()},
             {"interrupted_tasks", live ? json::array() : running},
@@ -317,9 +329,16 @@ void print_status(const json& r) {
     for (std::size_t v : sum) std::printf(" %8zu", v);
     const double eta = r["eta_seconds"];
     const bool resumable = state == "stopped" || state == "interrupted";
-    if (eta >= 0 && (r["live"].get<bool>() || resumable))
+    if (eta >= 0 && (r["live"].get<bool>() || resumable)) {
         std::printf("\n\n%s %s", r["live"].get<bool>() ? "ETA" : "a resume would take about",
                     format_duration(eta).c_str());
+        const std::size_t unmeasured = r["eta_unmeasured_groups"];
+        if (unmeasured > 0 && r["eta_low_seconds"].get<double>() >= 0.0)
+            std::printf(" (between %s and %s: %zu group%s not measured yet)",
+                        format_duration(r["eta_low_seconds"].get<double>()).c_str(),
+                        format_duration(r["eta_high_seconds"].get<double>()).c_str(), unmeasured,
+                        unmeasured == 1 ? "" : "s");
+    }
     std::printf("\n");
     for (const char* key : {"running", "interrupted_tasks"}) {
         if (r[key].empty()) continue;

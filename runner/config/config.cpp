@@ -192,7 +192,8 @@ GroupSpec parse_group(const YamlChecker& yc, const YAML::Node& node, const std::
                                 : runner.retries;
     g.timeout = node["timeout"] ? yc.as_real(node["timeout"], gpath + ".timeout") : runner.timeout;
     g.log_limit = static_cast<std::uint64_t>(runner.log_limit_mb * 1e6);
-    g.cost = node["cost"] ? yc.as_real(node["cost"], gpath + ".cost") : 1.0;
+    g.cost_given = static_cast<bool>(node["cost"]);
+    g.cost = g.cost_given ? yc.as_real(node["cost"], gpath + ".cost") : 1.0;
     g.print = node["print"] ? yc.as_bool(node["print"], gpath + ".print") : false;
     g.server_per_task = runner.server_per_task;
     g.gpus = node["gpus"] ? static_cast<int>(yc.as_int(node["gpus"], gpath + ".gpus")) : 0;

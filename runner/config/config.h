@@ -62,7 +62,9 @@ struct GroupSpec {
     int retries = 0;
     double timeout = 0.0;
     std::uint64_t log_limit = 16000000;  // bytes of a command task's log kept (runner's)
-    double cost = 1.0;                   // relative cost hint: larger first; plan's critical path
+    double cost = 1.0;  // relative cost hint: larger first; plan's critical path (the kind's
+                        // own when not given: tasks/task_kind.h default_cost)
+    bool cost_given = false;
     bool print = false;  // print the group's table on the console at the end of a run
     int gpus = 0;        // devices each task needs; it runs only on a rank holding that many
     bool server_per_task = false;  // the runner's `servers: per_task`

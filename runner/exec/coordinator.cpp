@@ -89,6 +89,7 @@ std::size_t Coordinator::resume_from(const std::vector<nlohmann::json>& records)
         f.host = record_field<std::string>(r, "host", "");
         f.devices = record_field<std::string>(r, "devices", "");
         results_.stage(i, row);
+        model_.record(graph_.tasks()[i].group, f.duration);  // the ETA learns from earlier runs
         book_.restore_done(i, std::move(row), f);
         ++resumed;
     }
@@ -376,7 +377,7 @@ CoordinatorReport Coordinator::make_report(bool interrupted, int signal) {
     report.signal = signal;
     report.analyses = std::move(analysis_tables_);
     report.printed = printed_tables();
-    eta_ = -1.0;  // a fresh estimate of what is left, for a resume of an interrupted run
+    eta_.mid = -1.0;  // a fresh estimate of what is left, for a resume of an interrupted run
     write_status(report.status());
     report.facts = book_.take_facts();
     return report;

@@ -66,7 +66,7 @@ class Coordinator {
     // The finished rows of group `g`, appended to `storage` (reserved by the caller).
     AnalysisInput analysis_input(std::size_t g, std::vector<Row>& storage) const;
     void progress(bool force);
-    double eta_seconds();
+    EtaRange eta();  // the time left, counted down between estimates
     void write_status(const std::string& state);
     void send_stop(bool abandon);
     CoordinatorReport make_report(bool interrupted, int signal);
@@ -95,7 +95,8 @@ class Coordinator {
     std::vector<std::chrono::steady_clock::time_point> dispatched_at_;  // the same, steady
     std::string status_path_;                                           // "" = no status.json
     StatusSnapshot status_header_;
-    double eta_ = -1.0, eta_cost_ = 0.0;  // the last ETA and what computing it took
+    EtaRange eta_{-1.0, -1.0, -1.0, 0};  // the last ETA (mid < 0: none yet)
+    double eta_cost_ = 0.0;              // what computing it took
     std::chrono::steady_clock::time_point eta_at_;
     int worker_signal_ = 0;  // a signal a worker reported
     std::vector<std::pair<std::string, TableData>> analysis_tables_;

@@ -20,20 +20,29 @@ void Coordinator::progress(bool force) {
     const double elapsed = seconds_since(start_);
     const double rate = elapsed > 0 ? static_cast<double>(book_.ran()) / elapsed : 0.0;
     const std::size_t total = book_.size(), done = book_.done_count();
+    const EtaRange e = book_.all_terminal() ? EtaRange{} : eta();
+    std::string eta_text = format_duration(e.mid);
+    if (e.unmeasured > 0)
+        eta_text +=
+            fmt::format(" (between {} and {}: {} group{} not measured yet)", format_duration(e.low),
+                        format_duration(e.high), e.unmeasured, e.unmeasured == 1 ? "" : "s");
     spdlog::info("progress {}/{} ({:.1f}%) done, {} failed, {} skipped | {:.1f} tasks/s | ETA {}",
                  done, total,
                  total ? 100.0 * static_cast<double>(done) / static_cast<double>(total) : 100.0,
-                 book_.failed_count(), book_.skipped_count(), rate,
-                 format_duration(book_.all_terminal() ? 0.0 : eta_seconds()));
+                 book_.failed_count(), book_.skipped_count(), rate, eta_text);
     if (!book_.all_terminal()) write_status("running");
 }
 
 // The cost-weighted time left (exec/cost_model.h). The simulation is rerun when at least 50
 // times its own cost has passed since the last one, so that large graphs do not slow the
 // dispatch; in between the last estimate counts down.
-double Coordinator::eta_seconds() {
-    if (eta_ >= 0.0 && seconds_since(eta_at_) < 50.0 * eta_cost_)
-        return std::max(0.0, eta_ - seconds_since(eta_at_));
+EtaRange Coordinator::eta() {
+    if (eta_.mid >= 0.0 && seconds_since(eta_at_) < 50.0 * eta_cost_) {
+        const double gone = seconds_since(eta_at_);
+        EtaRange r = eta_;
+        for (double* v : {&r.low, &r.mid, &r.high}) *v = std::max(0.0, *v - gone);
+        return r;
+    }
     const auto t0 = Clock::now();
     RunState state;
     state.finished.resize(book_.size());
@@ -44,7 +53,7 @@ double Coordinator::eta_seconds() {
         if (s == State::running)
             state.running.push_back({running_rank_[i], i, seconds_since(dispatched_at_[i])});
     }
-    eta_ = remaining_seconds(graph_, config_, model_, state, size_);
+    eta_ = remaining_range(graph_, config_, model_, state, size_);
     eta_at_ = Clock::now();
     eta_cost_ = seconds_since(t0);
     return eta_;
@@ -61,8 +70,11 @@ void Coordinator::write_status(const std::string& state) {
     StatusSnapshot s = status_header_;
     s.state = state;
     s.updated = now_epoch();
-    const double eta = book_.all_terminal() ? 0.0 : eta_seconds();
-    s.eta_seconds = std::isfinite(eta) ? eta : -1.0;
+    const EtaRange left = book_.all_terminal() ? EtaRange{} : eta();
+    s.eta_seconds = std::isfinite(left.mid) ? left.mid : -1.0;
+    s.eta_low_seconds = std::isfinite(left.low) ? left.low : -1.0;
+    s.eta_high_seconds = std::isfinite(left.high) ? left.high : -1.0;
+    s.eta_unmeasured_groups = left.unmeasured;
     s.progress_interval = config_.runner.progress_interval;
     for (std::size_t g = 0; g < config_.groups.size(); ++g) {
         GroupStatus gs;

@@ -2,14 +2,47 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 
 #include "exec/simulate.h"
 
 namespace compatbench {
 
+namespace {
+// What a command group runs, as words: its `command` template's words that hold no
+// placeholder and are no option (so `compatnets.finetune evaluate` of one template and of
+// another with other arguments are one program).
+std::string program_of(const TaskGroup& g) {
+    const auto it = g.params.find("command");
+    if (!g.runs_command || it == g.params.end()) return {};
+    std::istringstream words(it->second.text);
+    std::string program;
+    for (std::string w; words >> w;)
+        if (w.find('{') == std::string::npos && w[0] != '-') program += w + " ";
+    return program;
+}
+}  // namespace
+
 CostModel::CostModel(const Config& config) : timing_(config.groups.size()) {
     hint_.reserve(config.groups.size());
-    for (const auto& g : config.groups) hint_.push_back(g.cost);
+    for (const auto& g : config.groups) {
+        hint_.push_back(g.cost);
+        command_.push_back(g.runs_command);
+        program_.push_back(program_of(g));
+    }
+}
+
+CostModel::Kinship CostModel::kin(std::size_t group, std::size_t other) const {
+    if (command_[group] != command_[other]) return Kinship::none;
+    if (!program_[group].empty() && program_[group] == program_[other]) return Kinship::program;
+    return Kinship::cls;
+}
+
+CostModel::Kinship CostModel::best_kin(std::size_t group) const {
+    Kinship best = Kinship::none;
+    for (std::size_t g = 0; g < timing_.size(); ++g)
+        if (timing_[g].samples > 0 && hint_[g] > 0.0) best = std::max(best, kin(group, g));
+    return best;
 }
 
 void CostModel::record(std::size_t group, double seconds) {
@@ -18,11 +51,14 @@ void CostModel::record(std::size_t group, double seconds) {
     ++timing_[group].samples;
 }
 
-double CostModel::scale() const {
+double CostModel::scale(std::size_t group) const {
+    const Kinship best = best_kin(group);
     double log_sum = 0.0;
     std::size_t groups = 0;
     for (std::size_t g = 0; g < timing_.size(); ++g) {
-        if (timing_[g].samples == 0 || hint_[g] <= 0.0) continue;
+        if (timing_[g].samples == 0 || hint_[g] <= 0.0 || best == Kinship::none ||
+            kin(group, g) != best)
+            continue;
         const double mean = timing_[g].seconds / static_cast<double>(timing_[g].samples);
         log_sum += std::log(std::max(mean, 1e-6) / hint_[g]);
         ++groups;
@@ -30,15 +66,20 @@ double CostModel::scale() const {
     return groups ? std::exp(log_sum / static_cast<double>(groups)) : 1.0;
 }
 
-double CostModel::expected(std::size_t group) const {
+double CostModel::expected(std::size_t group, Estimate e) const {
     const GroupTiming& t = timing_[group];
     if (t.samples > 0) return t.seconds / static_cast<double>(t.samples);
-    return hint_[group] * scale();
+    const double point = hint_[group] * scale(group);
+    if (e == Estimate::mid) return point;
+    const Kinship best = best_kin(group);
+    if (e == Estimate::high) return point * (best == Kinship::none ? 10.0 : 4.0);
+    if (!command_[group]) return point / (best == Kinship::none ? 10.0 : 4.0);
+    return point / (best == Kinship::program ? 4.0 : 50.0);
 }
 
-std::vector<double> CostModel::expected_durations(const TaskGraph& graph) const {
+std::vector<double> CostModel::expected_durations(const TaskGraph& graph, Estimate e) const {
     std::vector<double> per_group(timing_.size());
-    for (std::size_t g = 0; g < timing_.size(); ++g) per_group[g] = expected(g);
+    for (std::size_t g = 0; g < timing_.size(); ++g) per_group[g] = expected(g, e);
     std::vector<double> out;
     out.reserve(graph.tasks().size());
     for (const auto& t : graph.tasks()) out.push_back(per_group[t.group]);
@@ -46,8 +87,8 @@ std::vector<double> CostModel::expected_durations(const TaskGraph& graph) const 
 }
 
 double remaining_seconds(const TaskGraph& graph, const Config& config, const CostModel& model,
-                         const RunState& state, int ranks) {
-    std::vector<double> duration = model.expected_durations(graph);
+                         const RunState& state, int ranks, Estimate e) {
+    std::vector<double> duration = model.expected_durations(graph, e);
     SimulationStart start;
     start.finished = state.finished;
     start.timing = model.timings();
@@ -66,6 +107,23 @@ double remaining_seconds(const TaskGraph& graph, const Config& config, const Cos
         start.running.emplace_back(r.rank, r.task);
     }
     return simulate_dispatch(graph, config, duration, std::max(ranks, 1), 0.0, &start).makespan;
+}
+
+EtaRange remaining_range(const TaskGraph& graph, const Config& config, const CostModel& model,
+                         const RunState& state, int ranks) {
+    EtaRange r;
+    std::vector<bool> left(config.groups.size(), false);
+    for (std::size_t i = 0; i < graph.tasks().size(); ++i)
+        if (!state.finished[i]) left[graph.tasks()[i].group] = true;
+    for (std::size_t g = 0; g < left.size(); ++g)
+        if (left[g] && !model.measured(g)) ++r.unmeasured;
+    r.mid = remaining_seconds(graph, config, model, state, ranks, Estimate::mid);
+    r.low = r.high = r.mid;
+    if (r.unmeasured > 0) {
+        r.low = remaining_seconds(graph, config, model, state, ranks, Estimate::low);
+        r.high = remaining_seconds(graph, config, model, state, ranks, Estimate::high);
+    }
+    return r;
 }
 
 }  // namespace compatbench

@@ -1,15 +1,26 @@
 // What tasks are expected to cost, in seconds: one model for the progress ETA, for
 // `compatbench status` and for `compatbench plan`.
-//   - A group with finished tasks: the mean duration of those tasks.
-//   - A group without: its `cost` hint times the machine's scale, the geometric mean over
-//     measured groups of (measured mean / hint). Before any task has finished the scale
-//     is 1, so a hint reads as seconds on one core.
+//   - A group with finished tasks (in this run, or in an earlier one of the same output
+//     folder, from the ledger): the mean duration of those tasks.
+//   - A group without: its `cost` hint times a scale, the geometric mean of (measured mean /
+//     hint) over the measured groups most like it: those that run the same program (their
+//     commands' words, placeholders and options aside: compatnets.finetune evaluate), else
+//     those of its class. There are two classes: groups that run a user's command
+//     (tasks/task_kind.h runs_command; hint kCommandCost when the config gives none) and the
+//     others, so that a measured native kernel says nothing of an unmeasured script, nor the
+//     reverse. With neither the scale is 1, so a hint reads as seconds on one core.
+//   - Bounds for an unmeasured group: a quarter and four times that when a group like it was
+//     measured, a tenth and ten times when none was; but for a command group whose program
+//     has not been measured, a fiftieth (a training script says little of an evaluation
+//     served in milliseconds). The ETA is a range until every group with tasks left has a
+//     measured task.
 // The time left is the coordinator's own dispatch (exec/dispatch_policy.h) simulated over
 // the unfinished part of the task graph on the run's ranks (exec/simulate.h), with these
 // expected durations and what is left of each running task.
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "exec/dispatch_policy.h"
@@ -18,6 +29,9 @@
 
 namespace compatbench {
 
+// Which estimate of an unmeasured group's tasks: the low bound, the point, the high bound.
+enum class Estimate { low, mid, high };
+
 class CostModel {
   public:
     explicit CostModel(const Config& config);
@@ -25,12 +39,23 @@ class CostModel {
     void record(std::size_t group, double seconds);  // a finished task's duration
     const GroupTiming& timing(std::size_t group) const { return timing_[group]; }
     const std::vector<GroupTiming>& timings() const { return timing_; }
-    double scale() const;                      // seconds per unit of cost hint
-    double expected(std::size_t group) const;  // seconds per task of the group
-    std::vector<double> expected_durations(const TaskGraph& graph) const;  // per task
+    bool measured(std::size_t group) const { return timing_[group].samples > 0; }
+    // Seconds per unit of cost hint, for the class of `group`.
+    double scale(std::size_t group) const;
+    // Seconds per task of the group.
+    double expected(std::size_t group, Estimate e = Estimate::mid) const;
+    std::vector<double> expected_durations(const TaskGraph& graph,
+                                           Estimate e = Estimate::mid) const;  // per task
 
   private:
     std::vector<double> hint_;
+    // The measured groups like `group` (same program, else same class), and how alike.
+    enum class Kinship { none, cls, program };
+    Kinship kin(std::size_t group, std::size_t other) const;
+    Kinship best_kin(std::size_t group) const;
+
+    std::vector<bool> command_;         // the group's class
+    std::vector<std::string> program_;  // its command's program ("" for native groups)
     std::vector<GroupTiming> timing_;
 };
 
@@ -45,8 +70,18 @@ struct RunState {
     std::vector<Running> running;
 };
 
-// Seconds until the last unfinished task ends, on `ranks` ranks.
+// Seconds until the last unfinished task ends, on `ranks` ranks, with unmeasured groups at
+// the estimate `e`.
 double remaining_seconds(const TaskGraph& graph, const Config& config, const CostModel& model,
+                         const RunState& state, int ranks, Estimate e = Estimate::mid);
+
+// The time left as a point and a range (low == mid == high once every group with tasks left
+// has been measured); `unmeasured`: how many such groups have not.
+struct EtaRange {
+    double low = 0.0, mid = 0.0, high = 0.0;
+    std::size_t unmeasured = 0;
+};
+EtaRange remaining_range(const TaskGraph& graph, const Config& config, const CostModel& model,
                          const RunState& state, int ranks);
 
 }  // namespace compatbench

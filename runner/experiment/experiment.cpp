@@ -65,6 +65,8 @@ TaskGroup bind_group(const YamlChecker& yc, GroupSpec spec, const std::vector<Ta
         if (g.listed.empty()) yc.fail(g.node, gpath, "the entry lists no tasks");
     }
     g.outputs = g.kind->outputs(g, yc);  // may read the listed tasks
+    g.runs_command = g.kind->runs_command(g);
+    if (!g.cost_given && g.runs_command) g.cost = kCommandCost;
     return g;
 }
 

@@ -17,8 +17,9 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RunningTask, id, group, rank, at
                                                 devices)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(StatusSnapshot, experiment, config_path,
                                                 config_hash, hosts, state, ranks, pid, started,
-                                                updated, eta_seconds, progress_interval, groups,
-                                                running)
+                                                updated, eta_seconds, eta_low_seconds,
+                                                eta_high_seconds, eta_unmeasured_groups,
+                                                progress_interval, groups, running)
 
 void write_status_file(const std::string& path, const StatusSnapshot& s) {
     const std::string tmp = path + ".tmp";

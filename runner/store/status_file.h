@@ -5,7 +5,8 @@
 //
 //   {"experiment":"default","config_path":"configs/default.yaml","config_hash":"…",
 //    "state":"running","ranks":2,"hosts":"node1","pid":4242,"started":…,"updated":…,
-//    "eta_seconds":83.2,"progress_interval":10,
+//    "eta_seconds":83.2,"eta_low_seconds":40.1,"eta_high_seconds":310.5,
+//    "eta_unmeasured_groups":1,"progress_interval":10,
 //    "groups":[{"name":"world","kind":"zoo_world","tasks":1,"done":1,"failed":0,
 //               "skipped":0,"running":0,"pending":0,"cost":1,"expected_seconds":0.41}],
 //    "running":[{"id":"vision/3","group":"vision","rank":1,"attempt":1,"since":…,
@@ -42,6 +43,9 @@ struct StatusSnapshot {
     std::int64_t pid = 0;
     double started = 0.0, updated = 0.0;  // Unix seconds
     double eta_seconds = -1.0;            // at `updated`; negative: unknown
+    double eta_low_seconds = -1.0;        // the range around it (equal while every group with
+    double eta_high_seconds = -1.0;       // tasks left has been measured)
+    std::size_t eta_unmeasured_groups = 0;
     double progress_interval = 10.0;
     std::vector<GroupStatus> groups;
     std::vector<RunningTask> running;

@@ -98,6 +98,8 @@ class CommandTask final : public TaskKind {
         return parse_outputs(group, checker);
     }
 
+    bool runs_command(const TaskGroup&) const override { return true; }
+
   protected:
     Row run_(const TaskContext& context) const override {
         return run_shell_task(context, context.params.at("command").text, {},

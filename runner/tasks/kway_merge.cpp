@@ -82,6 +82,7 @@ class KwayMergeTask final : public TaskKind {
         return out;
     }
     bool lists_tasks() const override { return true; }
+    bool runs_command(const TaskGroup& group) const override { return evaluates_by_command(group); }
 
     std::vector<ListedTask> list_tasks(const TaskGroup& group,
                                        const std::vector<TaskGroup>& earlier,

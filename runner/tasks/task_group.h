@@ -35,7 +35,13 @@ struct TaskGroup : GroupSpec {
     std::map<std::string, Scalar> params;  // the kind's scalar keys
     std::vector<ListedTask> listed;        // tasks a listing kind made (TaskKind::lists_tasks)
     std::vector<ColumnSpec> outputs;       // the kind's output columns
+    bool runs_command = false;  // its tasks run a user's command (TaskKind::runs_command)
 };
+
+// The cost hint of a group that gives none and runs a command: seconds a task, until the
+// run has measured some command (exec/cost_model.h). A command is not a noop: starting an
+// interpreter alone takes a good part of a second.
+inline constexpr double kCommandCost = 5.0;
 
 // The columns of the group's results.h5 table: task_id, seed, one column per count, grid or
 // listed key, then the kind's outputs; `id_width` is the byte width of task_id (0 when not

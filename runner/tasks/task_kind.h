@@ -82,6 +82,11 @@ class TaskKind {
         return {};
     }
 
+    // Whether the group's tasks run a user's command (a spawned or served process), whose
+    // cost the runner cannot know from the config. The cost model estimates such groups from
+    // each other (exec/cost_model.h).
+    virtual bool runs_command(const TaskGroup& /*group*/) const { return false; }
+
     // The files a done task leaves for the tasks after it. A resumed run reruns a done task
     // one of whose files is missing or damaged (damaged_artifact below).
     virtual std::vector<std::filesystem::path> artifacts(const TaskContext& /*context*/) const {

@@ -2,9 +2,9 @@
 // dispatch simulation it runs from a part-way state (exec/simulate.h).
 #include <gtest/gtest.h>
 
-#include "experiment/experiment.h"
 #include "exec/cost_model.h"
 #include "exec/simulate.h"
+#include "experiment/experiment.h"
 #include "graph/task_graph.h"
 
 using namespace compatbench;
@@ -22,7 +22,7 @@ const char* kYaml =
 TEST(CostModel, HintsReadAsSecondsUntilMeasured) {
     const Config config = parse_config(kYaml, "t.yaml");
     const CostModel model(config);
-    EXPECT_DOUBLE_EQ(model.scale(), 1.0);
+    EXPECT_DOUBLE_EQ(model.scale(0), 1.0);
     EXPECT_DOUBLE_EQ(model.expected(0), 1.0);
     EXPECT_DOUBLE_EQ(model.expected(1), 3.0);
     const TaskGraph graph = TaskGraph::build(config);
@@ -35,11 +35,11 @@ TEST(CostModel, MeasuredMeansAndTheMachineScale) {
     model.record(0, 0.2);
     model.record(0, 0.3);  // a: mean 0.25, a quarter of its hint
     EXPECT_DOUBLE_EQ(model.expected(0), 0.25);
-    EXPECT_DOUBLE_EQ(model.scale(), 0.25);
+    EXPECT_DOUBLE_EQ(model.scale(0), 0.25);
     EXPECT_DOUBLE_EQ(model.expected(1), 0.75);  // b: its hint at the machine's scale
     model.record(2, 8.0);                       // c: 4 times its hint
     // The scale is the geometric mean of the measured groups' ratios: sqrt(0.25 * 4) = 1.
-    EXPECT_NEAR(model.scale(), 1.0, 1e-12);
+    EXPECT_NEAR(model.scale(0), 1.0, 1e-12);
     EXPECT_NEAR(model.expected(1), 3.0, 1e-12);
     model.record(1, -1.0);  // not a duration: ignored
     EXPECT_EQ(model.timing(1).samples, 0u);
@@ -108,4 +108,39 @@ TEST(Simulation, OneRankRunsTheWorkAndManyRanksTheCriticalPath) {
     EXPECT_DOUBLE_EQ(one.critical_path, 1 + 3);
     const Simulation many = simulate_dispatch(graph, config, d, 16, 0.0);
     EXPECT_DOUBLE_EQ(many.makespan, 4.0);  // an a, then a b
+}
+
+// Without hints: a command group's cost is not a noop's; a measured native group says
+// nothing of an unmeasured command group (their classes scale apart); and until every group
+// with tasks left is measured the time left is a range around the point.
+TEST(CostModel, CommandGroupsAreEstimatedFromEachOtherAndShownAsARange) {
+    const Config config = parse_config(
+        "experiment: {name: t, seed: 1}\n"
+        "tasks:\n"
+        "  - {name: n, kind: noop, count: 2}\n"
+        "  - {name: c1, kind: command, count: 2, command: 'true'}\n"
+        "  - {name: c2, kind: command, count: 2, command: 'true', after: [c1]}\n",
+        "t.yaml");
+    const TaskGraph graph = TaskGraph::build(config);
+    CostModel model(config);
+    EXPECT_DOUBLE_EQ(model.expected(1), kCommandCost);  // no hint: a command's default
+    model.record(0, 0.001);                             // a fast native group...
+    EXPECT_DOUBLE_EQ(model.expected(1), kCommandCost);  // ...does not speed up a command
+    EXPECT_DOUBLE_EQ(model.expected(1, Estimate::low), kCommandCost / 50);
+    EXPECT_DOUBLE_EQ(model.expected(1, Estimate::high), kCommandCost * 10);
+    model.record(1, 2.0);  // c1 measured: c2 is estimated from it
+    EXPECT_DOUBLE_EQ(model.expected(2), 2.0);
+    EXPECT_DOUBLE_EQ(model.expected(2, Estimate::high), 8.0);
+    RunState state;
+    state.finished.assign(graph.tasks().size(), false);
+    for (std::size_t i : {0, 1, 2, 3}) state.finished[i] = true;  // n and c1 done
+    EtaRange r = remaining_range(graph, config, model, state, 1);
+    EXPECT_EQ(r.unmeasured, 1u);
+    EXPECT_DOUBLE_EQ(r.mid, 4.0);  // two tasks of c2 at 2 s on one rank
+    EXPECT_DOUBLE_EQ(r.low, 1.0);
+    EXPECT_DOUBLE_EQ(r.high, 16.0);
+    model.record(2, 3.0);
+    r = remaining_range(graph, config, model, state, 1);
+    EXPECT_EQ(r.unmeasured, 0u);
+    EXPECT_DOUBLE_EQ(r.low, r.high);
 }

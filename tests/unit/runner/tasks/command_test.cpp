@@ -1,7 +1,9 @@
 // The `command` task kind run directly: success with a JSON result, failures, timeout.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include "core/text_template.h"
 #include "experiment/experiment.h"
@@ -217,4 +219,23 @@ TEST(ServedTask, ArgumentsMustBePlainWords) {
     EXPECT_THROW(Fixture("  - name: s\n    kind: command\n    count: 1\n"
                          "    server: python3 serve.py {id}\n    command: 'x {result}'\n"),
                  ConfigError);  // {id} is a task's, not a server's
+}
+
+// An abandoning stop cancels the task in flight: its server is ended as a command would be,
+// and the next task gets a new one.
+TEST(ServedTask, CancellingEndsTheServer) {
+    Fixture f(served_group("{what: [ok, sleep], arg: [30]}"));
+    const TaskOutcome first = f.run(0);
+    ASSERT_EQ(first.status, TaskStatus::done) << first.error;
+    std::thread stopper([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        f.cancel = true;
+    });
+    const TaskOutcome cancelled = f.run(1);  // sleeps 30 s unless ended
+    stopper.join();
+    EXPECT_EQ(cancelled.status, TaskStatus::cancelled) << cancelled.error;
+    f.cancel = false;
+    const TaskOutcome after = f.run(0);
+    ASSERT_EQ(after.status, TaskStatus::done) << after.error;
+    EXPECT_NE(pid_of(after), pid_of(first));
 }
