@@ -125,6 +125,12 @@ int guard_main(int argc, char** argv) {
     }
 }
 
+std::string exit_status_text(int status) {
+    if (WIFEXITED(status)) return "exit code " + std::to_string(WEXITSTATUS(status));
+    if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
+    return "wait status " + std::to_string(status);
+}
+
 std::string tail_of_file(const std::filesystem::path& path, std::size_t max_bytes) {
     std::ifstream in(path, std::ios::binary);
     if (!in) return {};

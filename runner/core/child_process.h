@@ -30,6 +30,9 @@ inline constexpr const char* kGuardVerb = "__guard";
 // call it (its guard would be that program run again).
 int guard_main(int argc, char** argv);
 
+// A wait() status as words: "exit code N" or "killed by signal N".
+std::string exit_status_text(int status);
+
 // The last `max_bytes` of a file, without its final line breaks ("" when it cannot be read).
 std::string tail_of_file(const std::filesystem::path& path, std::size_t max_bytes);
 

@@ -87,25 +87,6 @@ std::string preflight(const RunOptions& options, const Config& config, FolderLoc
     return {};
 }
 
-std::string gather_hosts(MPI_Comm comm, int rank, int size) {
-    char name[MPI_MAX_PROCESSOR_NAME] = {0};
-    int len = 0;
-    MPI_Get_processor_name(name, &len);
-    std::vector<char> all(static_cast<std::size_t>(size) * MPI_MAX_PROCESSOR_NAME, 0);
-    MPI_Gather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR,
-               0, comm);
-    std::string hosts;
-    if (rank == 0) {
-        std::set<std::string> unique;
-        for (int r = 0; r < size; ++r)
-            unique.insert(
-                std::string(all.data() + static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME));
-        for (const auto& h : unique) hosts += (hosts.empty() ? "" : ",") + h;
-    }
-    broadcast_string(hosts, comm);
-    return hosts;
-}
-
 // What status.json says of the run itself (store/status_file.h).
 StatusSnapshot status_header(const RunMeta& meta) {
     StatusSnapshot s;
@@ -235,8 +216,8 @@ void setup_logging(const std::string& out, int rank, const std::string& level, b
 
 namespace {
 
-// What /meta records of this run.
-RunMeta run_meta(const Config& config, MPI_Comm comm, int rank, int size) {
+// What /meta records of this run; `ranks` as placement found them (exec/placement.h).
+RunMeta run_meta(const Config& config, const std::vector<RankResources>& ranks) {
     RunMeta meta;
     meta.config_text = config.text;
     meta.config_path = config.path;
@@ -244,8 +225,14 @@ RunMeta run_meta(const Config& config, MPI_Comm comm, int rank, int size) {
     meta.git_revision = COMPATBENCH_GIT_REVISION;
     meta.version = COMPATBENCH_VERSION;
     meta.experiment = config.name;
-    meta.ranks = size;
-    meta.hosts = gather_hosts(comm, rank, size);
+    meta.ranks = static_cast<std::int64_t>(ranks.size());
+    std::set<std::string> hosts;
+    for (const auto& r : ranks) hosts.insert(r.host);
+    for (const auto& h : hosts) {
+        if (!meta.hosts.empty()) meta.hosts += ',';
+        meta.hosts += h;
+    }
+    meta.placement = placement_json(ranks);
     meta.start_time = now_epoch();
     return meta;
 }
@@ -355,8 +342,7 @@ RunSummary run_experiment(const Config& config, const TaskGraph& graph, const Ru
     MPI_Barrier(comm);
     setup_logging(options.out, rank, options.log_level, rank == 0);
     install_stop_signals();
-    RunMeta meta = run_meta(config, comm, rank, size);
-    meta.placement = placement_json(ranks);
+    RunMeta meta = run_meta(config, ranks);
     for (const auto& p : graph.excluded()) meta.excluded += (meta.excluded.empty() ? "" : " ") + p;
     if (rank == 0)
         spdlog::info(

@@ -2,7 +2,6 @@
 
 #include <poll.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,11 +15,6 @@ namespace compatbench {
 namespace {
 constexpr std::size_t kMaxLine = 1 << 20;  // a reply longer than this is not the protocol
 
-std::string exit_text(int status) {
-    if (WIFEXITED(status)) return "exit code " + std::to_string(WEXITSTATUS(status));
-    if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
-    return "status " + std::to_string(status);
-}
 }  // namespace
 
 CommandServer::CommandServer(const std::string& command, std::filesystem::path log,
@@ -60,7 +54,7 @@ void CommandServer::died(const std::string& what) {
     const auto until = Clock::now() + std::chrono::milliseconds(500);
     while (!exited && Clock::now() < until)
         exited = child_->wait_for(std::chrono::milliseconds(10));
-    const std::string status = exited ? exit_text(child_->status()) : "still running: ended";
+    const std::string status = exited ? exit_status_text(child_->status()) : "still running: ended";
     child_->end_group();
     throw std::runtime_error("the server " + what + " (" + status + "; server log " +
                              log_.string() + "): " + tail_of_file(log_, 300));

@@ -230,9 +230,7 @@ void run_spawned(const TaskContext& context, const std::string& command, const S
     child.drain(true);
     const int status = child.status();
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return;
-    task_failed(WIFEXITED(status) ? "exit code " + std::to_string(WEXITSTATUS(status))
-                                  : "killed by signal " + std::to_string(WTERMSIG(status)),
-                files);
+    task_failed(exit_status_text(status), files);
 }
 
 // The group's `server:` command for this rank: {config_dir}, {out}, {rank}, {group}.
