@@ -38,6 +38,7 @@ const std::vector<KeyRule> kRunnerRules = {
     {.name = "threads", .type = KeyType::integer, .min = 0, .max = 4096},
     {.name = "cpu_tasks_on_gpu_ranks", .type = KeyType::boolean},
     {.name = "servers", .type = KeyType::string, .choices = {"keep", "per_task"}},
+    {.name = "cost_cache", .type = KeyType::string},
 };
 
 // Keys every `tasks:` entry may have, whatever its kind.
@@ -330,6 +331,7 @@ RunnerSettings parse_runner(const YamlChecker& yc, const YAML::Node& r) {
     if (r["devices"]) runner.devices = parse_node_devices(yc, r["devices"]);
     if (r["threads"]) runner.threads = static_cast<int>(yc.as_int(r["threads"], "runner.threads"));
     if (r["servers"]) runner.server_per_task = r["servers"].Scalar() == "per_task";
+    if (r["cost_cache"]) runner.cost_cache = yc.as_string(r["cost_cache"], "runner.cost_cache");
     if (r["cpu_tasks_on_gpu_ranks"])
         runner.cpu_tasks_on_gpu_ranks =
             yc.as_bool(r["cpu_tasks_on_gpu_ranks"], "runner.cpu_tasks_on_gpu_ranks");

@@ -48,6 +48,9 @@ struct RunnerSettings {
     int threads = 0;                     // threads per rank for commands; 0: from SLURM or cores
     bool cpu_tasks_on_gpu_ranks = true;  // false: ranks holding GPUs run GPU tasks only
     bool server_per_task = false;        // servers: per_task: a fresh server for every task
+    // Task costs remembered across runs (exec/cost_cache.h): a file (relative to the config's
+    // folder), "none", or empty for the default.
+    std::string cost_cache;
 };
 
 // One `tasks:` entry: a group of tasks of one kind, expanded over `count` or `grid`.
@@ -62,8 +65,8 @@ struct GroupSpec {
     int retries = 0;
     double timeout = 0.0;
     std::uint64_t log_limit = 16000000;  // bytes of a command task's log kept (runner's)
-    double cost = 1.0;  // relative cost hint: larger first; plan's critical path (the kind's
-                        // own when not given: tasks/task_kind.h default_cost)
+    double cost = 1.0;  // relative cost hint: larger first; plan's critical path (1, or
+                        // kCommandCost for a group running a command, when not given)
     bool cost_given = false;
     bool print = false;  // print the group's table on the console at the end of a run
     int gpus = 0;        // devices each task needs; it runs only on a rank holding that many

@@ -46,6 +46,7 @@ Coordinator::Coordinator(const Config& config, const TaskGraph& graph, MPI_Comm 
     running_rank_.assign(n, -1);
     dispatched_.assign(n, 0.0);
     dispatched_at_.resize(n);
+    recall_costs();
 }
 
 std::size_t Coordinator::resume_from(const std::vector<nlohmann::json>& records) {
@@ -358,6 +359,7 @@ CoordinatorReport Coordinator::run() {
     run_ready_analyses();
     progress(true);
     log_rank_load();
+    remember_costs();
 
     return make_report(stopping && !book_.all_terminal(), signal);
 }

@@ -71,6 +71,10 @@ class Coordinator {
     void send_stop(bool abandon);
     CoordinatorReport make_report(bool interrupted, int signal);
     void log_rank_load() const;
+    // The cost cache (exec/cost_cache.h): what the groups cost in earlier runs elsewhere,
+    // and this run's costs for later ones.
+    void recall_costs();
+    void remember_costs() const;
     std::vector<TableData> printed_tables() const;
     void poll_messages(bool& worked);
 
@@ -89,9 +93,10 @@ class Coordinator {
     std::vector<std::size_t> outstanding_;  // per rank
     std::vector<bool> final_;               // per rank: sent its last results
     std::vector<bool> analysis_done_;
-    CostModel model_;                 // measured durations per group
-    std::vector<int> running_rank_;   // per task, while it runs
-    std::vector<double> dispatched_;  // per task: when it went out, Unix seconds
+    CostModel model_;                   // measured durations per group
+    std::filesystem::path cost_cache_;  // "" = none
+    std::vector<int> running_rank_;     // per task, while it runs
+    std::vector<double> dispatched_;    // per task: when it went out, Unix seconds
     std::vector<std::chrono::steady_clock::time_point> dispatched_at_;  // the same, steady
     std::string status_path_;                                           // "" = no status.json
     StatusSnapshot status_header_;

@@ -6,6 +6,7 @@
 
 #include "core/duration.h"
 #include "exec/coordinator.h"
+#include "exec/cost_cache.h"
 
 namespace compatbench {
 
@@ -23,9 +24,10 @@ void Coordinator::progress(bool force) {
     const EtaRange e = book_.all_terminal() ? EtaRange{} : eta();
     std::string eta_text = format_duration(e.mid);
     if (e.unmeasured > 0)
-        eta_text +=
-            fmt::format(" (between {} and {}: {} group{} not measured yet)", format_duration(e.low),
-                        format_duration(e.high), e.unmeasured, e.unmeasured == 1 ? "" : "s");
+        eta_text += fmt::format(
+            " (between {} and {}: {} group{} not measured yet{})", format_duration(e.low),
+            format_duration(e.high), e.unmeasured, e.unmeasured == 1 ? "" : "s",
+            e.remembered ? fmt::format(", {} priced from earlier runs", e.remembered) : "");
     spdlog::info("progress {}/{} ({:.1f}%) done, {} failed, {} skipped | {:.1f} tasks/s | ETA {}",
                  done, total,
                  total ? 100.0 * static_cast<double>(done) / static_cast<double>(total) : 100.0,
@@ -57,6 +59,45 @@ EtaRange Coordinator::eta() {
     eta_at_ = Clock::now();
     eta_cost_ = seconds_since(t0);
     return eta_;
+}
+
+void Coordinator::recall_costs() {
+    const std::filesystem::path dir = std::filesystem::absolute(config_.path).parent_path();
+    cost_cache_ = cost_cache_path(config_.runner, dir);
+    if (cost_cache_.empty()) return;
+    try {
+        const auto remembered = load_cost_cache(cost_cache_);
+        std::size_t found = 0;
+        for (std::size_t g = 0; g < config_.groups.size(); ++g) {
+            const auto it = remembered.find(group_fingerprint(config_.groups[g]));
+            if (it == remembered.end()) continue;
+            model_.remember(g, it->second.seconds);
+            ++found;
+        }
+        spdlog::info("cost cache {}: {} of {} groups' costs from earlier runs",
+                     cost_cache_.string(), found, config_.groups.size());
+    } catch (const std::exception& e) {
+        spdlog::warn("cost cache: {} (the ETA starts without it; it is rewritten at the end)",
+                     e.what());
+    }
+}
+
+void Coordinator::remember_costs() const {
+    if (cost_cache_.empty()) return;
+    std::map<std::string, RememberedCost> entries;
+    const double now = now_epoch();
+    for (std::size_t g = 0; g < config_.groups.size(); ++g) {
+        const GroupTiming& t = model_.timing(g);
+        if (t.samples == 0) continue;
+        entries[group_fingerprint(config_.groups[g])] = {t.seconds / static_cast<double>(t.samples),
+                                                         t.samples, config_.groups[g].name,
+                                                         ranks_.empty() ? "" : ranks_[0].host, now};
+    }
+    try {
+        if (!entries.empty()) store_cost_cache(cost_cache_, entries);
+    } catch (const std::exception& e) {
+        spdlog::warn("cost cache: {} (this run's costs are not remembered)", e.what());
+    }
 }
 
 void Coordinator::publish_status(std::string path, StatusSnapshot header) {

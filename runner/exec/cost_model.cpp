@@ -23,7 +23,8 @@ std::string program_of(const TaskGroup& g) {
 }
 }  // namespace
 
-CostModel::CostModel(const Config& config) : timing_(config.groups.size()) {
+CostModel::CostModel(const Config& config)
+    : timing_(config.groups.size()), remembered_(config.groups.size(), -1.0) {
     hint_.reserve(config.groups.size());
     for (const auto& g : config.groups) {
         hint_.push_back(g.cost);
@@ -51,6 +52,10 @@ void CostModel::record(std::size_t group, double seconds) {
     ++timing_[group].samples;
 }
 
+void CostModel::remember(std::size_t group, double seconds) {
+    if (std::isfinite(seconds) && seconds >= 0.0) remembered_[group] = seconds;
+}
+
 double CostModel::scale(std::size_t group) const {
     const Kinship best = best_kin(group);
     double log_sum = 0.0;
@@ -69,6 +74,10 @@ double CostModel::scale(std::size_t group) const {
 double CostModel::expected(std::size_t group, Estimate e) const {
     const GroupTiming& t = timing_[group];
     if (t.samples > 0) return t.seconds / static_cast<double>(t.samples);
+    if (remembered(group)) {
+        const double m = remembered_[group];
+        return e == Estimate::mid ? m : e == Estimate::low ? m / 2.0 : m * 2.0;
+    }
     const double point = hint_[group] * scale(group);
     if (e == Estimate::mid) return point;
     const Kinship best = best_kin(group);
@@ -115,8 +124,11 @@ EtaRange remaining_range(const TaskGraph& graph, const Config& config, const Cos
     std::vector<bool> left(config.groups.size(), false);
     for (std::size_t i = 0; i < graph.tasks().size(); ++i)
         if (!state.finished[i]) left[graph.tasks()[i].group] = true;
-    for (std::size_t g = 0; g < left.size(); ++g)
-        if (left[g] && !model.measured(g)) ++r.unmeasured;
+    for (std::size_t g = 0; g < left.size(); ++g) {
+        if (!left[g] || model.measured(g)) continue;
+        ++r.unmeasured;
+        if (model.remembered(g)) ++r.remembered;
+    }
     r.mid = remaining_seconds(graph, config, model, state, ranks, Estimate::mid);
     r.low = r.high = r.mid;
     if (r.unmeasured > 0) {

@@ -2,7 +2,9 @@
 // `compatbench status` and for `compatbench plan`.
 //   - A group with finished tasks (in this run, or in an earlier one of the same output
 //     folder, from the ledger): the mean duration of those tasks.
-//   - A group without: its `cost` hint times a scale, the geometric mean of (measured mean /
+//   - A group without, whose cost an earlier run in another folder left in the cost cache
+//     (exec/cost_cache.h): that cost, with bounds of half and twice it.
+//   - A group without either: its `cost` hint times a scale, the geometric mean of (measured mean /
 //     hint) over the measured groups most like it: those that run the same program (their
 //     commands' words, placeholders and options aside: compatnets.finetune evaluate), else
 //     those of its class. There are two classes: groups that run a user's command
@@ -13,7 +15,7 @@
 //     measured, a tenth and ten times when none was; but for a command group whose program
 //     has not been measured, a fiftieth (a training script says little of an evaluation
 //     served in milliseconds). The ETA is a range until every group with tasks left has a
-//     measured task.
+//     measured task in this run or the folder's earlier ones.
 // The time left is the coordinator's own dispatch (exec/dispatch_policy.h) simulated over
 // the unfinished part of the task graph on the run's ranks (exec/simulate.h), with these
 // expected durations and what is left of each running task.
@@ -37,6 +39,9 @@ class CostModel {
     explicit CostModel(const Config& config);
 
     void record(std::size_t group, double seconds);  // a finished task's duration
+    // What the group's tasks cost in an earlier run elsewhere (mean seconds per task).
+    void remember(std::size_t group, double seconds);
+    bool remembered(std::size_t group) const { return remembered_[group] >= 0.0; }
     const GroupTiming& timing(std::size_t group) const { return timing_[group]; }
     const std::vector<GroupTiming>& timings() const { return timing_; }
     bool measured(std::size_t group) const { return timing_[group].samples > 0; }
@@ -57,6 +62,7 @@ class CostModel {
     std::vector<bool> command_;         // the group's class
     std::vector<std::string> program_;  // its command's program ("" for native groups)
     std::vector<GroupTiming> timing_;
+    std::vector<double> remembered_;  // < 0: nothing remembered
 };
 
 // A run part-way through, as the ETA sees it.
@@ -76,10 +82,11 @@ double remaining_seconds(const TaskGraph& graph, const Config& config, const Cos
                          const RunState& state, int ranks, Estimate e = Estimate::mid);
 
 // The time left as a point and a range (low == mid == high once every group with tasks left
-// has been measured); `unmeasured`: how many such groups have not.
+// has been measured); `unmeasured`: how many such groups have not, `remembered`: how many
+// of those the cost cache prices.
 struct EtaRange {
     double low = 0.0, mid = 0.0, high = 0.0;
-    std::size_t unmeasured = 0;
+    std::size_t unmeasured = 0, remembered = 0;
 };
 EtaRange remaining_range(const TaskGraph& graph, const Config& config, const CostModel& model,
                          const RunState& state, int ranks);

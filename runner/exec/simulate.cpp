@@ -52,7 +52,8 @@ class DispatchSim {
   public:
     DispatchSim(const TaskGraph& graph, const Config& config, const std::vector<double>& duration,
                 int ranks, double overhead)
-        : tasks_(graph.tasks()),
+        : graph_(graph),
+          tasks_(graph.tasks()),
           config_(config),
           duration_(duration),
           ranks_(ranks),
@@ -118,16 +119,9 @@ class DispatchSim {
     }
 
   private:
-    struct Ready {
-        double cost;
-        std::size_t index;
-        bool operator<(const Ready& o) const {
-            return cost != o.cost ? cost < o.cost : index > o.index;
-        }
-    };
     void push_ready(std::size_t i) {
         placed_[i] = true;
-        ready_.push({config_.groups[tasks_[i].group].cost, i});
+        ready_.push(policy_entry(config_, graph_, i));
     }
 
     void start_next(std::size_t r) {
@@ -157,6 +151,7 @@ class DispatchSim {
         }
     }
 
+    const TaskGraph& graph_;
     const std::vector<Task>& tasks_;
     const Config& config_;
     const std::vector<double>& duration_;
@@ -166,7 +161,7 @@ class DispatchSim {
     std::vector<std::size_t> waiting_;
     std::vector<bool> placed_;  // finished, running or once made ready: never ready again
     std::vector<GroupTiming> timing_;
-    std::priority_queue<Ready> ready_;
+    std::priority_queue<ReadyEntry> ready_;
     std::vector<std::deque<std::size_t>> queue_;
     std::vector<std::size_t> outstanding_, running_;
     // Completion events: (time, rank), earliest first, then the lowest rank.

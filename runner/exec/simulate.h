@@ -26,7 +26,7 @@ struct SimulationStart {
     std::vector<GroupTiming> timing;                   // what the policy has learnt per group
 };
 
-// Runs the policy: ready tasks by cost hint then index; batches and prefetch as the
+// Runs the policy: ready tasks by cost hint, group, spread order; batches and prefetch as the
 // coordinator sizes them from the durations it has seen; each rank runs its queue in order;
 // `overhead` seconds are added to every task (the round trip). From `start` when given:
 // finished tasks are skipped and a running task takes what `duration` says is left of it.

@@ -36,7 +36,7 @@ void TaskBook::start() {
 void TaskBook::make_ready(std::size_t i) {
     states_[i] = State::ready;
     const TaskGroup& group = config_.groups[graph_.tasks()[i].group];
-    ready_[group.gpus].push({group.cost, i});
+    ready_[group.gpus].push(policy_entry(config_, graph_, i));
     ++ready_count_;
 }
 

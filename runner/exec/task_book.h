@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/dispatch_policy.h"
 #include "experiment/experiment.h"
 #include "graph/task_graph.h"
 #include "store/results_file.h"
@@ -41,8 +42,8 @@ class TaskBook {
     std::size_t next_group(std::size_t held) const;
     // The next ready task for a rank holding `held` devices, now running: GPU tasks first,
     // those needing the most devices the rank holds first; then CPU tasks; within each, the
-    // highest cost hint, then the lowest index. Returns its index and sets `attempt` to its
-    // attempt number across runs (1 for a first try).
+    // order of exec/dispatch_policy.h (cost hint, group, spread order). Returns its index and sets
+    // `attempt` to its attempt number across runs (1 for a first try).
     std::size_t take_ready(std::size_t held, int& attempt);
 
     // Outcomes of a running task. `done` releases its dependents. `failed` makes the task
@@ -73,14 +74,6 @@ class TaskBook {
     bool all_terminal() const { return terminal_ == states_.size(); }
 
   private:
-    struct ReadyEntry {
-        double cost;
-        std::size_t index;
-        bool operator<(const ReadyEntry& o) const {
-            return cost != o.cost ? cost < o.cost
-                                  : index > o.index;  // max-heap: cost, then low index
-        }
-    };
     using ReadyQueue = std::priority_queue<ReadyEntry>;
     // The `gpus:` value whose queue a rank holding `held` devices takes from next.
     std::optional<int> queue_for(std::size_t held) const;

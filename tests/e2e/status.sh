@@ -45,6 +45,12 @@ expect_code 1 mpi 2 run "$WORK/status.yaml" --out "$OUT" --resume --log-level er
 "$BIN" status "$OUT" > "$WORK/done.txt"
 pycheck status finished_status "$WORK/done.json"
 grep -q "last errors:" "$WORK/done.txt" || fail "no errors listed"
+# A run of the same config in another folder starts from the costs that the runs before left
+# in the cost cache (exec/cost_cache.h; lib.sh gives each test its own).
+expect_code 1 mpi 2 run "$WORK/status.yaml" --out "$WORK/again" --log-level info > "$WORK/again.log" 2>&1
+grep -q "cost cache $COMPATBENCH_COST_CACHE: 2 of 4 groups' costs from earlier runs" "$WORK/again.log" ||
+  { cat "$WORK/again.log"; fail "the cost cache was not read"; }
+grep -q "2 priced from earlier runs)" "$WORK/again.log" || { cat "$WORK/again.log"; fail "no ETA from the cache"; }
 # Not a run folder, no folder, and a damaged status.json.
 mkdir "$WORK/empty"
 expect_code 2 "$BIN" status "$WORK/empty"
@@ -54,4 +60,4 @@ expect_code 2 "$BIN" status "$WORK/missing"
 echo "{ not json" > "$OUT/status.json"
 "$BIN" status "$OUT" > "$WORK/damaged.txt" || fail "status with a damaged status.json: exit $?"
 grep -q "not a status file" "$WORK/damaged.txt" || { cat "$WORK/damaged.txt"; fail "damaged status.json not named"; }
-pass "status: running, killed with a torn ledger line, finished with errors, not a run"
+pass "status: running, killed with a torn ledger line, finished with errors, costs remembered, not a run"

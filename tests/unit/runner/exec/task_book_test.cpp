@@ -34,7 +34,7 @@ std::size_t take(TaskBook& book, int* attempt = nullptr) {
 }
 }  // namespace
 
-TEST(TaskBook, ReadyByCostThenIndexAndDependentsReleased) {
+TEST(TaskBook, ReadyByCostThenGroupOrderAndDependentsReleased) {
     Fixture f;
     TaskBook book(f.config, f.graph);
     book.start();
@@ -43,7 +43,7 @@ TEST(TaskBook, ReadyByCostThenIndexAndDependentsReleased) {
     EXPECT_EQ(take(book), f.id("c"));  // highest cost hint first
     EXPECT_EQ(book.next_group(0), 0u);
     const std::size_t a0 = take(book), a1 = take(book);
-    EXPECT_EQ(a0, f.id("a/0"));  // then the lower index
+    EXPECT_EQ(a0, f.id("a/0"));  // then the spread order: a/0, a/1 for two tasks
     EXPECT_EQ(a1, f.id("a/1"));
     EXPECT_FALSE(book.has_ready());
     book.done(a0, {});
@@ -162,4 +162,27 @@ TEST(TaskBook, CpuTasksStayOffGpuRanksWhenTheConfigSaysSo) {
     EXPECT_EQ(book.take_ready(2, attempt), graph.find("two/0").value());
     EXPECT_FALSE(book.has_ready_for(2));
     EXPECT_TRUE(book.has_ready_for(0));
+}
+
+// Within a group, tasks go out in the spread order of exec/dispatch_policy.h (bit-reversed
+// positions), so that the first tasks sample the whole group; groups of equal hint go out in
+// config order.
+TEST(TaskBook, AGroupGoesOutInSpreadOrder) {
+    EXPECT_EQ(policy_spread(0, 5), 0u);
+    EXPECT_EQ(policy_spread(1, 5), 4u);
+    EXPECT_EQ(policy_spread(3, 5), 6u);
+    EXPECT_EQ(policy_spread(0, 1), 0u);
+    const std::string yaml =
+        "experiment: {name: t, seed: 1}\n"
+        "tasks:\n"
+        "  - {name: a, kind: noop, count: 5}\n"
+        "  - {name: b, kind: noop, count: 2}\n";
+    const Config config = parse_config(yaml, "t.yaml");
+    const TaskGraph graph = TaskGraph::build(config);
+    TaskBook book(config, graph);
+    book.start();
+    std::vector<std::string> order;
+    int attempt = 0;
+    while (book.has_ready()) order.push_back(graph.tasks()[book.take_ready(0, attempt)].id);
+    EXPECT_EQ(order, (std::vector<std::string>{"a/0", "a/4", "a/2", "a/1", "a/3", "b/0", "b/1"}));
 }
