@@ -181,7 +181,7 @@ void own_parameters(Reader& r, const YAML::Node& root, const YAML::Node& models)
                       {.name = "drop", .type = KeyType::real, .min = 0, .max = 0.999999},
                       {.name = "dare_then", .type = KeyType::string, .choices = {"mean", "ties"}},
                       {.name = "seed", .type = KeyType::integer, .min = 0, .max = 9e18}});
-    else
+    else if (merging::reads_merge_rho(q.method))
         rules.insert(rules.end(),
                      {{.name = "kappa", .type = KeyType::real, .min = 0, .max = 1e6},
                       {.name = "rho_gate", .type = KeyType::real, .min = 0, .max = 1},
@@ -293,11 +293,11 @@ MergeSpec parse_merge_spec(const std::string& path) {
     s.config.method = root["merge_method"].Scalar();
     r.def = mk::find_method(s.config.method);
     s.mergekit = r.def != nullptr;
-    const std::vector<std::string> own = {"dare", "prism", "prism_hard", "norm_matched"};
+    const std::vector<std::string> own = {"dare", "prism", "prism_hard", "norm_matched", "iso_c"};
     if (!s.mergekit && std::find(own.begin(), own.end(), s.config.method) == own.end())
         yc.fail(root["merge_method"], "merge_method",
                 "'" + s.config.method + "' is not supported (mergekit's: " + mk::method_list() +
-                    "; compatbench's own: dare, prism, prism_hard, norm_matched)");
+                    "; compatbench's own: dare, prism, prism_hard, norm_matched, iso_c)");
     if (bool(root["models"]) == bool(root["slices"]))
         yc.fail(root, "models", "exactly one of models and slices is expected");
     if (root["slices"] && !s.mergekit)

@@ -123,7 +123,7 @@ Sweep read_sweep(const TaskGroup& group, const TaskGroup& fts, const YamlChecker
     const std::string base = "tasks." + group.name;
     Sweep w;
     w.ks = int_list_key(group, "k", yc, {2, 3, 4, 5, 6, 7, 8}, 2, 64);
-    w.methods = string_list_key(group, "methods", yc, kAllMethods);
+    w.methods = string_list_key(group, "methods", yc, merging::default_method_names());
     for (std::size_t i = 0; i < w.methods.size(); ++i)
         if (std::find(kAllMethods.begin(), kAllMethods.end(), w.methods[i]) == kAllMethods.end())
             yc.fail(group.node["methods"][i], index_path(base + ".methods", i),

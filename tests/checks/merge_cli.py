@@ -51,6 +51,35 @@ def sharded_equals_single_file(*args):
     print("merge: 8 methods written; TA and PRISM equal numpy; sharded float32 output indexed")
 
 
+def iso_c_equals_numpy(*args):
+    """Iso-C as its authors' code computes it (src/utils/iso.py iso_c, danielm1405/iso-merging
+    at d34010af), slowly in numpy: each 2-D tensor's task vectors summed and its singular
+    values replaced by their mean; every other tensor the mean task vector; θ0 + 0.8 · that."""
+    import sys, numpy as np
+    sys.path.insert(0, args[0])
+    from compatnets.safetensors import load as load_file
+    def load(path):
+        return {n: t.astype(np.float64) for n, t in load_file(path).items()}
+    base = load("base.safetensors"); fts = [load("ft0.safetensors"), load("ft1"), load("ft2.safetensors")]
+    got = load("out_iso")
+    flattened = 0
+    for n, b in base.items():
+        taus = [f[n] - b for f in fts]
+        if b.ndim == 2 and "text_projection" not in n:
+            u, s, vt = np.linalg.svd(sum(taus), full_matrices=False)
+            update = u @ np.diag(np.full_like(s, s.mean())) @ vt
+            flattened += 1
+        else:
+            update = sum(taus) / len(taus)
+        want = b + 0.8 * update
+        # one BF16 rounding of the output, relative to the largest value of the tensor
+        err = np.abs(got[n] - want).max() / max(np.abs(want).max(), 1e-12)
+        assert err <= 2 ** -8, (n, err)
+        assert not np.array_equal(got[n], b), n
+    assert flattened > 0
+    print(f"iso_c: {len(base)} tensors equal numpy ({flattened} with flattened spectra)")
+
+
 def screen_outputs_agree(*args):
     import json
     a, b = json.load(open("screen_yaml.json")), json.load(open("screen_cli.json"))

@@ -1,5 +1,5 @@
 # `compatbench merge` on a Llama-shaped BF16 set (3 fine-tunes, one sharded): every method
-# runs and writes readable safetensors; task arithmetic and PRISM equal numpy within one
+# runs and writes readable safetensors; task arithmetic, PRISM and Iso-C equal numpy within one
 # BF16 rounding; out-of-scope and non-merged tensors keep the base; 1 and 2 ranks write the
 # same bytes; sharding with an index; out_dtype; bad input named with exit code 2.
 source "$(dirname "$0")/lib.sh"
@@ -20,7 +20,8 @@ write stock model_stock "{}" "${ALL[@]}"
 write prism prism "{kappa: 1.0}" "${ALL[@]}"
 write hard prism_hard "{kappa: 1.0}" "${ALL[@]}"
 write norm norm_matched "{kappa: 1.0}" "${ALL[@]}"
-for m in ta ties dare slerp stock prism hard norm; do
+write iso iso_c "{coef: 0.8}" "${ALL[@]}"
+for m in ta ties dare slerp stock prism hard norm iso; do
   expect_code 0 mpi 0 merge $m.yaml --out out_$m > /dev/null
 done
 expect_code 0 mpi 2 merge dare.yaml --out out_dare2 > /dev/null
@@ -30,6 +31,10 @@ cmp out_prism/model.safetensors out_prism2/model.safetensors || fail "prism diff
 { cat ta.yaml; echo "shard_mb: 0.05"; echo "out_dtype: float32"; } > sharded.yaml
 expect_code 0 mpi 2 merge sharded.yaml --out out_sharded > /dev/null
 pycheck merge_cli sharded_equals_single_file "$SRC/python"
+pycheck merge_cli iso_c_equals_numpy "$SRC/python"
+write badiso iso_c "{kappa: 1.0}" "${ALL[@]}"
+set +e; "$BIN" merge badiso.yaml --out out_bad > err.txt 2>&1; code=$?; set -e
+[[ $code == 2 ]] && grep -q "badiso.yaml:.*parameters.kappa" err.txt || { cat err.txt; fail "iso_c kappa: exit $code"; }
 # Bad input.
 "$PY" -c "
 import sys; sys.path.insert(0, '$SRC/python')
@@ -99,4 +104,4 @@ set +e; "$BIN" screen slerp.yaml > err.txt 2>&1; code=$?; set -e
 "$BIN" screen ta.yaml --json > screen_yaml.json
 "$BIN" screen --base base.safetensors --models "${ALL[@]}" --coef 0.7 --json > screen_cli.json
 pycheck merge_cli screen_outputs_agree
-pass "merge: every method, numpy-equal TA and PRISM, rank-independent bytes, sharding, errors, inputs never written over, staged output, --replace, screen of a merge YAML"
+pass "merge: every method, numpy-equal TA, PRISM and Iso-C, rank-independent bytes, sharding, errors, inputs never written over, staged output, --replace, screen of a merge YAML"

@@ -2,14 +2,17 @@
 
 #include <fnmatch.h>
 
+#include <iterator>
 #include <stdexcept>
 
 namespace compatbench::merging {
 
 namespace {
 
-constexpr const char* kNames[] = {"task_arithmetic", "ties",  "dare",       "slerp",
-                                  "model_stock",     "prism", "prism_hard", "norm_matched"};
+constexpr const char* kNames[] = {"task_arithmetic", "ties",        "dare",       "slerp",
+                                  "model_stock",     "prism",       "prism_hard", "norm_matched",
+                                  "della",           "breadcrumbs", "iso_c"};
+constexpr std::size_t kDefaultMethods = 8;  // up to norm_matched
 
 }  // namespace
 
@@ -31,12 +34,18 @@ const std::vector<std::string>& method_names() {
     return names;
 }
 
+const std::vector<std::string>& default_method_names() {
+    static const std::vector<std::string> names(std::begin(kNames),
+                                                std::begin(kNames) + kDefaultMethods);
+    return names;
+}
+
 bool reads_merge_rho(Method m) {
     return m == Method::prism || m == Method::prism_hard || m == Method::norm_matched;
 }
 
 Method method_from_name(const std::string& name) {
-    for (int i = 0; i < 8; ++i)
+    for (std::size_t i = 0; i < std::size(kNames); ++i)
         if (name == kNames[i]) return static_cast<Method>(i);
     std::string known;
     for (const char* n : kNames) known += (known.empty() ? "" : ", ") + std::string(n);

@@ -1,8 +1,9 @@
 // Merge operators of methods.md §3.2, applied tensor by tensor: task arithmetic, TIES, DARE,
-// SLERP, Model Stock, PRISM (soft threshold, ρ-gate, keep-rate floor), PRISM-hard and the
-// norm-matched mean. A tensor is read a block at a time as float32 (the base and each
-// model), in as many passes as the operator needs (one for task arithmetic and DARE; a
-// first pass for norms, dots or PRISM's σ; TIES a selection pass per model), and the merged
+// SLERP, Model Stock, PRISM (soft threshold, ρ-gate, keep-rate floor), PRISM-hard, the
+// norm-matched mean, DELLA, Breadcrumbs and Iso-C (iso_c.h; the one operator that holds a
+// whole matrix, Σ_i τ_i in double, for its SVD). A tensor is read a block at a time as float32 (the
+// base and each model), in as many passes as the operator needs (one for task arithmetic and DARE;
+// a first pass for norms, dots or PRISM's σ; TIES a selection pass per model), and the merged
 // values leave a block at a time: memory stays at a few blocks, plus one double per
 // coordinate for TIES's selection and PRISM's keep-rate floor. Per coordinate the
 // arithmetic is in double, and sums run in coordinate order.
@@ -29,14 +30,19 @@ enum class Method {
     prism,
     prism_hard,
     norm_matched,
+    della,        // mergekit's `della` at the study's density (generalized.h)
+    breadcrumbs,  // mergekit's `breadcrumbs` at the study's density
+    iso_c,        // Iso-C (iso_c.h)
     // mergekit's operators that the studies do not sweep (compatbench merge only):
     generalized,  // generalized task arithmetic (generalized.h): TIES, DARE, DELLA, Breadcrumbs
     linear,       // Σ w_i θ_i (/ Σ w_i)
     passthrough   // θ_1 · scale
 };
 const char* method_name(Method m);
-// The studies' operators' names, in the order of Method (task_arithmetic .. norm_matched).
+// The studies' operators' names, in the order of Method (task_arithmetic .. iso_c).
 const std::vector<std::string>& method_names();
+// Those a K-way sweep runs when it names none (task_arithmetic .. norm_matched).
+const std::vector<std::string>& default_method_names();
 // Whether the operator reads the merge's ρ (the PRISM family: prism, prism_hard,
 // norm_matched), which the merge's first pass measures.
 bool reads_merge_rho(Method m);

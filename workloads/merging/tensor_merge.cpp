@@ -10,6 +10,7 @@
 #include "common/hash.h"
 #include "common/lanes.h"
 #include "merging/generalized.h"
+#include "merging/iso_c.h"
 #include "merging/last_pass.h"
 #include "merging/operators.h"
 #include "merging/selection.h"
@@ -239,6 +240,24 @@ MergeParams ties_params(const MergeParams& p) {
     return q;
 }
 
+// DELLA and Breadcrumbs of the studies: mergekit's methods of those names (mergekit.cpp's
+// registry: DELLA with sign consensus, the weights' mean and L1 rescale; Breadcrumbs summed,
+// without consensus or rescale), every model at the study's density, with mergekit's default
+// ε (0.15) and γ (0.01), unweighted; c scales the mixed update as mergekit's λ does.
+MergeParams study_gta_params(const MergeParams& p) {
+    MergeParams q = p;
+    const bool della = p.method == Method::della;
+    q.sparsify = della ? Sparsify::della : Sparsify::magnitude_outliers;
+    q.consensus = della;
+    q.normalize = della ? Normalize::mean : Normalize::sum;
+    q.rescale = della;
+    q.weights.clear();
+    q.densities.clear();
+    q.gammas.clear();
+    q.epsilons.clear();
+    return q;
+}
+
 // mergekit's linear: Σ_i w_i θ_i, divided by Σ_i w_i for `normalize: mean`.
 void linear(const MergeParams& p, Block& b) {
     double total = 0.0;
@@ -267,8 +286,12 @@ void merge_pass(const MergeParams& p, const TensorScope& s, TensorBlocks& in, co
                 from_delta(b, delta, p.coef);
             });
         case Method::ties:
+        case Method::della:
+        case Method::breadcrumbs:
         case Method::generalized: {
-            const MergeParams q = p.method == Method::ties ? ties_params(p) : p;
+            const MergeParams q = p.method == Method::ties          ? ties_params(p)
+                                  : p.method == Method::generalized ? p
+                                                                    : study_gta_params(p);
             const std::vector<Selection> sel = select(q, s, in);
             return array_pass(in, out, st, [&](Block& b) {
                 combine(q, sel, b.begin, b.count, b.t, delta);
@@ -286,6 +309,15 @@ void merge_pass(const MergeParams& p, const TensorScope& s, TensorBlocks& in, co
                 dare_drop(p, s, b);
                 combine(q, {}, b.begin, b.count, b.t, delta);
                 from_delta(b, delta, p.coef);
+            });
+        }
+        case Method::iso_c: {
+            if (!iso_c_flattens(s))
+                return array_pass(in, out, st, [&](Block& b) { from_delta(b, b.mean, p.coef); });
+            const std::vector<double> flat = iso_c_update(s, in);
+            return array_pass(in, out, st, [&](Block& b) {
+                for (std::size_t j = 0; j < b.count; ++j)
+                    b.theta[j] = b.base[j] + p.coef * flat[b.begin + j];
             });
         }
         case Method::linear:

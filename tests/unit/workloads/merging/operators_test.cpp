@@ -249,3 +249,30 @@ TEST(Operators, TiesSlerpModelStockMatchNumpy) {
     EXPECT_EQ(method_from_name("model_stock"), Method::model_stock);
     EXPECT_THROW(method_from_name("fisher"), std::invalid_argument);
 }
+
+// Iso-C (merging/iso_c.h): τ0 = diag(1, 1), τ1 = diag(2, 0) sum to diag(3, 1), whose singular
+// values 3 and 1 become their mean 2: θ0 + c · diag(2, 2). A 1-D tensor takes the mean τ, and
+// so does a 2-D tensor named text_projection (as the authors' code has it).
+TEST(Operators, IsoCFlattensTheSpectrumOfTheSummedUpdate) {
+    MergeParams p;
+    p.method = Method::iso_c;
+    p.coef = 0.5;
+    TensorScope matrix;
+    matrix.name = "layer.weight";
+    matrix.matrix = true;
+    matrix.row_length = 2;
+    const std::vector<float> base = {1, 0, 0, 1};
+    const auto got = run(p, matrix, base, {{2, 0, 0, 2}, {3, 0, 0, 1}});
+    const std::vector<float> want = {2, 0, 0, 2};
+    for (std::size_t j = 0; j < 4; ++j) EXPECT_NEAR(got[j], want[j], 1e-6) << j;
+    TensorScope projection = matrix;
+    projection.name = "text_projection";
+    const auto mean = run(p, projection, base, {{2, 0, 0, 2}, {3, 0, 0, 1}});
+    EXPECT_EQ(mean, (std::vector<float>{1.75f, 0, 0, 1.25f}));
+    EXPECT_EQ(run(p, {}, {0, 0}, {{1, 2}, {3, 4}}), (std::vector<float>{1, 1.5f}));
+    TensorScope ragged = matrix;
+    ragged.row_length = 3;
+    EXPECT_THROW(run(p, ragged, base, {{2, 0, 0, 2}}), std::invalid_argument);
+    EXPECT_EQ(method_from_name("iso_c"), Method::iso_c);
+    EXPECT_STREQ(method_name(Method::della), "della");
+}
