@@ -10,7 +10,7 @@ WORDS = ["<pad>", "<unk>", "<mask>"] + VOCABULARY
 WORD_ID = {w: i for i, w in enumerate(WORDS)}
 CHARS = "\0?#abcdefghijklmnopqrstuvwxyz -,:"   # pad, unknown, mask, then the letters
 CHAR_ID = {c: i for i, c in enumerate(CHARS)}
-MAX_WORDS, MAX_CHARS = 24, 96
+MAX_WORDS, MAX_CHARS = 24, 160
 
 
 def word_ids(texts):
