@@ -52,8 +52,10 @@ struct Draws {
     double operator()(std::size_t j) const { return unit_double(splitmix64(stream + j)); }
 };
 
-// DELLA (mergekit's della_magprune): per row, p_j = (d − ε) + 2ε·(rank_j − 1)/(cols − 1),
-// rank 1 for the smallest |τ| of the row (ties: the lower index ranks lower).
+// DELLA (mergekit's della_magprune): along dimension 1 (the rows of a matrix; for an N-D
+// tensor each fibre of fixed other indices, as torch's sort along dim 1 ranks),
+// p_j = (d − ε) + 2ε·(rank_j − 1)/(d1 − 1), rank 1 for the smallest |τ| of the fibre (ties:
+// the lower index ranks lower).
 void della_bits(const MergeParams& p, const TensorScope& s, std::size_t i, std::size_t n,
                 const std::vector<double>& mag, std::vector<std::uint64_t>& bits) {
     const double d = density_of(p, i), e = per_model(p.epsilons, i, 0.15);
@@ -62,25 +64,34 @@ void della_bits(const MergeParams& p, const TensorScope& s, std::size_t i, std::
                                     ": DELLA needs density ± epsilon inside (0, 1), "
                                     "got density " +
                                     std::to_string(d) + ", epsilon " + std::to_string(e));
-    if (s.row_length == 0)  // mergekit ranks along dimension 1 of such tensors
+    const std::size_t cols = s.row_length, stride = std::max<std::size_t>(s.rank_stride, 1);
+    if (cols == 0 || n % (cols * stride) != 0)
         throw std::invalid_argument(s.name +
-                                    ": DELLA ranks within the rows of 1-D and 2-D "
-                                    "tensors only");
-    const std::size_t cols = s.row_length;
-    if (cols < 2)
-        throw std::invalid_argument(s.name + ": DELLA ranks within rows of one coordinate");
+                                    ": DELLA needs the tensor's shape to rank along "
+                                    "dimension 1");
     const Draws draw(p, s.name, i);
+    if (cols == 1 && p.della_lone_at_density) {
+        for (std::size_t j = 0; j < n; ++j) set_bit(bits, j, draw(j) < d);
+        return;
+    }
+    if (cols < 2)
+        throw std::invalid_argument(s.name +
+                                    ": DELLA ranks along dimension 1, here of one coordinate "
+                                    "(mergekit's rank ramp is 0/0 there)");
     std::vector<std::uint32_t> order(cols);
-    for (std::size_t row = 0; row < n; row += cols) {
-        std::iota(order.begin(), order.end(), 0U);
-        std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-            return mag[row + a] < mag[row + b];
-        });
-        for (std::size_t r = 0; r < cols; ++r) {
-            const std::size_t j = row + order[r];
-            const double prob =
-                (d - e) + static_cast<double>(r) / static_cast<double>(cols - 1) * 2.0 * e;
-            set_bit(bits, j, draw(j) < prob);
+    for (std::size_t outer = 0; outer < n; outer += cols * stride) {
+        for (std::size_t q = 0; q < stride; ++q) {
+            const auto at = [&](std::size_t c) { return outer + c * stride + q; };
+            std::iota(order.begin(), order.end(), 0U);
+            std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+                return mag[at(a)] < mag[at(b)];
+            });
+            for (std::size_t r = 0; r < cols; ++r) {
+                const std::size_t j = at(order[r]);
+                const double prob =
+                    (d - e) + static_cast<double>(r) / static_cast<double>(cols - 1) * 2.0 * e;
+                set_bit(bits, j, draw(j) < prob);
+            }
         }
     }
 }

@@ -71,7 +71,13 @@ bool CheckpointSource::mergeable(std::size_t i) const {
 std::uint64_t CheckpointSource::numel(std::size_t i) const { return info(i).numel(); }
 std::uint64_t CheckpointSource::row_length(std::size_t i) const {
     const auto& shape = info(i).shape;
-    return shape.size() == 2 ? shape[1] : shape.size() <= 1 ? numel(i) : 0;
+    return shape.size() <= 1 ? numel(i) : shape[1];
+}
+std::uint64_t CheckpointSource::rank_stride(std::size_t i) const {
+    const auto& shape = info(i).shape;
+    std::uint64_t stride = 1;
+    for (std::size_t d = 2; d < shape.size(); ++d) stride *= shape[d];
+    return stride;
 }
 
 std::vector<TensorRef> CheckpointSource::refs(std::size_t i) const {
@@ -193,6 +199,7 @@ void ModelMerge::merge(const TensorSource& source, std::size_t i, double rho,
     scope.in_scope = in_scope(scope.name);
     scope.merge_rho = rho;
     scope.row_length = source.row_length(i);
+    scope.rank_stride = source.rank_stride(i);
     const MergeParams* own = source.params(i);
     const auto blocks = source.blocks(i);
     const TensorMergeStats st = merge_tensor(own ? *own : params_, scope, *blocks, out);

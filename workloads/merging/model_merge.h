@@ -26,8 +26,10 @@ class TensorSource {
     virtual bool matrix(std::size_t i) const = 0;     // a 2-D tensor
     virtual bool mergeable(std::size_t i) const = 0;  // floating point (others keep the base's)
     virtual std::uint64_t numel(std::size_t i) const = 0;
-    // Coordinates per row: a matrix's columns, a vector's length, 0 for more dimensions.
+    // Coordinates along dimension 1 (a matrix's columns; a vector's length; d1 of an N-D
+    // tensor), and how far apart they lie in memory (1, or d2·…·dN of an N-D tensor).
     virtual std::uint64_t row_length(std::size_t i) const { return numel(i); }
+    virtual std::uint64_t rank_stride(std::size_t) const { return 1; }
     // Tensor i's own parameters, when the merge has per-tensor ones (else the merge's).
     virtual const MergeParams* params(std::size_t) const { return nullptr; }
     // Tensor i's interference sums across the models (§3.1).
@@ -71,6 +73,7 @@ class CheckpointSource final : public TensorSource {
     bool mergeable(std::size_t i) const override;
     std::uint64_t numel(std::size_t i) const override;
     std::uint64_t row_length(std::size_t i) const override;
+    std::uint64_t rank_stride(std::size_t i) const override;
     const MergeParams* params(std::size_t i) const override {
         return planned_ ? &plan_[i].params : nullptr;
     }

@@ -71,18 +71,23 @@ struct MergeParams {
     bool rescale = false;                  // L1 rescale of each sparsified τ_i
     std::vector<double> densities;         // per model (empty: `density` for all)
     std::vector<double> gammas, epsilons;  // per model: Breadcrumbs' γ, DELLA's ε
-    double scale = 1.0;                    // passthrough
+    // DELLA on a dimension 1 of one coordinate, where mergekit's rank ramp is 0/0 (and its
+    // bernoulli raises): refused, or (the studies' `della`) kept with probability d.
+    bool della_lone_at_density = false;
+    double scale = 1.0;  // passthrough
 };
 
 // What the operator needs to know of the tensor beyond its values.
 struct TensorScope {
     std::string name;
-    bool matrix = false;         // a 2-D tensor (PRISM's keep-rate floor applies to these)
-    bool in_scope = true;        // out-of-scope tensors keep θ0 (PRISM, and every method when
-                                 // a scope is given)
-    double merge_rho = 1.0;      // ρ of the whole merge over the in-scope tensors (§3.1)
-    std::size_t row_length = 0;  // coordinates per row of a 1-D or 2-D tensor (DELLA's
-                                 // ranks); 0 for other shapes
+    bool matrix = false;          // a 2-D tensor (PRISM's keep-rate floor applies to these)
+    bool in_scope = true;         // out-of-scope tensors keep θ0 (PRISM, and every method when
+                                  // a scope is given)
+    double merge_rho = 1.0;       // ρ of the whole merge over the in-scope tensors (§3.1)
+    std::size_t row_length = 0;   // coordinates along dimension 1 (DELLA ranks along it,
+                                  // as mergekit's torch code does): a 2-D tensor's columns,
+                                  // a 1-D tensor's length, d1 of an N-D one; 0: unknown
+    std::size_t rank_stride = 1;  // memory distance between those coordinates (d2·…·dN)
 };
 
 struct TensorMergeStats {

@@ -243,7 +243,9 @@ MergeParams ties_params(const MergeParams& p) {
 // DELLA and Breadcrumbs of the studies: mergekit's methods of those names (mergekit.cpp's
 // registry: DELLA with sign consensus, the weights' mean and L1 rescale; Breadcrumbs summed,
 // without consensus or rescale), every model at the study's density, with mergekit's default
-// ε (0.15) and γ (0.01), unweighted; c scales the mixed update as mergekit's λ does.
+// ε (0.15) and γ (0.01), unweighted; c scales the mixed update as mergekit's λ does. Where
+// mergekit's DELLA is undefined (dimension 1 of one coordinate: a convolution over one input
+// channel), each coordinate is kept with probability d, the ramp's mean.
 MergeParams study_gta_params(const MergeParams& p) {
     MergeParams q = p;
     const bool della = p.method == Method::della;
@@ -255,7 +257,26 @@ MergeParams study_gta_params(const MergeParams& p) {
     q.densities.clear();
     q.gammas.clear();
     q.epsilons.clear();
+    q.della_lone_at_density = true;
     return q;
+}
+
+// The generalized task arithmetic behind TIES, DELLA, Breadcrumbs and mergekit's methods.
+MergeParams gta_params(const MergeParams& p) {
+    if (p.method == Method::ties) return ties_params(p);
+    return p.method == Method::generalized ? p : study_gta_params(p);
+}
+
+// Iso-C (iso_c.h): the flattened spectrum of Σ τ_i on a matrix, the mean τ elsewhere.
+void iso_c_pass(const MergeParams& p, const TensorScope& s, TensorBlocks& in, const BlockSink& out,
+                TensorMergeStats& st) {
+    if (!iso_c_flattens(s))
+        return array_pass(in, out, st, [&](Block& b) { from_delta(b, b.mean, p.coef); });
+    const std::vector<double> flat = iso_c_update(s, in);
+    array_pass(in, out, st, [&](Block& b) {
+        for (std::size_t j = 0; j < b.count; ++j)
+            b.theta[j] = b.base[j] + p.coef * flat[b.begin + j];
+    });
 }
 
 // mergekit's linear: Σ_i w_i θ_i, divided by Σ_i w_i for `normalize: mean`.
@@ -289,9 +310,7 @@ void merge_pass(const MergeParams& p, const TensorScope& s, TensorBlocks& in, co
         case Method::della:
         case Method::breadcrumbs:
         case Method::generalized: {
-            const MergeParams q = p.method == Method::ties          ? ties_params(p)
-                                  : p.method == Method::generalized ? p
-                                                                    : study_gta_params(p);
+            const MergeParams q = gta_params(p);
             const std::vector<Selection> sel = select(q, s, in);
             return array_pass(in, out, st, [&](Block& b) {
                 combine(q, sel, b.begin, b.count, b.t, delta);
@@ -311,15 +330,8 @@ void merge_pass(const MergeParams& p, const TensorScope& s, TensorBlocks& in, co
                 from_delta(b, delta, p.coef);
             });
         }
-        case Method::iso_c: {
-            if (!iso_c_flattens(s))
-                return array_pass(in, out, st, [&](Block& b) { from_delta(b, b.mean, p.coef); });
-            const std::vector<double> flat = iso_c_update(s, in);
-            return array_pass(in, out, st, [&](Block& b) {
-                for (std::size_t j = 0; j < b.count; ++j)
-                    b.theta[j] = b.base[j] + p.coef * flat[b.begin + j];
-            });
-        }
+        case Method::iso_c:
+            return iso_c_pass(p, s, in, out, st);
         case Method::linear:
             return array_pass(in, out, st, [&](Block& b) { linear(p, b); });
         case Method::passthrough:

@@ -276,3 +276,60 @@ TEST(Operators, IsoCFlattensTheSpectrumOfTheSummedUpdate) {
     EXPECT_EQ(method_from_name("iso_c"), Method::iso_c);
     EXPECT_STREQ(method_name(Method::della), "della");
 }
+
+// DELLA ranks along dimension 1 of an N-D tensor, as mergekit's torch code does: in a
+// (1, 2, 20000) tensor each fibre pairs coordinate q with q + 20000, the larger |τ| kept with
+// probability d + ε = 0.9, the smaller with d − ε = 0.1.
+TEST(Operators, DellaRanksAlongDimensionOneOfAnNdTensor) {
+    const std::size_t inner = 20000;
+    std::vector<float> base(2 * inner, 0.0f), model(2 * inner);
+    for (std::size_t q = 0; q < inner; ++q) {
+        model[q] = 1.0f + static_cast<float>(q % 7);  // c = 0: the smaller of its fibre
+        model[inner + q] = 10.0f;                     // c = 1: the larger
+    }
+    MergeParams p;
+    p.method = Method::generalized;
+    p.sparsify = Sparsify::della;
+    p.density = 0.5;
+    p.epsilons = {0.4};
+    p.seed = 3;
+    TensorScope s;
+    s.name = "conv.weight";
+    s.row_length = 2;
+    s.rank_stride = inner;
+    const auto out = run(p, s, base, {model});
+    std::size_t small = 0, large = 0;
+    for (std::size_t q = 0; q < inner; ++q) {
+        small += out[q] != 0.0f;
+        large += out[inner + q] != 0.0f;
+    }
+    EXPECT_NEAR(static_cast<double>(small) / inner, 0.1, 0.02);
+    EXPECT_NEAR(static_cast<double>(large) / inner, 0.9, 0.02);
+    s.rank_stride = 3;  // 40000 is no multiple of 2 · 3: the shape cannot be right
+    EXPECT_THROW(run(p, s, base, {model}), std::invalid_argument);
+}
+
+// Where dimension 1 has one coordinate (a convolution over one input channel), mergekit's
+// DELLA is 0/0: refused by name, or, for the studies' `della`, kept at the density.
+TEST(Operators, DellaOnADimensionOfOneCoordinate) {
+    const std::vector<float> base(4000, 0.0f), model(4000, 1.0f);
+    MergeParams p;
+    p.method = Method::generalized;
+    p.sparsify = Sparsify::della;
+    p.density = 0.3;
+    TensorScope s;
+    s.name = "net.0.weight";  // (8, 1, 5, 100)
+    s.row_length = 1;
+    s.rank_stride = 500;
+    try {
+        run(p, s, base, {model});
+        FAIL() << "DELLA over a dimension of one coordinate was not refused";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("net.0.weight: DELLA ranks along dimension 1"),
+                  std::string::npos);
+    }
+    p.method = Method::della;  // the studies' operator
+    const auto out = run(p, s, base, {model});
+    const auto kept = std::count_if(out.begin(), out.end(), [](float v) { return v != 0.0f; });
+    EXPECT_NEAR(static_cast<double>(kept) / 4000.0, 0.3, 0.03);
+}
