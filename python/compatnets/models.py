@@ -70,7 +70,9 @@ class Vit(nn.Module):
     def __init__(self, dim, width=64):
         super().__init__()
         self.embed = nn.Linear(49, width)
-        self.cls = nn.Parameter(torch.zeros(1, 1, width))
+        # (1, width), not (1, 1, width): DELLA ranks a tensor along dimension 1, as mergekit
+        # does, and refuses a dimension of one (mergekit's 0/0).
+        self.cls = nn.Parameter(torch.zeros(1, width))
         self.pos = nn.Parameter(torch.randn(1, 17, width) * 0.02)
         layer = nn.TransformerEncoderLayer(width, 4, 2 * width, dropout=0.0, batch_first=True)
         self.blocks = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
@@ -79,7 +81,8 @@ class Vit(nn.Module):
     def forward(self, x):
         x = (x - MEAN) / STD
         patches = x.unfold(2, 7, 7).unfold(3, 7, 7).reshape(x.shape[0], 16, 49)
-        t = torch.cat([self.cls.expand(x.shape[0], -1, -1), self.embed(patches)], 1) + self.pos
+        cls = self.cls.unsqueeze(1).expand(x.shape[0], -1, -1)
+        t = torch.cat([cls, self.embed(patches)], 1) + self.pos
         return self.out(self.blocks(t)[:, 0])
 
 
