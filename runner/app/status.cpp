@@ -333,11 +333,13 @@ void print_status(const json& r) {
         std::printf("\n\n%s %s", r["live"].get<bool>() ? "ETA" : "a resume would take about",
                     format_duration(eta).c_str());
         const std::size_t unmeasured = r["eta_unmeasured_groups"];
-        if (unmeasured > 0 && r["eta_low_seconds"].get<double>() >= 0.0)
-            std::printf(" (between %s and %s: %zu group%s not measured yet)",
-                        format_duration(r["eta_low_seconds"].get<double>()).c_str(),
-                        format_duration(r["eta_high_seconds"].get<double>()).c_str(), unmeasured,
-                        unmeasured == 1 ? "" : "s");
+        const double low = r["eta_low_seconds"], high = r["eta_high_seconds"];
+        if (low >= 0.0 && high > low)
+            std::printf(" (between %s and %s", format_duration(low).c_str(),
+                        format_duration(high).c_str());
+        if (low >= 0.0 && high > low && unmeasured > 0)
+            std::printf(": %zu group%s not measured yet", unmeasured, unmeasured == 1 ? "" : "s");
+        if (low >= 0.0 && high > low) std::printf(")");
     }
     std::printf("\n");
     for (const char* key : {"running", "interrupted_tasks"}) {

@@ -73,7 +73,12 @@ double CostModel::scale(std::size_t group) const {
 
 double CostModel::expected(std::size_t group, Estimate e) const {
     const GroupTiming& t = timing_[group];
-    if (t.samples > 0) return t.seconds / static_cast<double>(t.samples);
+    if (t.samples > 0) {
+        const double mean = t.seconds / static_cast<double>(t.samples);
+        return e == Estimate::mid   ? mean
+               : e == Estimate::low ? mean / kMeasuredBand
+                                    : mean * kMeasuredBand;
+    }
     if (remembered(group)) {
         const double m = remembered_[group];
         return e == Estimate::mid ? m : e == Estimate::low ? m / 2.0 : m * 2.0;
@@ -130,11 +135,8 @@ EtaRange remaining_range(const TaskGraph& graph, const Config& config, const Cos
         if (model.remembered(g)) ++r.remembered;
     }
     r.mid = remaining_seconds(graph, config, model, state, ranks, Estimate::mid);
-    r.low = r.high = r.mid;
-    if (r.unmeasured > 0) {
-        r.low = remaining_seconds(graph, config, model, state, ranks, Estimate::low);
-        r.high = remaining_seconds(graph, config, model, state, ranks, Estimate::high);
-    }
+    r.low = remaining_seconds(graph, config, model, state, ranks, Estimate::low);
+    r.high = remaining_seconds(graph, config, model, state, ranks, Estimate::high);
     return r;
 }
 

@@ -11,11 +11,15 @@
 //     (tasks/task_kind.h runs_command; hint kCommandCost when the config gives none) and the
 //     others, so that a measured native kernel says nothing of an unmeasured script, nor the
 //     reverse. With neither the scale is 1, so a hint reads as seconds on one core.
+//   - Bounds for a measured group: its mean ÷ and × kMeasuredBand (1.25). The mean of the
+//     tasks finished so far is not the mean of those left (a group's cost drifts as it runs;
+//     the dispatch round trips and a shared machine add their part): on real.yaml the point
+//     was off by −14% to +13% from 10% of the tasks on, every group measured
+//     (bench/README.md).
 //   - Bounds for an unmeasured group: a quarter and four times that when a group like it was
 //     measured, a tenth and ten times when none was; but for a command group whose program
 //     has not been measured, a fiftieth (a training script says little of an evaluation
-//     served in milliseconds). The ETA is a range until every group with tasks left has a
-//     measured task in this run or the folder's earlier ones.
+//     served in milliseconds).
 // The time left is the coordinator's own dispatch (exec/dispatch_policy.h) simulated over
 // the unfinished part of the task graph on the run's ranks (exec/simulate.h), with these
 // expected durations and what is left of each running task.
@@ -33,6 +37,8 @@ namespace compatbench {
 
 // Which estimate of an unmeasured group's tasks: the low bound, the point, the high bound.
 enum class Estimate { low, mid, high };
+
+inline constexpr double kMeasuredBand = 1.25;  // a measured group's bounds: mean ÷ and × this
 
 class CostModel {
   public:
@@ -81,9 +87,8 @@ struct RunState {
 double remaining_seconds(const TaskGraph& graph, const Config& config, const CostModel& model,
                          const RunState& state, int ranks, Estimate e = Estimate::mid);
 
-// The time left as a point and a range (low == mid == high once every group with tasks left
-// has been measured); `unmeasured`: how many such groups have not, `remembered`: how many
-// of those the cost cache prices.
+// The time left as a point and a range; `unmeasured`: how many groups with tasks left have no
+// measured task, `remembered`: how many of those the cost cache prices.
 struct EtaRange {
     double low = 0.0, mid = 0.0, high = 0.0;
     std::size_t unmeasured = 0, remembered = 0;

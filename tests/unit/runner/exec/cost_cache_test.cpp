@@ -111,7 +111,7 @@ TEST(CostCache, RememberedCostsPriceUnmeasuredGroups) {
     EXPECT_EQ(r.unmeasured, 1u);
     EXPECT_EQ(r.remembered, 1u);
     EXPECT_DOUBLE_EQ(r.mid, 4 * 1.0 + 2 * 3.0);
-    EXPECT_DOUBLE_EQ(r.low, 4 * 1.0 + 2 * 1.5);
+    EXPECT_DOUBLE_EQ(r.low, 4 * 1.0 / kMeasuredBand + 2 * 1.5);
     model.record(1, 5.0);  // measured now: the cache no longer counts
     EXPECT_DOUBLE_EQ(model.expected(1), 5.0);
 }

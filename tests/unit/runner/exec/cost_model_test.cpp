@@ -111,8 +111,8 @@ TEST(Simulation, OneRankRunsTheWorkAndManyRanksTheCriticalPath) {
 }
 
 // Without hints: a command group's cost is not a noop's; a measured native group says
-// nothing of an unmeasured command group (their classes scale apart); and until every group
-// with tasks left is measured the time left is a range around the point.
+// nothing of an unmeasured command group (their classes scale apart); and the time left is a
+// range around the point, wide until every group with tasks left is measured.
 TEST(CostModel, CommandGroupsAreEstimatedFromEachOtherAndShownAsARange) {
     const Config config = parse_config(
         "experiment: {name: t, seed: 1}\n"
@@ -141,6 +141,8 @@ TEST(CostModel, CommandGroupsAreEstimatedFromEachOtherAndShownAsARange) {
     EXPECT_DOUBLE_EQ(r.high, 16.0);
     model.record(2, 3.0);
     r = remaining_range(graph, config, model, state, 1);
-    EXPECT_EQ(r.unmeasured, 0u);
-    EXPECT_DOUBLE_EQ(r.low, r.high);
+    EXPECT_EQ(r.unmeasured, 0u);  // every group measured: its mean ÷ and × the band
+    EXPECT_DOUBLE_EQ(r.mid, 6.0);
+    EXPECT_DOUBLE_EQ(r.low, 6.0 / kMeasuredBand);
+    EXPECT_DOUBLE_EQ(r.high, 6.0 * kMeasuredBand);
 }
