@@ -118,7 +118,7 @@ def truncated_finetune_named(*args):
     tasks = h5py.File(argv[1] + "/results.h5", "r")["tasks"]
     kway = {i.decode(): s.decode() for i, s in zip(tasks["id"][:], tasks["status"][:])
             if i.startswith(b"prism_merges/")}
-    assert len(kway) == 15 and sum("/k3/" in i for i in kway) == 7, kway
+    assert len(kway) == 21 and sum("/k3/" in i for i in kway) == 10, kway
     assert all(s == "skipped" for i, s in kway.items() if "/k3/" in i), kway
     assert kway["prism_merges/mlp_sup/k2/ties/c1"] == "failed", kway
     assert all(s == "done" for i, s in kway.items() if "/k2/" in i and "/ties/" not in i), kway
@@ -131,7 +131,7 @@ def resume_after_repair(*args):
     import sys, h5py, numpy as np
     f = h5py.File(argv[1] + "/results.h5", "r")
     assert np.isfinite(f["merging/merges/retention"][:]).all() and f["meta/status"][()] == b"complete"
-    assert np.isfinite(f["prism/merges/retention"][:]).all() and len(f["prism/merges/k"]) == 15
+    assert np.isfinite(f["prism/merges/retention"][:]).all() and len(f["prism/merges/k"]) == 21
     print("truncated fine-tune and failing evaluation script: named, their merges skipped or failed, "
           "the others merged; --resume finished the rest")
 

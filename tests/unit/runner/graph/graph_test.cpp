@@ -134,7 +134,7 @@ TEST(Graph, KwayMergesOfACheckpointSetNameTheirCheckpoints) {
         if (group == "drift_merges") drift_steps.push_back(t.params.at("step").text);
         kway += group == "prism_merges";
     }
-    EXPECT_EQ(kway, 15u);
+    EXPECT_EQ(kway, 21u);  // 11 operators at K = 2, 10 at K = 3 (SLERP: K = 2 only)
     EXPECT_EQ(drift_steps, (std::vector<std::string>{"20", "40", "60"}));
 }
 
