@@ -26,6 +26,19 @@ struct Fixture {
     std::size_t id(const std::string& s) const { return graph.find(s).value(); }
 };
 
+// A book of `yaml`'s tasks, started.
+struct Started {
+    explicit Started(const std::string& yaml)
+        : config(parse_config(yaml, "t.yaml")),
+          graph(TaskGraph::build(config)),
+          book(config, graph) {
+        book.start();
+    }
+    Config config;
+    TaskGraph graph;
+    TaskBook book;
+};
+
 std::size_t take(TaskBook& book, int* attempt = nullptr) {
     int a = 0;
     const std::size_t i = book.take_ready(0, a);
@@ -132,10 +145,9 @@ TEST(TaskBook, DevicesDecideWhichRankTakesATask) {
         "  - {name: cpu, kind: noop, count: 1, cost: 9}\n"
         "  - {name: one, kind: noop, count: 1, gpus: 1}\n"
         "  - {name: two, kind: noop, count: 1, gpus: 2}\n";
-    const Config config = parse_config(yaml, "t.yaml");
-    const TaskGraph graph = TaskGraph::build(config);
-    TaskBook book(config, graph);
-    book.start();
+    Started started(yaml);
+    TaskBook& book = started.book;
+    const TaskGraph& graph = started.graph;
     int attempt = 0;
     EXPECT_TRUE(book.has_ready_for(0));
     EXPECT_EQ(book.next_group(0), 0u);  // a CPU-only rank sees the CPU task only
@@ -153,10 +165,9 @@ TEST(TaskBook, CpuTasksStayOffGpuRanksWhenTheConfigSaysSo) {
         "tasks:\n"
         "  - {name: cpu, kind: noop, count: 1}\n"
         "  - {name: two, kind: noop, count: 1, gpus: 2}\n";
-    const Config config = parse_config(yaml, "t.yaml");
-    const TaskGraph graph = TaskGraph::build(config);
-    TaskBook book(config, graph);
-    book.start();
+    Started started(yaml);
+    TaskBook& book = started.book;
+    const TaskGraph& graph = started.graph;
     int attempt = 0;
     EXPECT_FALSE(book.has_ready_for(1));  // the 2-GPU task does not fit; the CPU one may not
     EXPECT_EQ(book.take_ready(2, attempt), graph.find("two/0").value());
@@ -177,10 +188,9 @@ TEST(TaskBook, AGroupGoesOutInSpreadOrder) {
         "tasks:\n"
         "  - {name: a, kind: noop, count: 5}\n"
         "  - {name: b, kind: noop, count: 2}\n";
-    const Config config = parse_config(yaml, "t.yaml");
-    const TaskGraph graph = TaskGraph::build(config);
-    TaskBook book(config, graph);
-    book.start();
+    Started started(yaml);
+    TaskBook& book = started.book;
+    const TaskGraph& graph = started.graph;
     std::vector<std::string> order;
     int attempt = 0;
     while (book.has_ready()) order.push_back(graph.tasks()[book.take_ready(0, attempt)].id);
