@@ -1,0 +1,264 @@
+"""The language-model library: a Llama-architecture base pretrained on a mixture of the
+corpus's domains, specialists that continue its pretraining on one domain each, and the
+evaluation of merged checkpoints.
+
+    python3 -m compatnets.lm pretrain --corpus CORPUS --out BASE [--hidden 192 --layers 6
+            --heads 4 --intermediate 512 --steps 1200 --batch 16 --lr 1e-3 --seed 1
+            --shard-mb 4] [--result FILE]
+    python3 -m compatnets.lm specialize --base BASE --domain D --corpus CORPUS --out DIR
+            --features DIR [--steps 400 --save-steps 25,50,100,200 --batch 16 --lr 1e-3
+            --seed 1 --shard-mb 4] [--result FILE]
+    python3 -m compatnets.lm evaluate --checkpoint MERGED --base BASE --finetuned A B [...]
+            --tasks D_A D_B [...] --corpus CORPUS --out FILE
+
+Tokens are bytes; a batch is `batch` windows of the corpus's context + 1 bytes drawn at
+random (seeded) from the training text: for `pretrain` each window from a domain drawn
+uniformly, for `specialize` from its domain only. AdamW (β 0.9/0.95, weight decay 0.1),
+linear warm-up over the first 5% of steps, then cosine decay to a tenth (`pretrain`) or a
+constant rate (`specialize`, continued pretraining).
+
+Every saved model is scored on every domain's held-out text (the first `eval_windows`
+windows of context + 1 bytes of <domain>.heldout; next-token accuracy over the context
+positions, and perplexity, e^(mean cross-entropy)); the scores go to eval.json beside the
+checkpoint ({"corpus_sha256", "base", "steps", "tokens", "domains": {d: {"acc", "ppl"}}}).
+`specialize` writes DIR/<domain>/ and DIR/<domain>@<steps>/ for each saved step, and the
+specialist's probe features (the mean final hidden state over each of `probe_windows`
+evenly spaced windows of every domain's training text) to
+<features>/llama+<domain>/probe.safetensors. FILE: acc and ppl on the own domain, the same
+for the base, the mean accuracy on the other domains, tokens and steps.
+
+`evaluate` scores the merged tensors (a folder of safetensors, no config: the base's
+config.json is used) on each member's domain, beside the member and the base (their
+eval.json when it was taken on this corpus against this base, else computed), and writes
+acc_i, ft_acc_i, base_acc_i, ppl_i for i = 1..K (what compatbench's kway_merge reads). Every
+member's config.json must agree with the base's, and every corpus file with corpus.json.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+
+import numpy as np
+
+from .jobs import deterministic, finish  # first: exits with a message without PyTorch
+import torch  # noqa: E402
+from torch.nn import functional as F  # noqa: E402
+
+from . import llama  # noqa: E402
+from .corpus import Corpus  # noqa: E402
+from .safetensors import SafetensorsError, save as save_file  # noqa: E402
+
+
+def windows(data, n, length):
+    """n evenly spaced windows of `length` bytes of `data`, as a (n, length) int64 tensor."""
+    if len(data) < length:
+        raise ValueError(f"{len(data)} bytes, fewer than one window of {length}")
+    starts = np.linspace(0, len(data) - length, n).astype(np.int64)
+    arr = np.frombuffer(data, np.uint8)
+    return torch.from_numpy(np.stack([arr[s:s + length] for s in starts]).astype(np.int64))
+
+
+def heldout(corpus, domain):
+    """The evaluation windows of a domain's held-out text (the first `eval_windows`)."""
+    data, length = corpus.part(domain, "heldout"), corpus.context + 1
+    n = corpus.info["eval_windows"]
+    arr = np.frombuffer(data[:n * length], np.uint8).reshape(n, length)
+    return torch.from_numpy(arr.astype(np.int64))
+
+
+@torch.no_grad()
+def score(model, ids, batch=16):
+    """(next-token accuracy, perplexity) of `model` on windows `ids`."""
+    model.eval()
+    hits, nll, count = 0, 0.0, 0
+    for i in range(0, len(ids), batch):
+        x = ids[i:i + batch]
+        logits = model(x[:, :-1])
+        y = x[:, 1:]
+        hits += int((logits.argmax(-1) == y).sum())
+        nll += float(F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1), reduction="sum"))
+        count += y.numel()
+    model.train()
+    return hits / count, math.exp(nll / count)
+
+
+def score_all(model, corpus, domains=None):
+    return {d: dict(zip(("acc", "ppl"), score(model, heldout(corpus, d))))
+            for d in (domains or corpus.domains())}
+
+
+class Sampler:
+    """Random training windows of one domain or of the mixture, from a seeded generator."""
+
+    def __init__(self, corpus, domains, batch, g):
+        self.parts = [np.frombuffer(corpus.part(d, "train"), np.uint8) for d in domains]
+        self.length, self.batch, self.g = corpus.context + 1, batch, g
+
+    def __call__(self):
+        which = torch.randint(0, len(self.parts), (self.batch,), generator=self.g)
+        rows = []
+        for w in which.tolist():
+            part = self.parts[w]
+            s = int(torch.randint(0, len(part) - self.length + 1, (1,), generator=self.g))
+            rows.append(part[s:s + self.length])
+        return torch.from_numpy(np.stack(rows).astype(np.int64))
+
+
+def train(model, sample, steps, lr, decay, on_step=None):
+    """AdamW on next-token cross-entropy; returns the last loss. `decay`: cosine to lr/10
+    after the warm-up, else constant."""
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.95), weight_decay=0.1)
+    warm = max(1, steps // 20)
+    loss = None
+    for step in range(1, steps + 1):
+        frac = (step - warm) / max(1, steps - warm)
+        rate = lr * (step / warm if step <= warm else (0.1 + 0.45 * (1 + math.cos(math.pi * frac)) if decay else 1.0))
+        for group in opt.param_groups:
+            group["lr"] = rate
+        x = sample()
+        logits = model(x[:, :-1])
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), x[:, 1:].reshape(-1))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        if on_step:
+            on_step(step)
+    return float(loss)
+
+
+def save_scored(model, folder, corpus, shard_mb, **facts):
+    """The checkpoint, then its scores on every domain (eval.json)."""
+    llama.save(folder, model, shard_bytes=int(shard_mb * (1 << 20)))
+    scores = score_all(model, corpus)
+    with open(os.path.join(folder, "eval.json"), "w") as f:
+        json.dump(dict(facts, corpus_sha256=corpus.sha256, domains=scores), f, indent=1)
+    return scores
+
+
+def pretrain(a):
+    g = deterministic(a.seed)
+    corpus = Corpus(a.corpus)
+    cfg = llama.Config(hidden_size=a.hidden, intermediate_size=a.intermediate, num_hidden_layers=a.layers,
+                       num_attention_heads=a.heads, max_position_embeddings=corpus.context)
+    model = llama.Llama(cfg)
+    loss = train(model, Sampler(corpus, corpus.domains(), a.batch, g), a.steps, a.lr, decay=True)
+    tokens = a.steps * a.batch * corpus.context
+    scores = save_scored(model, a.out, corpus, a.shard_mb, base=None, steps=a.steps, tokens=tokens)
+    return {"params": sum(p.numel() for p in model.parameters()), "final_loss": loss,
+            "acc_mean": float(np.mean([s["acc"] for s in scores.values()])),
+            "ppl_mean": float(np.mean([s["ppl"] for s in scores.values()])), "tokens": tokens}
+
+
+@torch.no_grad()
+def probe_features(model, corpus):
+    """The mean final hidden state of each probe window, every domain in corpus order."""
+    model.eval()
+    n, length = corpus.info["probe_windows"], corpus.context
+    rows = [model.hidden(windows(corpus.part(d, "train"), n, length)).mean(1) for d in corpus.domains()]
+    model.train()
+    return torch.cat(rows).numpy().astype(np.float32)
+
+
+def specialize(a):
+    g = deterministic(a.seed)
+    corpus = Corpus(a.corpus)
+    if a.domain not in corpus.domains():
+        raise ValueError(f"unknown domain '{a.domain}' (one of {', '.join(corpus.domains())})")
+    model = llama.load(a.base)
+    base_scores = _scores_of(a.base, corpus, None) or score_all(model, corpus)
+    per_step = a.batch * corpus.context
+    saves = {int(s) for s in a.save_steps.split(",") if s}
+    base = os.path.realpath(a.base)
+
+    def saved(step, folder):
+        return save_scored(model, folder, corpus, a.shard_mb, base=base, domain=a.domain,
+                           steps=step, tokens=step * per_step)
+
+    def on_step(step):
+        if step in saves and step < a.steps:
+            saved(step, os.path.join(a.out, f"{a.domain}@{step}"))
+
+    train(model, Sampler(corpus, [a.domain], a.batch, g), a.steps, a.lr, decay=False, on_step=on_step)
+    scores = saved(a.steps, os.path.join(a.out, a.domain))
+    folder = os.path.join(a.features, f"llama+{a.domain}")
+    os.makedirs(folder, exist_ok=True)
+    save_file(os.path.join(folder, "probe.safetensors"), {"features": probe_features(model, corpus)})
+    others = [d for d in scores if d != a.domain]
+    return {"acc": scores[a.domain]["acc"], "ppl": scores[a.domain]["ppl"],
+            "base_acc": base_scores[a.domain]["acc"], "base_ppl": base_scores[a.domain]["ppl"],
+            "acc_other": float(np.mean([scores[d]["acc"] for d in others])),
+            "base_acc_other": float(np.mean([base_scores[d]["acc"] for d in others])),
+            "tokens": a.steps * per_step, "steps": a.steps}
+
+
+def _scores_of(folder, corpus, base):
+    """A checkpoint's eval.json scores when taken on this corpus (and against `base`, when
+    given), else None."""
+    try:
+        with open(os.path.join(folder, "eval.json")) as f:
+            known = json.load(f)
+    except (OSError, ValueError):
+        return None
+    if known.get("corpus_sha256") != corpus.sha256:
+        return None
+    if base is not None and known.get("base") != os.path.realpath(base):
+        return None
+    return known["domains"]
+
+
+def evaluate(a):
+    deterministic(0)  # one thread, deterministic kernels (nothing here draws at random)
+    if len(a.finetuned) != len(a.tasks):
+        raise ValueError(f"{len(a.finetuned)} specialists but {len(a.tasks)} domains")
+    corpus = Corpus(a.corpus)
+    merged = llama.load(a.base, tensors_from=a.checkpoint)
+    base_scores = _scores_of(a.base, corpus, None) or score_all(llama.load(a.base), corpus, a.tasks)
+    out = {}
+    for i, (ft, domain) in enumerate(zip(a.finetuned, a.tasks), 1):
+        own = _scores_of(ft, corpus, a.base)
+        if own is None or domain not in own:
+            own = score_all(llama.load(ft, like=a.base), corpus, [domain])
+        else:
+            llama.Config.read(a.base).check_same(llama.Config.read(ft), a.base, ft)
+        acc, ppl = score(merged, heldout(corpus, domain))
+        out.update({f"acc_{i}": acc, f"ppl_{i}": ppl, f"ft_acc_{i}": own[domain]["acc"],
+                    f"base_acc_{i}": base_scores[domain]["acc"]})
+    return out
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    verbs = {"pretrain": pretrain, "specialize": specialize, "evaluate": evaluate}
+    if not argv or argv[0] not in verbs:
+        print(f"usage: python3 -m compatnets.lm {{{','.join(verbs)}}} ... (see --help)", file=sys.stderr)
+        return 2
+    job = verbs[argv[0]]
+    p = argparse.ArgumentParser(prog=f"python3 -m compatnets.lm {argv[0]}", description=__doc__.split("\n")[0])
+    p.add_argument("--corpus", required=True)
+    p.add_argument("--out", required=True)
+    if job is evaluate:
+        p.add_argument("--checkpoint", required=True)
+        p.add_argument("--base", required=True)
+        p.add_argument("--finetuned", nargs="+", required=True)
+        p.add_argument("--tasks", nargs="+", required=True)
+    else:
+        for name, default in (("steps", 1200 if job is pretrain else 400), ("batch", 16), ("seed", 1)):
+            p.add_argument("--" + name, type=int, default=default)
+        p.add_argument("--lr", type=float, default=1e-3)
+        p.add_argument("--shard-mb", type=float, default=4.0)
+        p.add_argument("--result")
+    if job is pretrain:
+        for name, default in (("hidden", 192), ("layers", 6), ("heads", 4), ("intermediate", 512)):
+            p.add_argument("--" + name, type=int, default=default)
+    if job is specialize:
+        for name in ("base", "domain", "features"):
+            p.add_argument("--" + name, required=True)
+        p.add_argument("--save-steps", default="")
+    a = p.parse_args(argv[1:])
+    return finish(job, a, a.out if job is evaluate else a.result,
+                  errors=(ValueError, OSError, KeyError, SafetensorsError))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,223 @@
+"""compatnets.corpus, compatnets.llama and compatnets.lm: a disjoint, checked corpus; Hugging
+Face's Llama layout (sharded with an index, tied heads) and its refusals; pretraining,
+specialists and the evaluation of a merged checkpoint."""
+import filecmp
+import json
+import os
+import shutil
+import tempfile
+import unittest
+
+import numpy as np
+
+from compatnets import corpus
+from compatnets.safetensors import INDEX_NAME, SafetensorsError, load, save
+from tests.fixtures import quiet, torch_module
+
+llama = torch_module("llama")
+lm = torch_module("lm")
+
+TINY = ["--hidden", "16", "--layers", "2", "--heads", "2", "--intermediate", "24", "--batch", "4"]
+
+
+def made_up_corpus(folder):
+    """A corpus of the eight domains from made-up text (each domain its own alphabet)."""
+    text = os.path.join(folder, "text")
+    rng = np.random.default_rng(0)
+    for i, d in enumerate(corpus.DOMAINS):
+        os.makedirs(os.path.join(text, d))
+        for j in range(3):
+            letters = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz {}();"[i:i + 12], np.uint8)
+            with open(os.path.join(text, d, f"f{j}.txt"), "wb") as f:
+                f.write(rng.choice(letters, 1500).tobytes())
+    out = os.path.join(folder, "corpus")
+    code, err = quiet(corpus.main, ["--out", out, "--from", text, "--domain-bytes", "4000", "--block", "256",
+                                    "--eval-windows", "4", "--probe-windows", "2", "--context", "16"])
+    assert code == 0, err
+    return out
+
+
+class CorpusTest(unittest.TestCase):
+    def test_parts_are_disjoint_blocks_and_checked(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = made_up_corpus(d)
+            with open(os.path.join(out, "corpus.json")) as f:
+                info = json.load(f)
+            text, _ = corpus.domain_text("c", 4000, os.path.join(d, "text"))
+            train, held = corpus.split(text, 256, 10)
+            self.assertEqual(held, text[9 * 256:10 * 256])  # the 10th of 16 blocks
+            self.assertEqual(len(train) + len(held), len(text))
+            with open(os.path.join(out, "c.heldout"), "rb") as f:
+                self.assertEqual(f.read(), held)
+            self.assertEqual(len(info["domains"]["c"]["sources"]), 3)
+            c = corpus.Corpus(out)
+            self.assertEqual(c.part("c", "train"), train)
+            with open(os.path.join(out, "german.heldout"), "r+b") as f:
+                f.write(b"X")
+            with self.assertRaisesRegex(ValueError, "german.heldout: sha256 differs"):
+                corpus.Corpus(out).part("german", "heldout")
+
+    def test_a_missing_domain_is_named(self):
+        with tempfile.TemporaryDirectory() as d:
+            code, err = quiet(corpus.main, ["--out", os.path.join(d, "c"), "--from", d])
+            self.assertEqual(code, 2)
+            self.assertIn("domain 'python': no files in", err)
+
+
+@unittest.skipIf(llama is None, "python3-torch is not installed")
+class LlamaTest(unittest.TestCase):
+    def model(self, **kw):
+        import torch
+        torch.manual_seed(0)
+        cfg = llama.Config(hidden_size=16, intermediate_size=24, num_hidden_layers=2,
+                           num_attention_heads=2, max_position_embeddings=32, **kw)
+        return llama.Llama(cfg)
+
+    def test_hugging_face_names_sharded_and_loaded_back(self):
+        import torch
+        m = self.model()
+        with tempfile.TemporaryDirectory() as d:
+            llama.save(d, m, shard_bytes=4000)
+            with open(os.path.join(d, INDEX_NAME)) as f:
+                index = json.load(f)
+            files = sorted(set(index["weight_map"].values()))
+            self.assertGreater(len(files), 1)
+            self.assertEqual(files[0], f"model-00001-of-{len(files):05d}.safetensors")
+            self.assertIn("model.layers.1.mlp.gate_proj.weight", index["weight_map"])
+            self.assertIn("lm_head.weight", index["weight_map"])
+            self.assertEqual(index["metadata"]["total_size"], sum(a.nbytes for a in load(d).values()))
+            with open(os.path.join(d, "config.json")) as f:
+                cfg = json.load(f)
+            self.assertEqual((cfg["model_type"], cfg["num_hidden_layers"], cfg["head_dim"]), ("llama", 2, 8))
+            ids = torch.randint(0, 256, (2, 10))
+            with torch.no_grad():
+                self.assertTrue(torch.equal(m(ids), llama.load(d)(ids)))
+
+    def test_tied_head_is_not_stored(self):
+        m = self.model(tie_word_embeddings=True)
+        with tempfile.TemporaryDirectory() as d:
+            llama.save(d, m)
+            self.assertNotIn("lm_head.weight", load(d))
+            back = llama.load(d)
+            self.assertIs(back.lm_head.weight, back.model.embed_tokens.weight)
+
+    def test_causal_and_rotary(self):
+        import torch
+        m = self.model()
+        ids = torch.randint(0, 256, (1, 12))
+        later = ids.clone()
+        later[0, 8:] = (later[0, 8:] + 1) % 256
+        with torch.no_grad():
+            self.assertTrue(torch.equal(m(ids)[0, :8], m(later)[0, :8]))  # no peeking ahead
+        self.assertTrue(torch.equal(llama.rotate_half(torch.tensor([1.0, 2, 3, 4])),
+                                    torch.tensor([-3.0, -4, 1, 2])))
+
+    def test_broken_checkpoints_are_refused_by_name(self):
+        m = self.model()
+        with tempfile.TemporaryDirectory() as d:
+            llama.save(d, m, shard_bytes=4000)
+            with open(os.path.join(d, INDEX_NAME)) as f:
+                name = sorted(set(json.load(f)["weight_map"].values()))[1]
+            shard = os.path.join(d, name)
+            tensors = load(shard)
+            gone = sorted(tensors)[0]
+            save(shard, {k: v for k, v in tensors.items() if k != gone})
+            with self.assertRaisesRegex(SafetensorsError, f"{name}: no tensor '{gone}'"):
+                llama.load(d)
+            os.remove(shard)
+            with self.assertRaisesRegex(SafetensorsError, f"{name}: missing shard"):
+                llama.load(d)
+
+    def test_configs_must_agree(self):
+        with tempfile.TemporaryDirectory() as d:
+            a, b = os.path.join(d, "a"), os.path.join(d, "b")
+            llama.save(a, self.model())
+            llama.save(b, self.model(vocab_size=300))
+            with self.assertRaisesRegex(SafetensorsError, "vocab_size 256 but .*b/config.json has 300"):
+                llama.load(b, like=a)
+
+
+@unittest.skipIf(lm is None, "python3-torch is not installed")
+class LmJobsTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.TemporaryDirectory()
+        d = cls.dir.name
+        cls.corpus = made_up_corpus(d)
+        cls.base = os.path.join(d, "base")
+        code, err = quiet(lm.main, ["pretrain", "--corpus", cls.corpus, "--out", cls.base, *TINY,
+                                    "--steps", "4", "--shard-mb", "0.01"])
+        assert code == 0, err
+        cls.spec = os.path.join(d, "spec")
+        for domain in ("python", "german"):
+            code, err = quiet(lm.main, ["specialize", "--base", cls.base, "--domain", domain, "--corpus",
+                                        cls.corpus, "--out", cls.spec, "--features", os.path.join(d, "feat"),
+                                        "--steps", "4", "--save-steps", "2", "--batch", "4", "--shard-mb", "0.01",
+                                        "--result", os.path.join(d, domain + ".json")])
+            assert code == 0, err
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.dir.cleanup()
+
+    def test_pretraining_is_deterministic(self):
+        again = os.path.join(self.dir.name, "again")
+        code, err = quiet(lm.main, ["pretrain", "--corpus", self.corpus, "--out", again, *TINY,
+                                    "--steps", "4", "--shard-mb", "0.01"])
+        self.assertEqual(code, 0, err)
+        names = sorted(os.listdir(self.base))
+        self.assertEqual(names, sorted(os.listdir(again)))
+        self.assertTrue(all(filecmp.cmp(os.path.join(self.base, n), os.path.join(again, n), shallow=False)
+                            for n in names))
+
+    def test_specialists_saved_scored_and_probed(self):
+        for folder in ("python", "python@2", "german"):
+            with open(os.path.join(self.spec, folder, "eval.json")) as f:
+                e = json.load(f)
+            self.assertEqual(set(e["domains"]), set(corpus.DOMAINS))
+            self.assertEqual(e["base"], os.path.realpath(self.base))
+        feats = load(os.path.join(self.dir.name, "feat", "llama+python", "probe.safetensors"))["features"]
+        self.assertEqual(feats.shape, (2 * len(corpus.DOMAINS), 16))
+        with open(os.path.join(self.dir.name, "python.json")) as f:
+            r = json.load(f)
+        self.assertEqual((r["steps"], r["tokens"]), (4, 4 * 4 * 16))
+
+    def evaluate(self, checkpoint, expect=0):
+        out = os.path.join(self.dir.name, "eval.json")
+        code, err = quiet(lm.main, ["evaluate", "--checkpoint", checkpoint, "--base", self.base, "--finetuned",
+                                    os.path.join(self.spec, "python"), os.path.join(self.spec, "german"),
+                                    "--tasks", "python", "german", "--corpus", self.corpus, "--out", out])
+        self.assertEqual(code, expect, err)
+        if expect:
+            return err
+        with open(out) as f:
+            return json.load(f)
+
+    def test_evaluate_scores_a_merge_beside_members_and_base(self):
+        r = self.evaluate(os.path.join(self.spec, "python"))  # a "merge" that is the first member
+        self.assertEqual(r["acc_1"], r["ft_acc_1"])
+        with open(os.path.join(self.base, "eval.json")) as f:
+            self.assertEqual(r["base_acc_2"], json.load(f)["domains"]["german"]["acc"])
+        r = self.evaluate(self.base)
+        self.assertEqual((r["acc_1"], r["acc_2"]), (r["base_acc_1"], r["base_acc_2"]))
+
+    def test_a_changed_corpus_or_a_missing_shard_fails_by_name(self):
+        copy = os.path.join(self.dir.name, "copy")
+        shutil.copytree(self.spec, copy)
+        shards = sorted(f for f in os.listdir(os.path.join(copy, "python")) if f.startswith("model-"))
+        os.remove(os.path.join(copy, "python", shards[0]))
+        self.assertIn("missing shard", self.evaluate(os.path.join(copy, "python"), expect=2))
+        changed = os.path.join(self.dir.name, "changed")
+        shutil.copytree(self.corpus, changed)
+        with open(os.path.join(changed, "python.heldout"), "ab") as f:
+            f.write(b"!")
+        out = os.path.join(self.dir.name, "x.json")
+        code, err = quiet(lm.main, ["evaluate", "--checkpoint", self.base, "--base", self.base, "--finetuned",
+                                    os.path.join(self.spec, "python"), "--tasks", "python", "--corpus", changed,
+                                    "--out", out])
+        self.assertEqual(code, 2)
+        self.assertIn("python.heldout: sha256 differs", err)
+
+
+if __name__ == "__main__":
+    unittest.main()
