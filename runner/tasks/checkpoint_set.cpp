@@ -1,7 +1,9 @@
 // Task kind `checkpoint_set`: a user's backbones and their task fine-tunes as safetensors
 // checkpoints (docs/bring-your-own.md), described by a manifest; one task per
 // fine-tune checks that both checkpoints open, that every floating-point tensor of the base
-// is in the fine-tune with the same shape, and that the fine-tune's probe features exist.
+// is in the fine-tune with the same shape, that two Hugging Face folders' config.json agree
+// on the model's shape (layers, widths, heads, vocabulary), and that the fine-tune's probe
+// features exist.
 //
 //   - {name: real, kind: checkpoint_set, table: real/finetunes, manifest: models.yaml}
 //
@@ -19,6 +21,9 @@
 // (checkpoints and features that `command` tasks of the same run write).
 #include <yaml-cpp/yaml.h>
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "formats/safetensors.h"
 #include "tasks/feature_catalog.h"
@@ -71,6 +76,34 @@ std::pair<std::int64_t, std::int64_t> check_against(const formats::Checkpoint& b
         params += static_cast<std::int64_t>(t0.numel());
     }
     return {tensors, params};
+}
+
+// A checkpoint folder's config.json (Hugging Face's), or null when it has none.
+nlohmann::json folder_config(const std::string& path) {
+    const auto file = std::filesystem::path(path) / "config.json";
+    if (!std::filesystem::is_regular_file(file)) return nullptr;
+    std::ifstream in(file);
+    auto config = nlohmann::json::parse(in, nullptr, false);
+    if (config.is_discarded() || !config.is_object())
+        throw formats::FormatError(file.string() + ": not a JSON object");
+    return config;
+}
+
+// When both checkpoints are folders with a config.json, the fields that shape the model
+// must agree (a fine-tune of another size or vocabulary is not a fine-tune of this base).
+void check_configs(const std::string& base, const std::string& ft) {
+    const auto b = folder_config(base), f = folder_config(ft);
+    if (b.is_null() || f.is_null()) return;
+    for (const char* key : {"model_type", "num_hidden_layers", "hidden_size", "intermediate_size",
+                            "num_attention_heads", "num_key_value_heads", "vocab_size"}) {
+        const auto in_b = b.find(key), in_f = f.find(key);
+        const nlohmann::json vb = in_b == b.end() ? nullptr : *in_b;
+        const nlohmann::json vf = in_f == f.end() ? nullptr : *in_f;
+        if (vb != vf)
+            throw formats::FormatError(ft + "/config.json: " + key + " " + vf.dump() +
+                                       ", but the base's " + base + "/config.json has " +
+                                       vb.dump());
+    }
 }
 
 class CheckpointSetTask final : public TaskKind {
@@ -164,11 +197,15 @@ class CheckpointSetTask final : public TaskKind {
             return catalog_path(ctx.params.at(key).text, ctx.out_dir).string();
         };
         const auto base = formats::Checkpoint::open(path("base_checkpoint"));
+        check_configs(path("base_checkpoint"), path("checkpoint"));
         const auto [tensors, params] =
             check_against(base, formats::Checkpoint::open(path("checkpoint")));
         if (ctx.lists.count("step_checkpoints"))
-            for (const auto& p : ctx.texts("step_checkpoints"))
-                check_against(base, formats::Checkpoint::open(catalog_path(p, ctx.out_dir)));
+            for (const auto& p : ctx.texts("step_checkpoints")) {
+                const std::string saved = catalog_path(p, ctx.out_dir).string();
+                check_configs(path("base_checkpoint"), saved);
+                check_against(base, formats::Checkpoint::open(saved));
+            }
         const MatF probe = read_features(ctx, ctx.params.at("name").text, "probe");
         return {tensors, params, static_cast<std::int64_t>(probe.rows())};
     }
