@@ -11,6 +11,8 @@
 //   label such as retention) instead of the rows where it is non-zero.
 //   `where: {method: task_arithmetic, coef: 1.0}` keeps the rows whose columns equal those
 //   values (a K-way grid holds many operators; the screen predicts task arithmetic).
+//   `thresholds: {screen_score: 1.9e-3}` also writes `name_fixed`: each named score's
+//   confusion counts at a threshold given in advance (a paper's), flagging score > threshold.
 #include <algorithm>
 #include <cmath>
 
@@ -32,6 +34,7 @@ class ScreeningAnalysis final : public AnalysisKind {
                 {.name = "split_by", .type = KeyType::string, .required = true},
                 {.name = "where", .type = KeyType::map},
                 {.name = "below", .type = KeyType::real, .min = -1e300, .max = 1e300},
+                {.name = "thresholds", .type = KeyType::map},
                 {.name = "table", .type = KeyType::string}};
     }
     void check(const AnalysisSpec& spec, const std::vector<ColumnSpec>& columns,
@@ -50,6 +53,14 @@ class ScreeningAnalysis final : public AnalysisKind {
                                               [&](const ColumnSpec& s) { return s.name == c; });
                 if (col->type != ColumnType::str)
                     checker.as_real(e.second, "analyses." + spec.name + ".where." + c);
+            }
+        const auto listed = column_args(spec, "scores", columns, true, checker);
+        if (const YAML::Node t = spec.node["thresholds"])
+            for (const auto& e : t) {
+                const std::string key = "analyses." + spec.name + ".thresholds." + e.first.Scalar();
+                if (std::find(listed.begin(), listed.end(), e.first.Scalar()) == listed.end())
+                    checker.fail(e.first, key, "not one of this analysis's `scores`");
+                checker.as_real(e.second, key);
             }
     }
     std::vector<TableData> run(const AnalysisSpec& spec, const AnalysisInput& input,
@@ -107,7 +118,30 @@ class ScreeningAnalysis final : public AnalysisKind {
                          r.predicted.tp + r.predicted.tn, r.predicted.tp, r.predicted.fp,
                          r.predicted.tn, r.predicted.fn, r.accuracy});
         }
-        return {all, pre};
+        if (!spec.node["thresholds"]) return {all, pre};
+        return {all, pre, fixed_table(spec, input, pick, positive, all.path + "_fixed")};
+    }
+
+  private:
+    // The counts at each threshold given in advance (`thresholds: {score: value}`).
+    template <class Pick>
+    static TableData fixed_table(const AnalysisSpec& spec, const AnalysisInput& input,
+                                 const Pick& pick, const std::vector<std::uint8_t>& positive,
+                                 const std::string& path) {
+        TableData fixed;
+        fixed.path = path;
+        fixed.add_column({"score", ColumnType::str, 0});
+        fixed.add_column({"threshold", ColumnType::f64, 0});
+        for (const char* c : {"n", "positives", "tp", "fp", "tn", "fn"})
+            fixed.add_column({c, ColumnType::i64, 0});
+        for (const auto& e : spec.node["thresholds"]) {
+            const double threshold = e.second.as<double>();
+            const auto c =
+                compass::confusion(pick(input.numbers(e.first.Scalar())), positive, threshold);
+            const auto n = static_cast<std::int64_t>(positive.size());
+            fixed.add_row({e.first.Scalar(), threshold, n, c.tp + c.fn, c.tp, c.fp, c.tn, c.fn});
+        }
+        return fixed;
     }
 };
 }  // namespace

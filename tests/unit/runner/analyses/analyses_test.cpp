@@ -177,3 +177,33 @@ TEST(Analyses, KindsNeedingStudyColumnsRefuseAPlainGroup) {
         EXPECT_FALSE(why.empty()) << kind << " accepted a group without its columns";
     }
 }
+
+TEST(Analyses, ScreeningCountsAtAThresholdGivenInAdvance) {
+    // Scores 1..6 (e-3), destructive where 4, 5, 6: at 3.5e-3 all right; at 1.9e-3 two
+    // harmless merges flagged.
+    const Table t("work", {.numbers = {{"screen_score", {1e-3, 2e-3, 3e-3, 4e-3, 5e-3, 6e-3}},
+                                       {"destructive", {0, 0, 0, 1, 1, 1}}},
+                           .texts = {{"members", {"a", "b", "c", "d", "e", "f"}}}});
+    const AnalysisSpec s = spec_of("screening",
+                                   "{input: work, scores: [screen_score], label: destructive, "
+                                   "split_by: members, thresholds: {screen_score: 1.9e-3}}");
+    EXPECT_EQ(check_error(s, t, {}), "");
+    const auto tables = kind_of(s).run(s, t.input(), kNote);
+    ASSERT_EQ(tables.size(), 3u);
+    const TableData& fixed = tables[2];
+    EXPECT_EQ(fixed.path, "screening_fixed");
+    ASSERT_EQ(fixed.rows(), 1u);
+    EXPECT_DOUBLE_EQ(num(fixed, "threshold", 0), 1.9e-3);
+    EXPECT_EQ(num(fixed, "n", 0), 6.0);
+    EXPECT_EQ(num(fixed, "positives", 0), 3.0);
+    EXPECT_EQ(num(fixed, "tp", 0), 3.0);
+    EXPECT_EQ(num(fixed, "fp", 0), 2.0);  // 2e-3 and 3e-3 > 1.9e-3
+    EXPECT_EQ(num(fixed, "tn", 0), 1.0);
+    EXPECT_EQ(num(fixed, "fn", 0), 0.0);
+    const std::string why =
+        check_error(spec_of("screening",
+                            "{input: work, scores: [screen_score], label: destructive, "
+                            "split_by: members, thresholds: {rho: 0.5}}"),
+                    t, {});
+    EXPECT_NE(why.find("thresholds.rho"), std::string::npos) << why;
+}
