@@ -32,6 +32,8 @@ import os
 import sys
 import sysconfig
 
+import numpy as np
+
 DOMAINS = ("python", "c", "perl", "shell", "legal", "english", "german", "spanish")
 FORTUNES = "/usr/share/games/fortunes"
 
@@ -99,11 +101,24 @@ def split(text, block, every):
     return b"".join(train), b"".join(held)
 
 
-def sha256_of(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
+SETTINGS = ("block", "heldout_every", "domain_bytes", "context", "eval_windows", "probe_windows")
+
+
+def window_starts(size, block, length, n):
+    """n offsets, evenly spread over a part of `size` bytes, of windows of `length` bytes
+    that each lie inside one block (a part joins blocks that were apart in the text)."""
+    starts = [b + j * length for b in range(0, size, block)
+              for j in range((min(size, b + block) - b) // length)]
+    if len(starts) < n:
+        raise ValueError(f"{len(starts)} windows of {length} bytes within blocks of {block}, fewer than {n}")
+    return [starts[i] for i in np.linspace(0, len(starts) - 1, n).round().astype(int)]
+
+
+def digest(info):
+    """The corpus's sha256: of its settings, then each part's sha256 in domain order."""
+    h = hashlib.sha256(json.dumps({k: info[k] for k in SETTINGS}, sort_keys=True).encode())
+    for entry in info["domains"].values():
+        h.update((entry["train_sha256"] + entry["heldout_sha256"]).encode())
     return h.hexdigest()
 
 
@@ -112,22 +127,21 @@ def build(a):
     info = {"block": a.block, "heldout_every": a.heldout_every, "domain_bytes": a.domain_bytes,
             "context": a.context, "eval_windows": a.eval_windows, "probe_windows": a.probe_windows,
             "domains": {}}
-    digest = hashlib.sha256()
     for d in DOMAINS:
         text, used = domain_text(d, a.domain_bytes, a.source)
         train, held = split(text, a.block, a.heldout_every)
-        if len(held) < (a.context + 1) * a.eval_windows:
-            raise ValueError(f"domain '{d}': {len(held)} held-out bytes, fewer than "
-                             f"{a.eval_windows} windows of {a.context + 1}")
+        for part, data, n in (("held-out", held, a.eval_windows), ("train", train, a.probe_windows)):
+            try:
+                window_starts(len(data), a.block, a.context + 1, n)
+            except ValueError as e:
+                raise ValueError(f"domain '{d}', {part} text: {e}") from None
         entry = {"sources": used, "train_bytes": len(train), "heldout_bytes": len(held)}
         for part, data in (("train", train), ("heldout", held)):
-            path = os.path.join(a.out, f"{d}.{part}")
-            with open(path, "wb") as f:
+            with open(os.path.join(a.out, f"{d}.{part}"), "wb") as f:
                 f.write(data)
             entry[f"{part}_sha256"] = hashlib.sha256(data).hexdigest()
-            digest.update(entry[f"{part}_sha256"].encode())
         info["domains"][d] = entry
-    info["sha256"] = digest.hexdigest()
+    info["sha256"] = digest(info)
     with open(os.path.join(a.out, "corpus.json"), "w") as f:
         json.dump(info, f, indent=1)
     return {"sha256": info["sha256"], "domains": len(DOMAINS),
@@ -145,10 +159,13 @@ class Corpus:
         try:
             with open(path) as f:
                 self.info = json.load(f)
-        except (OSError, ValueError) as e:
-            raise OSError(f"{path}: cannot read the corpus description ({e})") from None
-        self.sha256 = self.info["sha256"]
-        self.context = self.info["context"]
+            recorded = self.info["sha256"]
+            ok = digest(self.info) == recorded
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+            raise OSError(f"{path}: cannot read the corpus description ({e!r})") from None
+        if not ok:
+            raise ValueError(f"{path}: its sha256 does not match its settings and parts (edited?)")
+        self.sha256, self.context = recorded, self.info["context"]
         self._parts = {}
 
     def domains(self):

@@ -33,7 +33,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from .safetensors import INDEX_NAME, SafetensorsError, read, save as save_file
+from .safetensors import INDEX_NAME, SafetensorsError, load as load_file, save as save_file
 
 VOCAB = 256  # bytes
 
@@ -69,22 +69,33 @@ class Config:
 
     @classmethod
     def read(cls, folder):
+        """The config of a checkpoint folder; refuses, naming the key, what this model cannot
+        run (another architecture or activation, biases, grouped-query attention, RoPE
+        scaling, heads that do not divide the width)."""
         path = os.path.join(folder, "config.json")
         try:
             with open(path) as f:
                 raw = json.load(f)
         except (OSError, ValueError) as e:
             raise SafetensorsError(f"{path}: cannot read the model's config ({e})") from None
-        if raw.get("model_type") != "llama":
-            raise SafetensorsError(f"{path}: model_type {raw.get('model_type')!r}, not 'llama'")
-        heads = raw.get("num_key_value_heads", raw.get("num_attention_heads"))
-        if heads != raw.get("num_attention_heads"):
-            raise SafetensorsError(f"{path}: num_key_value_heads {heads} (grouped-query "
-                                   "attention is not supported here)")
-        try:
-            cfg = cls(**{k: type(v)(raw[k]) for k, v in asdict(cls()).items() if k in raw})
-        except (TypeError, ValueError) as e:
-            raise SafetensorsError(f"{path}: {e}") from None
+        if not isinstance(raw, dict):
+            raise SafetensorsError(f"{path}: not a JSON object")
+        unsupported = {"model_type": "llama", "hidden_act": "silu", "attention_bias": False,
+                       "mlp_bias": False, "rope_scaling": None,
+                       "num_key_value_heads": raw.get("num_attention_heads")}
+        for key, want in unsupported.items():
+            if raw.get(key, want) != want:
+                raise SafetensorsError(f"{path}: {key} {raw[key]!r} is not supported here (want {want!r})")
+        fields = {}
+        for key, default in asdict(cls()).items():
+            value = raw.get(key, default)
+            if type(value) is not type(default) and not (type(default) is float and type(value) is int):
+                raise SafetensorsError(f"{path}: {key} {value!r} is not a {type(default).__name__}")
+            fields[key] = type(default)(value)
+        cfg = cls(**fields)
+        if cfg.num_attention_heads < 1 or cfg.hidden_size % (2 * cfg.num_attention_heads):
+            raise SafetensorsError(f"{path}: hidden_size {cfg.hidden_size} is not num_attention_heads "
+                                   f"{cfg.num_attention_heads} heads of an even width")
         if raw.get("head_dim") not in (None, cfg.hidden_size // cfg.num_attention_heads):
             raise SafetensorsError(f"{path}: head_dim {raw['head_dim']} is not hidden_size / "
                                    "num_attention_heads (not supported here)")
@@ -210,8 +221,12 @@ class Llama(nn.Module):
 
 
 def save(folder, model, shard_bytes=4 << 30, metadata=None):
-    """Writes config.json and the tensors (sharded past shard_bytes) into `folder`."""
+    """Writes config.json and the tensors (sharded past shard_bytes) into `folder`, after
+    removing the tensor files and index of an earlier save (as save_pretrained does)."""
     os.makedirs(folder, exist_ok=True)
+    for old in os.listdir(folder):
+        if old == INDEX_NAME or (old.startswith("model") and old.endswith(".safetensors")):
+            os.remove(os.path.join(folder, old))
     with open(os.path.join(folder, "config.json"), "w") as f:
         json.dump(model.config.to_json(), f, indent=2)
         f.write("\n")
@@ -240,30 +255,12 @@ def save(folder, model, shard_bytes=4 << 30, metadata=None):
 
 
 def read_tensors(folder):
-    """{name: array} of a checkpoint folder. A sharded folder's index must name shards that
-    exist and tensors that are in the shard it names; each failure names file and tensor."""
-    index_path = os.path.join(folder, INDEX_NAME)
-    if not os.path.exists(index_path):
-        single = os.path.join(folder, "model.safetensors")
-        if not os.path.exists(single):
-            raise SafetensorsError(f"{folder}: neither model.safetensors nor {INDEX_NAME}")
-        return read(single).tensors
-    try:
-        with open(index_path) as f:
-            weight_map = json.load(f)["weight_map"]
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise SafetensorsError(f"{index_path}: not a checkpoint index with a weight_map ({e})") from None
-    out = {}
-    for file in dict.fromkeys(weight_map.values()):
-        path = os.path.join(folder, file)
-        if not os.path.exists(path):
-            raise SafetensorsError(f"{path}: missing shard (named by {index_path})")
-        tensors = read(path).tensors
-        for name in (n for n, f in weight_map.items() if f == file):
-            if name not in tensors:
-                raise SafetensorsError(f"{path}: no tensor '{name}' ({index_path} puts it there)")
-            out[name] = tensors[name]
-    return out
+    """{name: array} of a checkpoint folder: model.safetensors, or the shards its index
+    names (a missing shard, or a tensor absent from the shard named, is refused by name)."""
+    if not os.path.exists(os.path.join(folder, INDEX_NAME)) and \
+            not os.path.exists(os.path.join(folder, "model.safetensors")):
+        raise SafetensorsError(f"{folder}: neither model.safetensors nor {INDEX_NAME}")
+    return load_file(folder)
 
 
 def load(folder, like=None, tensors_from=None):
@@ -276,6 +273,9 @@ def load(folder, like=None, tensors_from=None):
     model = Llama(cfg)
     source = tensors_from or folder
     tensors = read_tensors(source)
+    extra = sorted(set(tensors) - set(model.state_dict()))
+    if extra:
+        raise SafetensorsError(f"{source}: tensor '{extra[0]}' is not part of a Llama of {folder}/config.json")
     for name, param in model.state_dict().items():
         if name == "lm_head.weight" and cfg.tie_word_embeddings:
             continue

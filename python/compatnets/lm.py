@@ -17,13 +17,13 @@ uniformly, for `specialize` from its domain only. AdamW (β 0.9/0.95, weight dec
 linear warm-up over the first 5% of steps, then cosine decay to a tenth (`pretrain`) or a
 constant rate (`specialize`, continued pretraining).
 
-Every saved model is scored on every domain's held-out text (the first `eval_windows`
-windows of context + 1 bytes of <domain>.heldout; next-token accuracy over the context
-positions, and perplexity, e^(mean cross-entropy)); the scores go to eval.json beside the
+Every saved model is scored on every domain's held-out text (`eval_windows` windows of
+context + 1 bytes spread evenly over <domain>.heldout, each inside one block; next-token
+accuracy over the context positions, and perplexity, e^(mean cross-entropy)); the scores go to eval.json beside the
 checkpoint ({"corpus_sha256", "base", "steps", "tokens", "domains": {d: {"acc", "ppl"}}}).
 `specialize` writes DIR/<domain>/ and DIR/<domain>@<steps>/ for each saved step, and the
 specialist's probe features (the mean final hidden state over each of `probe_windows`
-evenly spaced windows of every domain's training text) to
+windows of context bytes spread alike over every domain's training text) to
 <features>/llama+<domain>/probe.safetensors. FILE: acc and ppl on the own domain, the same
 for the base, the mean accuracy on the other domains, tokens and steps.
 
@@ -46,25 +46,22 @@ import torch  # noqa: E402
 from torch.nn import functional as F  # noqa: E402
 
 from . import llama  # noqa: E402
-from .corpus import Corpus  # noqa: E402
+from .corpus import Corpus, window_starts  # noqa: E402
 from .safetensors import SafetensorsError, save as save_file  # noqa: E402
 
 
-def windows(data, n, length):
-    """n evenly spaced windows of `length` bytes of `data`, as a (n, length) int64 tensor."""
-    if len(data) < length:
-        raise ValueError(f"{len(data)} bytes, fewer than one window of {length}")
-    starts = np.linspace(0, len(data) - length, n).astype(np.int64)
+def windows(corpus, domain, part, n, length):
+    """n windows of `length` bytes evenly spread over a domain's part, each inside one of
+    the corpus's blocks, as a (n, length) int64 tensor."""
+    data = corpus.part(domain, part)
     arr = np.frombuffer(data, np.uint8)
+    starts = window_starts(len(data), corpus.info["block"], length, n)
     return torch.from_numpy(np.stack([arr[s:s + length] for s in starts]).astype(np.int64))
 
 
 def heldout(corpus, domain):
-    """The evaluation windows of a domain's held-out text (the first `eval_windows`)."""
-    data, length = corpus.part(domain, "heldout"), corpus.context + 1
-    n = corpus.info["eval_windows"]
-    arr = np.frombuffer(data[:n * length], np.uint8).reshape(n, length)
-    return torch.from_numpy(arr.astype(np.int64))
+    """The evaluation windows of a domain's held-out text: `eval_windows` of context + 1."""
+    return windows(corpus, domain, "heldout", corpus.info["eval_windows"], corpus.context + 1)
 
 
 @torch.no_grad()
@@ -94,6 +91,9 @@ class Sampler:
     def __init__(self, corpus, domains, batch, g):
         self.parts = [np.frombuffer(corpus.part(d, "train"), np.uint8) for d in domains]
         self.length, self.batch, self.g = corpus.context + 1, batch, g
+        for d, part in zip(domains, self.parts):
+            if len(part) < self.length:
+                raise ValueError(f"domain '{d}': {len(part)} training bytes, fewer than a window of {self.length}")
 
     def __call__(self):
         which = torch.randint(0, len(self.parts), (self.batch,), generator=self.g)
@@ -155,7 +155,7 @@ def probe_features(model, corpus):
     """The mean final hidden state of each probe window, every domain in corpus order."""
     model.eval()
     n, length = corpus.info["probe_windows"], corpus.context
-    rows = [model.hidden(windows(corpus.part(d, "train"), n, length)).mean(1) for d in corpus.domains()]
+    rows = [model.hidden(windows(corpus, d, "train", n, length)).mean(1) for d in corpus.domains()]
     model.train()
     return torch.cat(rows).numpy().astype(np.float32)
 
@@ -168,7 +168,12 @@ def specialize(a):
     model = llama.load(a.base)
     base_scores = _scores_of(a.base, corpus, None) or score_all(model, corpus)
     per_step = a.batch * corpus.context
-    saves = {int(s) for s in a.save_steps.split(",") if s}
+    try:
+        saves = {int(s) for s in a.save_steps.split(",") if s}
+    except ValueError:
+        raise ValueError(f"--save-steps {a.save_steps!r}: not a comma-separated list of steps") from None
+    if any(not 0 < s <= a.steps for s in saves):
+        raise ValueError(f"--save-steps {a.save_steps}: each must be between 1 and --steps {a.steps}")
     base = os.path.realpath(a.base)
 
     def saved(step, folder):
@@ -195,16 +200,16 @@ def specialize(a):
 def _scores_of(folder, corpus, base):
     """A checkpoint's eval.json scores when taken on this corpus (and against `base`, when
     given), else None."""
-    try:
+    try:  # a cache: unreadable or from elsewhere, it is recomputed
         with open(os.path.join(folder, "eval.json")) as f:
             known = json.load(f)
-    except (OSError, ValueError):
+        if known.get("corpus_sha256") != corpus.sha256:
+            return None
+        if base is not None and known.get("base") != os.path.realpath(base):
+            return None
+        return {d: {"acc": float(v["acc"]), "ppl": float(v["ppl"])} for d, v in known["domains"].items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
-    if known.get("corpus_sha256") != corpus.sha256:
-        return None
-    if base is not None and known.get("base") != os.path.realpath(base):
-        return None
-    return known["domains"]
 
 
 def evaluate(a):

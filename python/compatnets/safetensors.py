@@ -95,34 +95,59 @@ def read(path):
     return out
 
 
-def shard_files(path):
-    """The .safetensors files of a checkpoint: the file itself, or a folder's shards in the
-    order of its index (or the folder's only .safetensors file)."""
+def _index(path):
+    """(folder, weight_map) of a sharded checkpoint (its folder or its index file), or None
+    for a single file or a folder without an index."""
     if os.path.isfile(path) and path.endswith(".json"):
         folder, index = os.path.dirname(path), path
-    elif os.path.isdir(path):
+    elif os.path.isdir(path) and os.path.exists(os.path.join(path, INDEX_NAME)):
         folder, index = path, os.path.join(path, INDEX_NAME)
-        if not os.path.exists(index):
-            files = sorted(f for f in os.listdir(path) if f.endswith(".safetensors"))
-            if len(files) != 1:
-                raise SafetensorsError(f"{path}: no {INDEX_NAME} and {len(files)} .safetensors "
-                                       "files (want one)")
-            return [os.path.join(path, files[0])]
     else:
-        return [path]
+        return None
     try:
         with open(index) as f:
             weight_map = json.load(f)["weight_map"]
+        if not isinstance(weight_map, dict) or not all(isinstance(v, str) for v in weight_map.values()):
+            raise TypeError("weight_map is not an object of file names")
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise SafetensorsError(f"{index}: not a checkpoint index with a weight_map ({e})") from None
-    return [os.path.join(folder, f) for f in dict.fromkeys(weight_map.values())]
+    return folder, weight_map
+
+
+def shard_files(path):
+    """The .safetensors files of a checkpoint: the file itself, or a folder's shards in the
+    order of its index (or the folder's only .safetensors file)."""
+    sharded = _index(path)
+    if sharded is not None:
+        folder, weight_map = sharded
+        return [os.path.join(folder, f) for f in dict.fromkeys(weight_map.values())]
+    if os.path.isdir(path):
+        files = sorted(f for f in os.listdir(path) if f.endswith(".safetensors"))
+        if len(files) != 1:
+            raise SafetensorsError(f"{path}: no {INDEX_NAME} and {len(files)} .safetensors "
+                                   "files (want one)")
+        return [os.path.join(path, files[0])]
+    return [path]
 
 
 def load(path):
-    """{name: array} of a file, a sharded checkpoint folder or its index; BF16 as float32."""
-    out = {}
-    for f in shard_files(path):
-        out.update(read(f).tensors)
+    """{name: array} of a file, a sharded checkpoint folder or its index; BF16 as float32.
+    A sharded checkpoint gives the tensors its index maps, each from the shard it names: a
+    missing shard, or a tensor absent from its shard, raises naming both."""
+    sharded = _index(path)
+    if sharded is None:
+        return read(shard_files(path)[0]).tensors
+    folder, weight_map = sharded
+    index, out = os.path.join(folder, INDEX_NAME) if os.path.isdir(path) else path, {}
+    for file in dict.fromkeys(weight_map.values()):
+        shard = os.path.join(folder, file)
+        if not os.path.exists(shard):
+            raise SafetensorsError(f"{shard}: missing shard (named by {index})")
+        tensors = read(shard).tensors
+        for name in (n for n, f in weight_map.items() if f == file):
+            if name not in tensors:
+                raise SafetensorsError(f"{shard}: no tensor '{name}' ({index} puts it there)")
+            out[name] = tensors[name]
     return out
 
 

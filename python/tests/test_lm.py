@@ -57,6 +57,24 @@ class CorpusTest(unittest.TestCase):
             with self.assertRaisesRegex(ValueError, "german.heldout: sha256 differs"):
                 corpus.Corpus(out).part("german", "heldout")
 
+    def test_settings_are_part_of_the_hash(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = made_up_corpus(d)
+            path = os.path.join(out, "corpus.json")
+            with open(path) as f:
+                info = json.load(f)
+            info["eval_windows"] = 5
+            with open(path, "w") as f:
+                json.dump(info, f)
+            with self.assertRaisesRegex(ValueError, "corpus.json: its sha256 does not match"):
+                corpus.Corpus(out)
+
+    def test_windows_spread_inside_blocks(self):
+        starts = corpus.window_starts(2500, 1000, 300, 5)  # 3 + 3 + 1 windows fit in the blocks
+        self.assertEqual(starts, [0, 600, 1000, 1300, 2000])  # of 0, 300, 600, 1000, 1300, 1600, 2000
+        with self.assertRaisesRegex(ValueError, "7 windows of 300 bytes .* fewer than 8"):
+            corpus.window_starts(2500, 1000, 300, 8)
+
     def test_a_missing_domain_is_named(self):
         with tempfile.TemporaryDirectory() as d:
             code, err = quiet(corpus.main, ["--out", os.path.join(d, "c"), "--from", d])
@@ -93,10 +111,51 @@ class LlamaTest(unittest.TestCase):
             with torch.no_grad():
                 self.assertTrue(torch.equal(m(ids), llama.load(d)(ids)))
 
+    def test_rms_norm_and_rotary_as_defined(self):
+        import torch
+        norm = llama.RMSNorm(4, 1e-5)
+        norm.weight.data = torch.tensor([1.0, 2.0, 1.0, 0.5])
+        x = torch.tensor([[1.0, -2.0, 3.0, 0.0]])
+        want = x / torch.sqrt(torch.tensor(14.0 / 4 + 1e-5)) * norm.weight
+        self.assertTrue(torch.allclose(norm(x), want))
+        # With RoPE, a query-key score depends only on the positions' difference.
+        body = self.model().model
+        q, k = torch.randn(8), torch.randn(8)
+        rot = lambda v, p: v * body.cos[p] + llama.rotate_half(v) * body.sin[p]  # noqa: E731
+        self.assertAlmostEqual(float(rot(q, 3) @ rot(k, 1)), float(rot(q, 9) @ rot(k, 7)), places=5)
+        self.assertNotAlmostEqual(float(rot(q, 3) @ rot(k, 1)), float(rot(q, 3) @ rot(k, 2)), places=3)
+
+    def test_a_resave_leaves_no_stale_shards(self):
+        m = self.model()
+        with tempfile.TemporaryDirectory() as d:
+            llama.save(d, m, shard_bytes=4000)
+            llama.save(d, m)
+            self.assertEqual(sorted(f for f in os.listdir(d) if "model" in f), ["model.safetensors"])
+
+    def test_unsupported_configs_and_tensors_are_refused(self):
+        m = self.model()
+        with tempfile.TemporaryDirectory() as d:
+            llama.save(d, m)
+            path = os.path.join(d, "config.json")
+            with open(path) as f:
+                cfg = json.load(f)
+            for key, value, why in (("hidden_act", "gelu", "hidden_act 'gelu' is not supported"),
+                                    ("tie_word_embeddings", "false", "tie_word_embeddings 'false' is not a bool"),
+                                    ("hidden_size", 18, "hidden_size 18 is not num_attention_heads 2 heads")):
+                with open(path, "w") as f:
+                    json.dump(dict(cfg, **{key: value}), f)
+                with self.assertRaisesRegex(SafetensorsError, why):
+                    llama.load(d)
+            with open(path, "w") as f:
+                json.dump(cfg, f)
+            save(os.path.join(d, "model.safetensors"), dict(m.tensors(), **{"model.extra.bias": np.zeros(2, np.float32)}))
+            with self.assertRaisesRegex(SafetensorsError, "tensor 'model.extra.bias' is not part of a Llama"):
+                llama.load(d)
+
     def test_tied_head_is_not_stored(self):
         m = self.model(tie_word_embeddings=True)
         with tempfile.TemporaryDirectory() as d:
-            llama.save(d, m)
+            llama.save(d, m, shard_bytes=4000)
             self.assertNotIn("lm_head.weight", load(d))
             back = llama.load(d)
             self.assertIs(back.lm_head.weight, back.model.embed_tokens.weight)
