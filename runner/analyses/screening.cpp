@@ -39,7 +39,7 @@ class ScreeningAnalysis final : public AnalysisKind {
     }
     void check(const AnalysisSpec& spec, const std::vector<ColumnSpec>& columns,
                const GroupColumns&, const YamlChecker& checker) const override {
-        column_args(spec, "scores", columns, true, checker);
+        const auto listed = column_args(spec, "scores", columns, true, checker);
         column_args(spec, "label", columns, true, checker);
         column_args(spec, "split_by", columns, false, checker);
         if (const YAML::Node w = spec.node["where"])
@@ -54,7 +54,6 @@ class ScreeningAnalysis final : public AnalysisKind {
                 if (col->type != ColumnType::str)
                     checker.as_real(e.second, "analyses." + spec.name + ".where." + c);
             }
-        const auto listed = column_args(spec, "scores", columns, true, checker);
         if (const YAML::Node t = spec.node["thresholds"])
             for (const auto& e : t) {
                 const std::string key = "analyses." + spec.name + ".thresholds." + e.first.Scalar();

@@ -89,16 +89,23 @@ nlohmann::json folder_config(const std::string& path) {
     return config;
 }
 
-// When both checkpoints are folders with a config.json, the fields that shape the model
-// must agree (a fine-tune of another size or vocabulary is not a fine-tune of this base).
+// When either checkpoint is a folder with a config.json (Hugging Face's), both must have one
+// and agree on the fields that shape the model: a fine-tune of another size or vocabulary is
+// not a fine-tune of this base. num_key_value_heads defaults to num_attention_heads.
 void check_configs(const std::string& base, const std::string& ft) {
-    const auto b = folder_config(base), f = folder_config(ft);
-    if (b.is_null() || f.is_null()) return;
-    for (const char* key : {"model_type", "num_hidden_layers", "hidden_size", "intermediate_size",
-                            "num_attention_heads", "num_key_value_heads", "vocab_size"}) {
-        const auto in_b = b.find(key), in_f = f.find(key);
-        const nlohmann::json vb = in_b == b.end() ? nullptr : *in_b;
-        const nlohmann::json vf = in_f == f.end() ? nullptr : *in_f;
+    auto b = folder_config(base), f = folder_config(ft);
+    if (b.is_null() && f.is_null()) return;
+    if (b.is_null() || f.is_null())
+        throw formats::FormatError((b.is_null() ? base : ft) + ": no config.json, but " +
+                                   (b.is_null() ? ft : base) + " has one");
+    for (auto* c : {&b, &f})
+        if (!c->contains("num_key_value_heads") && c->contains("num_attention_heads"))
+            (*c)["num_key_value_heads"] = (*c)["num_attention_heads"];
+    for (const char* key :
+         {"model_type", "num_hidden_layers", "hidden_size", "intermediate_size",
+          "num_attention_heads", "num_key_value_heads", "vocab_size", "tie_word_embeddings"}) {
+        const nlohmann::json vb = b.value(key, nlohmann::json()),
+                             vf = f.value(key, nlohmann::json());
         if (vb != vf)
             throw formats::FormatError(ft + "/config.json: " + key + " " + vf.dump() +
                                        ", but the base's " + base + "/config.json has " +

@@ -121,7 +121,7 @@ class MergePairTask final : public TaskKind {
              {.name = "command", .type = KeyType::string},
              {.name = "eval_split", .type = KeyType::string},
              {.name = "keep_merged", .type = KeyType::boolean},
-             {.name = "shard_mb", .type = KeyType::real, .min = 1, .max = 1e9}});
+             {.name = "shard_mb", .type = KeyType::real, .min = 0.001, .max = 1e9}});
     }
     std::vector<ColumnSpec> outputs(const TaskGroup& group, const YamlChecker& yc) const override {
         check_command_keys(group, yc, evaluates_by_command(group));
