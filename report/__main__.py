@@ -9,6 +9,7 @@ import h5py
 from report.facts import run_facts
 from report.h5 import scalar
 from report.page import Report
+from report.lm import lm_section
 from report.real import real_section
 from report.studies import compass_section, encoders_section, prism_section
 
@@ -32,6 +33,7 @@ def main(argv=None):
         prism_section(rep, f)
         encoders_section(rep, f)
         real_section(rep, f, library)
+        lm_section(rep, f)
         run_facts(rep, f)
         name = scalar(f, "/meta/experiment", "run")
         page = rep.write(f"compatbench report: {name}",

@@ -18,6 +18,14 @@ def table(f, path):
     return out or None
 
 
+def pick(t, column, value):
+    """The first row of table `t` whose `column` equals `value`, as {column: value}, or None."""
+    if t is None or value not in list(t[column]):
+        return None
+    i = list(t[column]).index(value)
+    return {k: t[k][i] for k in t}
+
+
 def scalar(f, path, default=""):
     if path not in f:
         return default

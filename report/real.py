@@ -7,7 +7,7 @@ import html
 
 import numpy as np
 
-from report.h5 import table
+from report.h5 import pick, table
 from report.references import (BASELINES, PAPER_ALIGNMENT_R, PAPER_DRIFT_EXPONENT,
                                PAPER_MERGING_R, PAPER_THRESHOLD)
 
@@ -21,13 +21,6 @@ def _correlation(corr, predictor, target):
         return np.nan
     m = (corr["predictor"] == predictor) & (corr["target"] == target)
     return float(corr["pearson_r"][m][0]) if m.any() else np.nan
-
-
-def _pick(t, column, value):
-    if t is None or value not in list(t[column]):
-        return None
-    i = list(t[column]).index(value)
-    return {k: t[k][i] for k in t}
 
 
 def _library(lib, text):
@@ -96,7 +89,7 @@ def _ta_destructive(t):
 
 
 def _drift_exponent(t):
-    drift = _pick(t("/prism/analysis/drift"), "backbone", "all")
+    drift = pick(t("/prism/analysis/drift"), "backbone", "all")
     return None if drift is None else f"{drift['exponent']:.2f}"
 
 
@@ -109,7 +102,7 @@ def _prism_minus_ta(t):
 
 
 def _screening_line(run):
-    scr = _pick(run("/prism/analysis/screening"), "score", "screen_score")
+    scr = pick(run("/prism/analysis/screening"), "score", "screen_score")
     if scr is not None and 0 < scr["positives"] < scr["n"]:
         return (f"<li>Collapse screening before merging: the score c·√(Ī/K) against "
                 f"destructive over the task-arithmetic merges has AUROC {scr['auroc']:.2f}; "
@@ -121,7 +114,7 @@ def _screening_line(run):
 
 def _drift_line(run, lib):
     fits = run("/prism/analysis/drift")
-    drift = _pick(fits, "backbone", "all")
+    drift = pick(fits, "backbone", "all")
     if drift is None:
         return ""
     b = drift["exponent"]

@@ -29,7 +29,7 @@ PACKAGES=(g++ make cmake pkg-config git procps
 TEST_PACKAGES=(slurm-wlm slurm-client munge chromium python3-venv python3-wheel python3-setuptools)
 # The library of real PyTorch networks (python/compatnets, configs/real*.yaml) needs these;
 # the tests run it, and scripts/main.sh adds them for a config that uses it.
-REAL_PACKAGES=(python3-torch python3-sklearn dataset-fashion-mnist)
+REAL_PACKAGES=(python3-torch python3-sklearn dataset-fashion-mnist fortunes fortunes-de fortunes-es)
 TEST_PACKAGES+=("${REAL_PACKAGES[@]}")
 
 install_packages() {

@@ -5,7 +5,7 @@ def study_tables(*args):
     argv = ["-", *args]
     import sys, h5py, numpy as np
     f = h5py.File(argv[1] + "/results.h5", "r")
-    assert f["meta/resumed_tasks"][()] == 80, f["meta/resumed_tasks"][()]
+    assert f["meta/resumed_tasks"][()] == 280, f["meta/resumed_tasks"][()]
     t = lambda path: {k: f[path][k][:] for k in f[path]}
     data, vision, text, pairs = t("real/data"), t("real/vision"), t("real/text"), t("alignment/pairs")
     assert data["encoder_images"].tolist() == [1500] and data["coco_images"].tolist() == [300]
@@ -169,5 +169,7 @@ def no_dataset_skips_the_rest(*args):
     lines = [json.loads(l) for l in open(argv[1] + "/ledger.jsonl")]
     status = {l["id"]: l["status"] for l in lines}
     assert status["real_data"] == "failed", status
-    assert all(s == "skipped" for i, s in status.items() if i != "real_data"), status
-    print("missing dataset: the data task failed naming the package, the rest skipped")
+    # The language models read no images: they finish; everything else is skipped.
+    assert all(s == "skipped" for i, s in status.items() if i != "real_data" and not i.startswith("lm_")), status
+    assert all(s == "done" for i, s in status.items() if i.startswith("lm_")), status
+    print("missing dataset: the data task failed naming the package, the rest skipped (the language models done)")

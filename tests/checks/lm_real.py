@@ -1,0 +1,97 @@
+"""Checks of tests/e2e/lm_real.sh: the language-model library's tables, `compatbench merge`
+of its specialists scored as the study's merges, and its bad-input runs."""
+import json
+import os
+
+import h5py
+
+
+def _table(results, name):
+    g = h5py.File(results, "r")[name]
+    return {k: g[k][:] for k in g}
+
+
+def _ledger(out):
+    status = {}
+    for line in open(os.path.join(out, "ledger.jsonl")):
+        r = json.loads(line)
+        status[r["id"]] = r["status"]
+    return status
+
+
+def tables(out):
+    f = os.path.join(out, "results.h5")
+    corpus = json.load(open(os.path.join(out, "lm", "corpus", "corpus.json")))
+    assert _table(f, "lm/corpus")["sha256"][0].decode() == corpus["sha256"]
+    spec = _table(f, "lm/specialists")
+    # Each specialist predicts its own domain's held-out text better than the base.
+    assert len(spec["domain"]) == 4 and (spec["ppl"] < spec["base_ppl"]).all(), spec
+    merges = _table(f, "lm/merges")
+    methods = {m.decode() for m in merges["method"]}
+    assert {"prism", "prism_hard", "norm_matched", "task_arithmetic", "ties", "dare", "slerp",
+            "model_stock", "della", "breadcrumbs", "iso_c"} == methods, methods
+    assert sorted(set(merges["k"].tolist())) == [2, 3, 4]
+    assert len(_table(f, "lm/merges_all")["method"]) == 36
+    drift = _table(f, "lm/drift")
+    assert sorted(set(drift["step"].tolist())) == [10, 20, 40], drift["step"]
+    fixed = _table(f, "lm/analysis/screening_fixed")
+    assert fixed["threshold"].tolist() == [1.9e-3] and fixed["n"][0] == 12, fixed
+    index = json.load(open(os.path.join(out, "lm", "specialists", "python", "model.safetensors.index.json")))
+    assert len(set(index["weight_map"].values())) > 1, "the specialists are not sharded"
+    print(f"language models: corpus {corpus['sha256'][:12]}, 4 specialists, {len(merges['k'])} merges by "
+          f"{len(methods)} operators, drift exponent {_table(f, 'lm/analysis/drift')['exponent'][-1]:.2f}")
+
+
+def _study_row(results, table, method):
+    m = _table(results, table)
+    rows = [i for i in range(len(m["k"])) if m["k"][i] == 2 and m["method"][i] == method.encode()
+            and m["coef"][i] == 1.0 and m["kappa"][i] in (0.0, 1.0)]
+    assert len(rows) == 1, (table, method, rows)
+    return m, rows[0]
+
+
+def merge_configs(out, work):
+    """prism.yaml and ta.yaml: the study's K = 2 members; members.txt and domains.txt."""
+    results, lm = os.path.join(out, "results.h5"), os.path.join(out, "lm")
+    m, i = _study_row(results, "lm/merges", "prism")
+    domains = m["members"][i].decode().split(",")
+    models = "".join(f"  - model: {lm}/specialists/{d}\n" for d in domains)
+    head = f"base_model: {lm}/models/base\nmodels:\n{models}out_dtype: float32\nshard_mb: 0.05\n"
+    with open(os.path.join(work, "prism.yaml"), "w") as f:
+        f.write("merge_method: prism\n" + head +
+                "parameters: {coef: 1.0, scope: ['*gate_proj*', '*up_proj*', '*down_proj*']}\n")
+    with open(os.path.join(work, "ta.yaml"), "w") as f:
+        f.write("merge_method: task_arithmetic\n" + head + "parameters: {normalize: true}\n")
+    with open(os.path.join(work, "members.txt"), "w") as f:
+        f.write(" ".join(f"{lm}/specialists/{d}" for d in domains))
+    with open(os.path.join(work, "domains.txt"), "w") as f:
+        f.write(" ".join(domains))
+
+
+def merges_score_as_the_study(out, work):
+    results = os.path.join(out, "results.h5")
+    for name, table, method in (("prism", "lm/merges", "prism"), ("ta", "lm/merges_all", "task_arithmetic")):
+        m, i = _study_row(results, table, method)
+        ours = json.load(open(os.path.join(work, name + ".json")))
+        mean = (ours["acc_1"] + ours["acc_2"]) / 2
+        assert mean == m["merged_mean"][i], (name, ours, m["merged_mean"][i])
+        print(f"compatbench merge, {method} of {m['members'][i].decode()}: merged mean {mean:.4f} "
+              "in PyTorch, as the study's")
+
+
+def only_k2_done(out, study):
+    status = _ledger(out)
+    assert status["lm_checkpoints/llama+c"] == "failed", status
+    assert status["lm_checkpoints/llama+english"] == "failed", status
+    done = sorted(i for i, s in status.items() if i.startswith("lm_merges/") and s == "done")
+    k2 = [i for i in _ledger(study) if i.startswith("lm_merges/llama/k2/")]
+    assert done == sorted(k2), (len(done), len(k2))
+    print(f"broken specialists named; the {len(done)} K = 2 merges finished")
+
+
+def resumed_as_the_study(out, study):
+    ours, theirs = _table(os.path.join(out, "results.h5"), "lm/merges"), _table(os.path.join(study, "results.h5"), "lm/merges")
+    key = lambda t: {(t["members"][i], t["method"][i], t["coef"][i], t["kappa"][i]): t["merged_mean"][i]  # noqa: E731
+                     for i in range(len(t["k"]))}
+    assert key(ours) == key(theirs), "the repaired, resumed merges differ from the study's"
+    print(f"repaired and resumed: all {len(ours['k'])} merges as the study's")
