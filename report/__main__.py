@@ -6,6 +6,7 @@ import sys
 
 import h5py
 
+from report.advice import advice_report
 from report.facts import run_facts
 from report.h5 import scalar
 from report.page import Report
@@ -17,10 +18,13 @@ from report.studies import compass_section, encoders_section, prism_section
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python3 -m report",
                                      description="The HTML report of a run's results.h5.")
-    parser.add_argument("out", help="the run's output folder")
+    parser.add_argument("out", help="the run's output folder, or an advice JSON file")
     parser.add_argument("--library", help="results.h5 of a model-library run, set beside the "
                                           "real networks' numbers")
     args = parser.parse_args(argv)
+    if os.path.isfile(args.out) and args.out.endswith(".json"):  # an advice file
+        print(json.dumps({"report": advice_report(args.out)}))
+        return
     path = os.path.join(args.out, "results.h5")
     for p in (path, args.library):
         if p is not None and not os.path.exists(p):

@@ -141,7 +141,8 @@ void add_results_verbs(CLI::App& app, Verbs& verbs) {
 
     auto* report = app.add_subcommand(
         "report", "Figures and tables of a run as OUT_DIR/report/index.html (Python, matplotlib)");
-    report->add_option("out", o->report_dir, "The run's output folder")->required();
+    report->add_option("out", o->report_dir, "The run's output folder, or an advice JSON file")
+        ->required();
     report->add_option("--library", o->report_library,
                        "results.h5 of a model-library run, set beside the real networks'");
     report->add_option("--package", o->report_package,
@@ -159,6 +160,37 @@ void add_results_verbs(CLI::App& app, Verbs& verbs) {
     compare->add_option("b", o->paths.b, "Second results.h5")->required()->check(CLI::ExistingFile);
     compare->add_flag("--all", o->paths.all, "Include /meta and /tasks (run facts)");
     verbs.push_back({compare, [o] { return verb_compare(o->paths); }});
+}
+
+void add_advise_verbs(CLI::App& app, Verbs& verbs) {
+    auto* advise =
+        app.add_subcommand("advise", "Advice before spending GPU hours (docs/advise.md)");
+    advise->require_subcommand(1);
+    auto o = std::make_shared<AdviseMergeOptions>();
+    auto* merge = advise->add_subcommand(
+        "merge", "Which fine-tunes of one base to merge: every subset of K screened in one pass");
+    merge->footer(
+        "Example:\n  compatbench advise merge --base llama/ --models math/ code/ ja/ med/ "
+        "--k 2 --scope '*gate_proj*' '*up_proj*' '*down_proj*' --csv advice.csv --json "
+        "advice.json");
+    auto* base = merge->add_option("--base", o->base, "The base checkpoint (file or folder)");
+    merge->add_option("--models", o->models, "The fine-tuned checkpoints (at least 2)")
+        ->expected(1, 1 << 16)
+        ->needs(base);
+    merge
+        ->add_option("--manifest", o->manifest,
+                     "A checkpoint_set manifest instead of --base/--models")
+        ->excludes(base);
+    merge->add_option("--backbone", o->backbone, "The manifest's backbone (when it has several)");
+    merge->add_option("--k", o->k, "Merge size K (default 2)")->check(CLI::Range(2, 64));
+    merge->add_option("--coef", o->coef, "c, the coefficient on the mean task vector")
+        ->check(CLI::Range(0.0, 1e6));
+    merge->add_option("--scope", o->scope, "Tensor-name patterns (default: every float tensor)");
+    merge->add_option("--threshold", o->threshold, "Score above which a merge is flagged (1.9e-3)");
+    merge->add_option("--top", o->top, "Rows printed (default 20)");
+    merge->add_option("--csv", o->csv, "Write every ranked merge as CSV");
+    merge->add_option("--json", o->json, "Write the advice as JSON (compatbench report draws it)");
+    verbs.push_back({merge, [o] { return verb_advise_merge(*o); }});
 }
 
 void add_checkpoint_verbs(CLI::App& app, Verbs& verbs) {
@@ -183,6 +215,8 @@ void add_checkpoint_verbs(CLI::App& app, Verbs& verbs) {
                          screen->coef_given = coef_opt->count() > 0;
                          return verb_screen(*screen);
                      }});
+
+    add_advise_verbs(app, verbs);
 
     auto merge = std::make_shared<MergeOptions>();
     auto* merge_cmd = app.add_subcommand(

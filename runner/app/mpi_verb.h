@@ -14,6 +14,10 @@ namespace compatbench {
 // "compatbench: <verb>: <what>" (once, by rank 0); both give kExitBadInput.
 int with_mpi(const char* verb, const std::function<int(int rank, int size)>& body);
 
+// Runs `work` on this rank; when it throws on any rank, every rank throws the message of the
+// lowest failing one, so that no rank waits in a collective for a rank that failed.
+void on_every_rank(const std::function<void()>& work);
+
 // The rank of each tensor (sizes in elements), the same on every rank.
 std::vector<int> assign_ranks(const std::vector<std::uint64_t>& sizes, int ranks);
 

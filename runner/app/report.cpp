@@ -1,6 +1,7 @@
 // `compatbench report OUT_DIR [--library RESULTS.h5]`: the HTML report of a run (figures and
 // key tables), written by the report package (python3 -m report) with Debian's python3-h5py,
-// -numpy and -matplotlib into OUT_DIR/report/index.html.
+// -numpy and -matplotlib into OUT_DIR/report/index.html. Given an advice file
+// (`advise merge --json FILE`) instead, its page: FILE's stem + _advice/report/index.html.
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -16,7 +17,8 @@ namespace compatbench {
 int verb_report(const std::string& out_dir, const std::string& package, const std::string& library,
                 std::string python) {
     namespace fs = std::filesystem;
-    if (!fs::exists(fs::path(out_dir) / "results.h5")) {
+    const bool advice = fs::is_regular_file(out_dir) && fs::path(out_dir).extension() == ".json";
+    if (!advice && !fs::exists(fs::path(out_dir) / "results.h5")) {
         std::cerr << "compatbench report: " << out_dir << ": no results.h5 (run first)\n";
         return kExitBadInput;
     }

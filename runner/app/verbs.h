@@ -46,6 +46,20 @@ struct ScreenOptions {
 // Under MPI or alone: PRISM's interference screening of a planned merge (methods.md §3.1).
 int verb_screen(const ScreenOptions& options);
 
+// Under MPI or alone: which subsets of K fine-tunes of one base to merge, ranked by their
+// screening score from one pass over the files (methods.md §3.4).
+struct AdviseMergeOptions {
+    std::string base, manifest, backbone;
+    std::vector<std::string> models, names;  // names: the manifest's (else from the paths)
+    int k = 2;
+    double coef = 1.0;
+    std::vector<std::string> scope;
+    double threshold = 1.9e-3;
+    std::size_t top = 20;
+    std::string csv, json;
+};
+int verb_advise_merge(const AdviseMergeOptions& options);
+
 // Under MPI or alone: merges checkpoints per a mergekit-style YAML into `out`.
 struct MergeOptions {
     std::string config, out;

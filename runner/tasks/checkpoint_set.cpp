@@ -78,41 +78,6 @@ std::pair<std::int64_t, std::int64_t> check_against(const formats::Checkpoint& b
     return {tensors, params};
 }
 
-// A checkpoint folder's config.json (Hugging Face's), or null when it has none.
-nlohmann::json folder_config(const std::string& path) {
-    const auto file = std::filesystem::path(path) / "config.json";
-    if (!std::filesystem::is_regular_file(file)) return nullptr;
-    std::ifstream in(file);
-    auto config = nlohmann::json::parse(in, nullptr, false);
-    if (config.is_discarded() || !config.is_object())
-        throw formats::FormatError(file.string() + ": not a JSON object");
-    return config;
-}
-
-// When either checkpoint is a folder with a config.json (Hugging Face's), both must have one
-// and agree on the fields that shape the model: a fine-tune of another size or vocabulary is
-// not a fine-tune of this base. num_key_value_heads defaults to num_attention_heads.
-void check_configs(const std::string& base, const std::string& ft) {
-    auto b = folder_config(base), f = folder_config(ft);
-    if (b.is_null() && f.is_null()) return;
-    if (b.is_null() || f.is_null())
-        throw formats::FormatError((b.is_null() ? base : ft) + ": no config.json, but " +
-                                   (b.is_null() ? ft : base) + " has one");
-    for (auto* c : {&b, &f})
-        if (!c->contains("num_key_value_heads") && c->contains("num_attention_heads"))
-            (*c)["num_key_value_heads"] = (*c)["num_attention_heads"];
-    for (const char* key :
-         {"model_type", "num_hidden_layers", "hidden_size", "intermediate_size",
-          "num_attention_heads", "num_key_value_heads", "vocab_size", "tie_word_embeddings"}) {
-        const nlohmann::json vb = b.value(key, nlohmann::json()),
-                             vf = f.value(key, nlohmann::json());
-        if (vb != vf)
-            throw formats::FormatError(ft + "/config.json: " + key + " " + vf.dump() +
-                                       ", but the base's " + base + "/config.json has " +
-                                       vb.dump());
-    }
-}
-
 class CheckpointSetTask final : public TaskKind {
   public:
     std::string_view name() const override { return "checkpoint_set"; }
@@ -204,13 +169,13 @@ class CheckpointSetTask final : public TaskKind {
             return catalog_path(ctx.params.at(key).text, ctx.out_dir).string();
         };
         const auto base = formats::Checkpoint::open(path("base_checkpoint"));
-        check_configs(path("base_checkpoint"), path("checkpoint"));
+        formats::check_same_config(path("base_checkpoint"), path("checkpoint"));
         const auto [tensors, params] =
             check_against(base, formats::Checkpoint::open(path("checkpoint")));
         if (ctx.lists.count("step_checkpoints"))
             for (const auto& p : ctx.texts("step_checkpoints")) {
                 const std::string saved = catalog_path(p, ctx.out_dir).string();
-                check_configs(path("base_checkpoint"), saved);
+                formats::check_same_config(path("base_checkpoint"), saved);
                 check_against(base, formats::Checkpoint::open(saved));
             }
         const MatF probe = read_features(ctx, ctx.params.at("name").text, "probe");

@@ -79,6 +79,24 @@ def merges_score_as_the_study(out, work):
               "in PyTorch, as the study's")
 
 
+def advice_as_the_study(out, work):
+    """Every task-arithmetic merge of the study at c = 1, as `advise merge` screened it."""
+    m = _table(os.path.join(out, "results.h5"), "lm/merges")
+    checked = 0
+    for i in range(len(m["k"])):
+        if m["method"][i] != b"task_arithmetic" or m["coef"][i] != 1.0:
+            continue
+        members = sorted(m["members"][i].decode().split(","))
+        advice = json.load(open(os.path.join(work, f"advice{int(m['k'][i])}.json")))
+        row = [a for a in advice["merges"] if sorted(a["members"]) == members][0]
+        for key, col in (("interference", "interference"), ("rho", "rho"), ("score", "screen_score")):
+            assert abs(row[key] - m[col][i]) <= 1e-6 * abs(m[col][i]), (key, row[key], m[col][i])
+        assert row["sign_conflict"] == m["sign_conflict"][i], (row, m["sign_conflict"][i])
+        checked += 1
+    assert checked == 3, checked
+    print(f"advise merge: the {checked} merges of the study screened alike (sign conflicts exactly)")
+
+
 def only_k2_done(out, study):
     status = _ledger(out)
     assert status["lm_checkpoints/llama+c"] == "failed", status

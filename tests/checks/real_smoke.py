@@ -69,6 +69,23 @@ def merge_scores_in_torch(*args):
     print(f"compatbench merge of fine+digits scores {ours['acc_a']:.4f} / {ours['acc_b']:.4f} in PyTorch, as the study's merge; screen agrees")
 
 
+def advice_as_the_study(*args):
+    import json, h5py
+    w = args[0]
+    f = h5py.File(w + "/n2/results.h5", "r")
+    m = {k: f["merging/merges"][k][:] for k in f["merging/merges"]}
+    advice = json.load(open(w + "/advice.json"))
+    rows = {tuple(sorted(a["members"])): a for a in advice["merges"]}
+    assert len(rows) == 3, rows
+    for i in range(len(m["model_a"])):
+        key = tuple(sorted(n.decode().replace("+", "_") for n in (m["model_a"][i], m["model_b"][i])))
+        a = rows[key]
+        for col, got in (("interference", "interference"), ("rho", "rho"), ("screen_score", "score")):
+            assert abs(a[got] - m[col][i]) <= 1e-6 * abs(m[col][i]), (key, col, a[got], m[col][i])
+        assert a["sign_conflict"] == m["sign_conflict"][i], (key, a, m["sign_conflict"][i])
+    print(f"advise merge: the {len(m['model_a'])} pairs of the merging study screened alike")
+
+
 def prism_merge_config(*args):
     argv = ["-", *args]
     import sys, h5py

@@ -31,6 +31,13 @@ for m in prism ta; do
     --out "$WORK/$m.json" > /dev/null)
 done
 pycheck lm_real merges_score_as_the_study "$WORK/n2" "$WORK"
+# `advise merge` on the same folders gives the study's screening numbers for every merge it
+# ran (the K = 2, 3, 4 members at the MLP scope).
+for k in 2 3 4; do
+  expect_code 0 mpi 0 advise merge --base "$WORK/n2/lm/models/base" --k $k --json "$WORK/advice$k.json" \
+    --models "$WORK"/n2/lm/specialists/{python,c,english,german} --scope '*gate_proj*' '*up_proj*' '*down_proj*' > /dev/null
+done
+pycheck lm_real advice_as_the_study "$WORK/n2" "$WORK"
 # Broken inputs, first run: `c` from a model of another width, `english` with an index that
 # names a tensor its shard lacks. Their checks fail by name; the K = 2 merges finish.
 S=$WORK/n2/lm/specialists B=$WORK/broken

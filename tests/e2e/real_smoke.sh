@@ -47,6 +47,10 @@ expect_code 0 mpi 0 screen --base "$R/models/mlp_sup.safetensors" \
   "$R/finetunes/mlp_sup_digits.safetensors" --tasks fine digits --data "$R/data" --models "$R" \
   --out "$WORK/merged.json" > /dev/null)
 pycheck real_smoke merge_scores_in_torch "$WORK"
+# `advise merge`: every pair of the three fine-tunes, screened as the merging study did.
+expect_code 0 mpi 0 advise merge --base "$R/models/mlp_sup.safetensors" --json "$WORK/advice.json" \
+  --models "$R"/finetunes/mlp_sup_{fine,rotated,digits}.safetensors > /dev/null
+pycheck real_smoke advice_as_the_study "$WORK"
 # The same for PRISM: `compatbench merge` of the study's K = 2 members, in its order, scores
 # in PyTorch as the study's PRISM merge.
 pycheck real_smoke prism_merge_config "$WORK/n2/results.h5" "$R" > "$WORK/prism.yaml"

@@ -84,4 +84,37 @@ const SafetensorsFile& Checkpoint::file_of(const std::string& name) const {
     return *files_[it->second];
 }
 
+// A checkpoint folder's config.json (Hugging Face's), or null when it has none.
+namespace {
+nlohmann::json folder_config(const std::string& path) {
+    const auto file = std::filesystem::path(path) / "config.json";
+    if (!std::filesystem::is_regular_file(file)) return nullptr;
+    std::ifstream in(file);
+    auto config = nlohmann::json::parse(in, nullptr, false);
+    if (config.is_discarded() || !config.is_object())
+        throw FormatError(file.string() + ": not a JSON object");
+    return config;
+}
+}  // namespace
+
+void check_same_config(const std::string& base, const std::string& ft) {
+    auto b = folder_config(base), f = folder_config(ft);
+    if (b.is_null() && f.is_null()) return;
+    if (b.is_null() || f.is_null())
+        throw FormatError((b.is_null() ? base : ft) + ": no config.json, but " +
+                          (b.is_null() ? ft : base) + " has one");
+    for (auto* c : {&b, &f})
+        if (!c->contains("num_key_value_heads") && c->contains("num_attention_heads"))
+            (*c)["num_key_value_heads"] = (*c)["num_attention_heads"];
+    for (const char* key :
+         {"model_type", "num_hidden_layers", "hidden_size", "intermediate_size",
+          "num_attention_heads", "num_key_value_heads", "vocab_size", "tie_word_embeddings"}) {
+        const nlohmann::json vb = b.value(key, nlohmann::json()),
+                             vf = f.value(key, nlohmann::json());
+        if (vb != vf)
+            throw FormatError(ft + "/config.json: " + key + " " + vf.dump() + ", but the base's " +
+                              base + "/config.json has " + vb.dump());
+    }
+}
+
 }  // namespace compatbench::formats

@@ -176,4 +176,11 @@ class Checkpoint {
     std::map<std::string, std::string> metadata_;
 };
 
+// When either checkpoint is a folder with a config.json (Hugging Face's), both must have one
+// and agree on the fields that shape the model (model_type, num_hidden_layers, hidden_size,
+// intermediate_size, num_attention_heads, num_key_value_heads — defaulting to the heads —,
+// vocab_size, tie_word_embeddings): a fine-tune of another size or vocabulary is not a
+// fine-tune of this base. FormatError names the file and the key.
+void check_same_config(const std::string& base, const std::string& other);
+
 }  // namespace compatbench::formats

@@ -1,0 +1,91 @@
+"""Checks of tests/e2e/advise.sh: `compatbench advise merge` against numpy (methods.md §3.1)."""
+import csv
+import fnmatch
+import itertools
+import json
+import math
+import os
+import shutil
+import sys
+
+import numpy as np
+
+
+def _task_vectors(d, python, scope):
+    sys.path.insert(0, python)
+    from compatnets.safetensors import load
+    base = load(d + "/base.safetensors")
+    names = sorted(n for n in base if any(fnmatch.fnmatchcase(n, p) for p in scope))
+    models = [load(d + "/ft0.safetensors"), load(d + "/ft1")] + [load(f"{d}/ft{i}.safetensors") for i in range(2, 8)]
+    # τ in float32 per coordinate, as the study's kernel.
+    return [np.concatenate([(m[n].astype(np.float32) - base[n].astype(np.float32)).ravel() for n in names])
+            for m in models]
+
+
+def _expected(taus, subset, coef):
+    t = np.stack([taus[i].astype(np.float64) for i in subset])
+    k = len(subset)
+    interference = (t ** 2).mean(0) - t.mean(0) ** 2
+    dispersion = (t ** 2).mean(0) - np.abs(t).mean(0) ** 2
+    conflict = ((t > 0).any(0) & (t < 0).any(0)).mean()
+    i_mean = interference.mean()
+    return {"interference": i_mean, "rho": 1 - dispersion.sum() / interference.sum(),
+            "sign_conflict": conflict, "score": coef * math.sqrt(i_mean / k)}
+
+
+def _check(advice, taus, coef):
+    names = advice["models"]
+    assert advice["merges"], advice
+    scores = [m["score"] for m in advice["merges"]]
+    assert scores == sorted(scores), "not ranked lowest score first"
+    for m in advice["merges"]:
+        subset = [names.index(n) for n in m["members"]]
+        want = _expected(taus, subset, coef)
+        for key in ("interference", "rho", "score"):
+            assert abs(m[key] - want[key]) <= 1e-6 * abs(want[key]) + 1e-12, (m, key, want)
+        assert m["sign_conflict"] == want["sign_conflict"], (m, want)
+        assert m["operator"] == ("prism" if m["score"] > advice["threshold"] else "mean"), m
+    return len(advice["merges"])
+
+
+def merges_as_numpy(work, python):
+    k2, k3 = (json.load(open(f"{work}/{n}.json")) for n in ("k2", "k3"))
+    n2 = _check(k2, _task_vectors(work + "/llm", python, ["*"]), 1.0)
+    n3 = _check(k3, _task_vectors(work + "/llm", python, ["*mlp*"]), 0.5)
+    assert (n2, n3) == (28, 56), (n2, n3)
+    one = json.load(open(f"{work}/k3_n1.json"))
+    for a, b in zip(one["merges"], k3["merges"]):
+        assert a["members"] == b["members"] and a["sign_conflict"] == b["sign_conflict"], (a, b)
+        assert abs(a["interference"] - b["interference"]) <= 1e-12 * a["interference"], (a, b)
+    screen = json.load(open(f"{work}/screen.json"))
+    pair = [m for m in k2["merges"] if sorted(m["members"]) == ["ft1", "ft4"]][0]
+    for key in ("interference", "rho", "score"):
+        assert abs(pair[key] - screen[key]) <= 1e-6 * abs(screen[key]), (pair, screen)
+    rows = list(csv.DictReader(open(f"{work}/k2.csv")))
+    assert len(rows) == 28 and rows[0]["members"] == "+".join(k2["merges"][0]["members"]), rows[0]
+    flagged = sum(m["flagged"] for m in k2["merges"])
+    print(f"advise merge: 28 pairs and 56 triples as numpy (sign conflicts exactly), as screen; "
+          f"{flagged} of 28 pairs flagged at 5e-3")
+
+
+def bad_inputs(d, python):
+    sys.path.insert(0, python)
+    from compatnets.safetensors import load, save
+    t = load(d + "/ft0.safetensors")
+    save(d + "/f8.safetensors", {n: v for n, v in t.items()})
+    data = open(d + "/f8.safetensors", "rb").read()
+    n = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8:8 + n])
+    header["model.norm.weight"]["dtype"] = "F8_E4M3"
+    size = int(np.prod(header["model.norm.weight"]["shape"]))
+    begin = header["model.norm.weight"]["data_offsets"][0]
+    header["model.norm.weight"]["data_offsets"][1] = begin + size  # one byte per value
+    text = json.dumps(header).encode()
+    # Keep the other tensors' offsets valid: F8 needs fewer bytes, the rest stay in place.
+    open(d + "/f8.safetensors", "wb").write(len(text).to_bytes(8, "little") + text + data[8 + n:])
+    for name in ("hf_base", "hf_ft", "other"):
+        os.makedirs(f"{d}/{name}", exist_ok=True)
+        shutil.copy(d + ("/base.safetensors" if name == "hf_base" else "/ft0.safetensors"),
+                    f"{d}/{name}/model.safetensors")
+        json.dump({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 96 if name == "other" else 64,
+                   "vocab_size": 512}, open(f"{d}/{name}/config.json", "w"))
