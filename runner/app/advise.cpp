@@ -14,6 +14,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "app/advice_io.h"
 #include "app/mpi_verb.h"
 #include "app/verbs.h"
 #include "config/yaml_check.h"
@@ -31,18 +32,9 @@ namespace fs = std::filesystem;
 // The base and fine-tunes of a checkpoint_set manifest (one backbone, or the one named).
 void from_manifest(AdviseMergeOptions& o) {
     const YamlChecker yc(o.manifest);
-    YAML::Node root;
-    try {
-        root = YAML::LoadFile(o.manifest);
-    } catch (const YAML::Exception& e) {
-        throw ConfigError(o.manifest, "", e.what());
-    }
-    const fs::path dir = fs::path(o.manifest).parent_path();
+    const YAML::Node root = load_manifest_yaml(o.manifest);
     const auto resolve = [&](const YAML::Node& n, const std::string& key) {
-        const std::string p = yc.as_string(n, key);
-        if (p.find("{out}") != std::string::npos)
-            yc.fail(n, key, "a path in a run's output folder ({out}): give --base and --models");
-        return fs::path(p).is_absolute() ? p : (dir / p).string();
+        return manifest_path(yc, n, key, yc.as_string(n, key), o.manifest, "--base and --models");
     };
     std::map<std::string, std::string> bases;
     for (std::size_t i = 0; i < root["backbones"].size(); ++i) {
@@ -111,10 +103,6 @@ std::string joined(const nlohmann::json& members) {
     return out;
 }
 
-nlohmann::json number(double v) {
-    return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
-}
-
 nlohmann::json advice_json(const AdviseMergeOptions& o,
                            const std::vector<merging::RankedSubset>& ranked, bool conflicts) {
     nlohmann::json merges = nlohmann::json::array();
@@ -122,14 +110,15 @@ nlohmann::json advice_json(const AdviseMergeOptions& o,
         nlohmann::json members = nlohmann::json::array();
         for (std::size_t i : r.members) members.push_back(o.names[i]);
         const bool flagged = r.score > o.threshold;
-        merges.push_back({{"members", members},
-                          {"interference", number(r.sums.mean_interference())},
-                          {"dispersion", number(r.sums.mean_dispersion())},
-                          {"rho", number(r.sums.rho())},
-                          {"sign_conflict", conflicts ? number(r.sums.sign_conflict()) : nullptr},
-                          {"score", number(r.score)},
-                          {"flagged", flagged},
-                          {"operator", flagged ? "prism" : "mean"}});
+        merges.push_back(
+            {{"members", members},
+             {"interference", finite_or_null(r.sums.mean_interference())},
+             {"dispersion", finite_or_null(r.sums.mean_dispersion())},
+             {"rho", finite_or_null(r.sums.rho())},
+             {"sign_conflict", conflicts ? finite_or_null(r.sums.sign_conflict()) : nullptr},
+             {"score", finite_or_null(r.score)},
+             {"flagged", flagged},
+             {"operator", flagged ? "prism" : "mean"}});
     }
     return {{"kind", "merge"}, {"base", o.base},   {"models", o.names},        {"k", o.k},
             {"coef", o.coef},  {"scope", o.scope}, {"threshold", o.threshold}, {"merges", merges}};
@@ -139,15 +128,13 @@ void write_csv(const std::string& path, const nlohmann::json& j) {
     std::ofstream out(path);
     out << "rank,members,interference,dispersion,rho,sign_conflict,score,flagged,operator\n";
     std::size_t rank = 0;
-    const auto cell = [](const nlohmann::json& v) {
-        return v.is_null() ? std::string() : v.dump();
-    };
     for (const auto& m : j["merges"]) {
         const std::string members = joined(m["members"]);
-        out << ++rank << ",\"" << members << "\"," << cell(m["interference"]) << ","
-            << cell(m["dispersion"]) << "," << cell(m["rho"]) << "," << cell(m["sign_conflict"])
-            << "," << cell(m["score"]) << "," << (m["flagged"].get<bool>() ? 1 : 0) << ","
-            << m["operator"].get<std::string>() << "\n";
+        out << ++rank << ",\"" << members << "\"," << csv_cell(m["interference"]) << ","
+            << csv_cell(m["dispersion"]) << "," << csv_cell(m["rho"]) << ","
+            << csv_cell(m["sign_conflict"]) << "," << csv_cell(m["score"]) << ","
+            << (m["flagged"].get<bool>() ? 1 : 0) << "," << m["operator"].get<std::string>()
+            << "\n";
     }
     if (!out) throw std::runtime_error(path + ": cannot write");
 }
@@ -214,7 +201,7 @@ int verb_advise_merge(const AdviseMergeOptions& options) {
         j["seconds"] = seconds;  // the pass and the ranking (rank 0's)
         j["ranks"] = size;
         if (!o.csv.empty()) write_csv(o.csv, j);
-        if (!o.json.empty()) std::ofstream(o.json) << j.dump(1) << "\n";
+        if (!o.json.empty()) write_json_file(o.json, j);
         print_advice(j, o.top, bytes, seconds, size);
         return kExitOk;
     });

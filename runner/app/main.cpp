@@ -191,6 +191,31 @@ void add_advise_verbs(CLI::App& app, Verbs& verbs) {
     merge->add_option("--csv", o->csv, "Write every ranked merge as CSV");
     merge->add_option("--json", o->json, "Write the advice as JSON (compatbench report draws it)");
     verbs.push_back({merge, [o] { return verb_advise_merge(*o); }});
+
+    auto a = std::make_shared<AdviseAlignOptions>();
+    auto* align = advise->add_subcommand(
+        "align", "Which vision x text encoders to align: every pair from probe features alone");
+    align->footer(
+        "Example:\n  compatbench advise align --manifest features.yaml --k 10 --budget 5 "
+        "--csv pairs.csv --json pairs.json");
+    auto* manifest = align->add_option("--manifest", a->manifest, "A feature_set manifest");
+    align->add_option("--features", a->features, "A folder of <model>/<split>.safetensors")
+        ->excludes(manifest);
+    align->add_option("--pairing", a->pairing, "The folder of <split>.safetensors caption_image");
+    align->add_option("--vision", a->vision, "Vision models (folders under --features)");
+    align->add_option("--text", a->text, "Text models (folders under --features)");
+    align->add_option("--split", a->split, "The probe split (default probe)");
+    align->add_option("--probe", a->probe, "Probe images (default: all of the split)")
+        ->check(CLI::Range(3, 10000000));
+    align->add_option("--k", a->k, "k of the mutual k-NN (default 10)")
+        ->check(CLI::Range(1, 100000));
+    align->add_option("--ceiling", a->ceiling, "max (default), mean or quantile:q");
+    align->add_option("--budget", a->budget, "Name the N pairs to align first")
+        ->check(CLI::Range(0, 1000000));
+    align->add_option("--top", a->top, "Rows printed (default 20)");
+    align->add_option("--csv", a->csv, "Write every ranked pair as CSV");
+    align->add_option("--json", a->json, "Write the advice as JSON (compatbench report draws it)");
+    verbs.push_back({align, [a] { return verb_advise_align(*a); }});
 }
 
 void add_checkpoint_verbs(CLI::App& app, Verbs& verbs) {

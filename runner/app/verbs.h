@@ -60,6 +60,21 @@ struct AdviseMergeOptions {
 };
 int verb_advise_merge(const AdviseMergeOptions& options);
 
+// Under MPI or alone: which vision × text pairs to align, from exported probe features
+// (methods.md §1).
+struct AdviseAlignOptions {
+    std::string manifest, features, pairing;
+    std::vector<std::string> vision, text;
+    std::string split = "probe";
+    int probe = 0;  // images of the probe (0: every image of the split)
+    int k = 10;
+    std::string ceiling = "max";
+    int budget = 0;
+    std::size_t top = 20;
+    std::string csv, json;
+};
+int verb_advise_align(const AdviseAlignOptions& options);
+
 // Under MPI or alone: merges checkpoints per a mergekit-style YAML into `out`.
 struct MergeOptions {
     std::string config, out;

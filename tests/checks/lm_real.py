@@ -30,12 +30,12 @@ def tables(out):
     methods = {m.decode() for m in merges["method"]}
     assert {"prism", "prism_hard", "norm_matched", "task_arithmetic", "ties", "dare", "slerp",
             "model_stock", "della", "breadcrumbs", "iso_c"} == methods, methods
-    assert sorted(set(merges["k"].tolist())) == [2, 3, 4]
-    assert len(_table(f, "lm/merges_all")["method"]) == 36
+    assert sorted(set(merges["k"].tolist())) == [2, 3]
+    assert len(_table(f, "lm/merges_all")["method"]) == 4
     drift = _table(f, "lm/drift")
     assert sorted(set(drift["step"].tolist())) == [10, 20, 40], drift["step"]
     fixed = _table(f, "lm/analysis/screening_fixed")
-    assert fixed["threshold"].tolist() == [1.9e-3] and fixed["n"][0] == 12, fixed
+    assert fixed["threshold"].tolist() == [1.9e-3] and fixed["n"][0] == 4, fixed
     index = json.load(open(os.path.join(out, "lm", "specialists", "python", "model.safetensors.index.json")))
     assert len(set(index["weight_map"].values())) > 1, "the specialists are not sharded"
     print(f"language models: corpus {corpus['sha256'][:12]}, 4 specialists, {len(merges['k'])} merges by "
@@ -93,7 +93,7 @@ def advice_as_the_study(out, work):
             assert abs(row[key] - m[col][i]) <= 1e-6 * abs(m[col][i]), (key, row[key], m[col][i])
         assert row["sign_conflict"] == m["sign_conflict"][i], (row, m["sign_conflict"][i])
         checked += 1
-    assert checked == 3, checked
+    assert checked == 2, checked
     print(f"advise merge: the {checked} merges of the study screened alike (sign conflicts exactly)")
 
 

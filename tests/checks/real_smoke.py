@@ -5,7 +5,7 @@ def study_tables(*args):
     argv = ["-", *args]
     import sys, h5py, numpy as np
     f = h5py.File(argv[1] + "/results.h5", "r")
-    assert f["meta/resumed_tasks"][()] == 280, f["meta/resumed_tasks"][()]
+    assert f["meta/resumed_tasks"][()] == 148, f["meta/resumed_tasks"][()]
     t = lambda path: {k: f[path][k][:] for k in f[path]}
     data, vision, text, pairs = t("real/data"), t("real/vision"), t("real/text"), t("alignment/pairs")
     assert data["encoder_images"].tolist() == [1500] and data["coco_images"].tolist() == [300]
@@ -84,6 +84,27 @@ def advice_as_the_study(*args):
             assert abs(a[got] - m[col][i]) <= 1e-6 * abs(m[col][i]), (key, col, a[got], m[col][i])
         assert a["sign_conflict"] == m["sign_conflict"][i], (key, a, m["sign_conflict"][i])
     print(f"advise merge: the {len(m['model_a'])} pairs of the merging study screened alike")
+
+
+def align_advice_as_the_study(*args):
+    import csv, json, h5py
+    w = args[0]
+    f = h5py.File(w + "/n2/results.h5", "r")
+    p = {k: f["alignment/pairs"][k][:] for k in f["alignment/pairs"]}
+    advice = json.load(open(w + "/align.json"))
+    rows = {(a["vision"], a["text"]): a for a in advice["pairs"]}
+    assert len(rows) == len(p["vision"]) == 6, (len(rows), len(p["vision"]))
+    for i in range(len(p["vision"])):
+        a = rows[(p["vision"][i].decode(), p["text"][i].decode())]
+        for key in ("ease", "ceiling", "score"):
+            assert a[key] == p[key][i], (key, a, p[key][i])
+        assert abs(a["cka"] - p["cka"][i]) <= 1e-9 * abs(p["cka"][i]), (a, p["cka"][i])
+        assert a["region"] == p["region"][i].decode(), (a, p["region"][i])
+    scores = [a["score"] for a in advice["pairs"]]
+    assert scores == sorted(scores, reverse=True) and advice["ranked_by"] == "score"
+    assert [a["first"] for a in advice["pairs"]] == [True, True] + [False] * 4
+    assert len(list(csv.DictReader(open(w + "/align.csv")))) == 6
+    print("advise align: the 6 pairs' ease, ceiling, score and region as the study's, CKA to 1e-9; the first 2 named")
 
 
 def prism_merge_config(*args):

@@ -51,6 +51,27 @@ pycheck real_smoke merge_scores_in_torch "$WORK"
 expect_code 0 mpi 0 advise merge --base "$R/models/mlp_sup.safetensors" --json "$WORK/advice.json" \
   --models "$R"/finetunes/mlp_sup_{fine,rotated,digits}.safetensors > /dev/null
 pycheck real_smoke advice_as_the_study "$WORK"
+# `advise align` on the encoders' exported features: the study's ease, CKA, ceiling, score
+# and region for every pair (2 ranks); without paradigms, ranked by ease; short features refused.
+sed -e "s|{out}|$WORK/n2|g" "$SRC/configs/real-smoke.features.yaml" > "$WORK/features.yaml"
+expect_code 0 mpi 2 advise align --manifest "$WORK/features.yaml" --budget 2 --json "$WORK/align.json" \
+  --csv "$WORK/align.csv" > /dev/null
+expect_code 0 mpi 0 advise align --features "$R/features" --pairing "$R/data/pairing" --vision mlp_sup cnn_ae \
+  --text bow_label > "$WORK/align_np.txt"
+grep -q "the ceiling cannot be computed; ranked by ease" "$WORK/align_np.txt" || { cat "$WORK/align_np.txt"; fail "no ease ranking"; }
+pycheck real_smoke align_advice_as_the_study "$WORK"
+expect_code 0 "$BIN" report "$WORK/align.json" > /dev/null
+grep -q "Ranked pairs" "$WORK/align_advice/report/index.html" || fail "no alignment advice page"
+mkdir -p "$WORK/short/short"
+"$PY" -c "
+import sys; sys.path.insert(0, '$SRC/python')
+from compatnets.safetensors import load, save
+f = load('$R/features/mlp_sup/probe.safetensors')['features']
+save('$WORK/short/short/probe.safetensors', {'features': f[:100]})"
+ln -s "$R/features/bow_label" "$WORK/short/bow_label"
+expect_code 2 mpi 0 advise align --features "$WORK/short" --pairing "$R/data/pairing" --vision short --text bow_label \
+  > "$WORK/short.txt" 2>&1
+grep -q "short/probe.safetensors: 100 rows" "$WORK/short.txt" || { cat "$WORK/short.txt"; fail "short features not named"; }
 # The same for PRISM: `compatbench merge` of the study's K = 2 members, in its order, scores
 # in PyTorch as the study's PRISM merge.
 pycheck real_smoke prism_merge_config "$WORK/n2/results.h5" "$R" > "$WORK/prism.yaml"
