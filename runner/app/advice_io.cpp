@@ -1,5 +1,10 @@
 #include "app/advice_io.h"
 
+#include "store/h5.h"
+
+#include <hdf5.h>
+
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <stdexcept>
@@ -27,6 +32,47 @@ void write_json_file(const std::string& path, const nlohmann::json& j) {
     std::ofstream out(path);
     out << j.dump(1) << "\n";
     if (!out) throw std::runtime_error(path + ": cannot write");
+}
+
+namespace {
+Value cell_of(const nlohmann::json& v) {
+    if (v.is_boolean()) return static_cast<std::int64_t>(v.get<bool>());
+    if (v.is_null()) return std::nan("");
+    if (v.is_number()) return v.get<double>();
+    if (v.is_string()) return v.get<std::string>();
+    std::string joined;
+    for (const auto& e : v) {
+        if (!joined.empty()) joined += '+';
+        joined += e.get<std::string>();
+    }
+    return joined;
+}
+ColumnType type_of(const Value& v) {
+    if (std::holds_alternative<std::string>(v)) return ColumnType::str;
+    return std::holds_alternative<std::int64_t>(v) ? ColumnType::i64 : ColumnType::f64;
+}
+}  // namespace
+
+void write_h5_table(const std::string& path, const std::string& group, const nlohmann::json& rows) {
+    h5::quiet_errors();
+    h5::Handle f(h5::check(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
+                           "create " + path),
+                 H5Fclose);
+    h5::create_groups(f.get(), group);
+    if (rows.empty()) return;
+    for (const auto& [key, first] : rows.front().items()) {
+        std::vector<Value> cells;
+        for (const auto& r : rows) cells.push_back(cell_of(r.at(key)));
+        ColumnSpec spec{key, type_of(cell_of(first)), 0};
+        for (const auto& c : cells) {
+            if (spec.type == ColumnType::f64 && !std::holds_alternative<double>(c))
+                spec.type = type_of(c);
+            if (const auto* s = std::get_if<std::string>(&c))
+                spec.width = std::max<std::size_t>({spec.width, s->size(), 1});
+        }
+        auto d = h5::create_column(f.get(), group + "/" + key, spec, cells.size());
+        h5::write_column_range(d.get(), spec, 0, cells.data(), cells.size());
+    }
 }
 
 nlohmann::json finite_or_null(double v) {

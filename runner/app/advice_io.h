@@ -24,6 +24,11 @@ std::string manifest_path(const YamlChecker& yc, const YAML::Node& node, const s
 // Writes `j` to `path` (std::runtime_error naming the file when it cannot).
 void write_json_file(const std::string& path, const nlohmann::json& j);
 
+// Writes the rows of `rows` (an array of objects, all with the same keys) as the table
+// `group` of a new HDF5 file at `path`, one dataset per key: text as strings (arrays of text
+// joined by "+"), numbers as f64 (null: NaN), booleans as i64.
+void write_h5_table(const std::string& path, const std::string& group, const nlohmann::json& rows);
+
 // A number, null when not finite; a CSV cell of a JSON value (empty for null, a string bare).
 nlohmann::json finite_or_null(double v);
 std::string csv_cell(const nlohmann::json& v);

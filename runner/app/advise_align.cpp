@@ -201,6 +201,7 @@ int verb_advise_align(const AdviseAlignOptions& options) {
         j["ranks"] = size;
         if (!o.csv.empty()) write_csv(o.csv, j);
         if (!o.json.empty()) write_json_file(o.json, j);
+        if (!o.h5.empty()) write_h5_table(o.h5, "advice/align", j["pairs"]);
         print_advice(j, o.top, known, seconds, size);
         return kExitOk;
     });

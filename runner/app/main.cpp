@@ -215,6 +215,7 @@ void add_advise_verbs(CLI::App& app, Verbs& verbs) {
     align->add_option("--top", a->top, "Rows printed (default 20)");
     align->add_option("--csv", a->csv, "Write every ranked pair as CSV");
     align->add_option("--json", a->json, "Write the advice as JSON (compatbench report draws it)");
+    align->add_option("--h5", a->h5, "Write the ranked pairs as HDF5 (/advice/align/<column>)");
     verbs.push_back({align, [a] { return verb_advise_align(*a); }});
 }
 

@@ -71,7 +71,7 @@ struct AdviseAlignOptions {
     std::string ceiling = "max";
     int budget = 0;
     std::size_t top = 20;
-    std::string csv, json;
+    std::string csv, json, h5;
 };
 int verb_advise_align(const AdviseAlignOptions& options);
 

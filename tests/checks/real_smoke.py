@@ -104,6 +104,9 @@ def align_advice_as_the_study(*args):
     assert scores == sorted(scores, reverse=True) and advice["ranked_by"] == "score"
     assert [a["first"] for a in advice["pairs"]] == [True, True] + [False] * 4
     assert len(list(csv.DictReader(open(w + "/align.csv")))) == 6
+    h5 = h5py.File(w + "/align.h5", "r")["advice/align"]
+    assert [v.decode() for v in h5["vision"][:]] == [a["vision"] for a in advice["pairs"]]
+    assert h5["score"][:].tolist() == scores and h5["first"][:].tolist() == [1, 1, 0, 0, 0, 0]
     print("advise align: the 6 pairs' ease, ceiling, score and region as the study's, CKA to 1e-9; the first 2 named")
 
 

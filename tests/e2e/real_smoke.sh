@@ -55,7 +55,7 @@ pycheck real_smoke advice_as_the_study "$WORK"
 # and region for every pair (2 ranks); without paradigms, ranked by ease; short features refused.
 sed -e "s|{out}|$WORK/n2|g" "$SRC/configs/real-smoke.features.yaml" > "$WORK/features.yaml"
 expect_code 0 mpi 2 advise align --manifest "$WORK/features.yaml" --budget 2 --json "$WORK/align.json" \
-  --csv "$WORK/align.csv" > /dev/null
+  --csv "$WORK/align.csv" --h5 "$WORK/align.h5" > /dev/null
 expect_code 0 mpi 0 advise align --features "$R/features" --pairing "$R/data/pairing" --vision mlp_sup cnn_ae \
   --text bow_label > "$WORK/align_np.txt"
 grep -q "the ceiling cannot be computed; ranked by ease" "$WORK/align_np.txt" || { cat "$WORK/align_np.txt"; fail "no ease ranking"; }
