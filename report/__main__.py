@@ -7,6 +7,7 @@ import sys
 import h5py
 
 from report.advice import advice_report
+from report.advice_study import advice_study_section
 from report.facts import run_facts
 from report.h5 import scalar
 from report.page import Report
@@ -21,6 +22,8 @@ def main(argv=None):
     parser.add_argument("out", help="the run's output folder, or an advice JSON file")
     parser.add_argument("--library", help="results.h5 of a model-library run, set beside the "
                                           "real networks' numbers")
+    parser.add_argument("--compatbench", help="the compatbench binary, for the advice checked "
+                                              "against the merging study (compatbench report gives it)")
     args = parser.parse_args(argv)
     if os.path.isfile(args.out) and args.out.endswith(".json"):  # an advice file
         print(json.dumps({"report": advice_report(args.out)}))
@@ -35,6 +38,7 @@ def main(argv=None):
         compass_section(rep, f, "alignment", "COMPASS alignment")
         compass_section(rep, f, "merging", "COMPASS merging")
         prism_section(rep, f)
+        advice_study_section(rep, f, args.out, args.compatbench)
         encoders_section(rep, f)
         real_section(rep, f, library)
         lm_section(rep, f)

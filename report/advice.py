@@ -27,7 +27,7 @@ def _merge_page(rep, advice):
     ax.set_ylabel("screening score c·√(Ī/K)")
     ax.legend(fontsize=8)
     rep.figure(fig, "Each merge's screening score, ranked, against the threshold")
-    table = {"rank": rank, "members": np.array(["+".join(m["members"]) for m in merges])}
+    table = {"rank": rank, "members": np.array([", ".join(m["members"]) for m in merges])}
     for key in ("interference", "rho", "sign_conflict", "score"):
         table[key] = np.array([m[key] if m[key] is not None else np.nan for m in merges], float)
     table["advice"] = np.array([m["operator"] for m in merges])

@@ -29,6 +29,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
+constexpr double kFarFromBase = 1.0;  // ‖τ‖ / ‖θ0‖ above which a fine-tune is named
+
 // The base and fine-tunes of a checkpoint_set manifest (one backbone, or the one named).
 void from_manifest(AdviseMergeOptions& o) {
     const YamlChecker yc(o.manifest);
@@ -93,12 +95,30 @@ merging::SubsetScreen screen_all(const merging::CheckpointSource& source,
     return all;
 }
 
-// "a+b+c" of a merge's members.
+// "a, b, c" of a merge's members (names may hold '+', as the zoo's fine-tunes do).
 std::string joined(const nlohmann::json& members) {
     std::string out;
     for (const auto& n : members) {
-        if (!out.empty()) out += '+';
+        if (!out.empty()) out += ", ";
         out += n.get<std::string>();
+    }
+    return out;
+}
+
+// Each fine-tune's ‖τ‖ / ‖θ0‖ (methods.md §3.4); one farther from the base than the base's
+// own norm is named on stderr: it may be another base's model, whose task vector would be
+// mostly the two bases' difference.
+nlohmann::json relative_norms(const AdviseMergeOptions& o, const merging::SubsetScreen& screen) {
+    nlohmann::json out = nlohmann::json::object();
+    for (std::size_t a = 0; a < o.models.size(); ++a) {
+        const double r = screen.relative_norm(a);
+        out[o.names[a]] = finite_or_null(r);
+        if (r > kFarFromBase)
+            std::fprintf(stderr,
+                         "compatbench: advise merge: warning: %s differs from the base %s by "
+                         "%.2fx the base's own norm (in scope); a fine-tune usually moves far "
+                         "less: is it a fine-tune of another base?\n",
+                         o.models[a].c_str(), o.base.c_str(), r);
     }
     return out;
 }
@@ -197,6 +217,7 @@ int verb_advise_merge(const AdviseMergeOptions& options) {
         const double seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         auto j = advice_json(o, ranked, screen.has_sign_conflicts(static_cast<std::size_t>(o.k)));
+        j["relative_norm"] = relative_norms(o, screen);
         j["bytes"] = bytes;
         j["seconds"] = seconds;  // the pass and the ranking (rank 0's)
         j["ranks"] = size;

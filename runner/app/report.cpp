@@ -43,6 +43,10 @@ int verb_report(const std::string& out_dir, const std::string& package, const st
     std::string cmd = shell_quote(python) + " -c " + shell_quote(run) + " " +
                       shell_quote(pkg.parent_path().string()) + " " + shell_quote(out_dir);
     if (!library.empty()) cmd += " --library " + shell_quote(library);
+    // This binary, for the advice checked against the merging study (report/advice_study.py).
+    std::error_code ec;
+    const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec) cmd += " --compatbench " + shell_quote(self.string());
     const int status = std::system(cmd.c_str());
     if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         std::cerr << "compatbench report: " << cmd << " failed (does " << python

@@ -62,7 +62,7 @@ def merges_as_numpy(work, python):
     for key in ("interference", "rho", "score"):
         assert abs(pair[key] - screen[key]) <= 1e-6 * abs(screen[key]), (pair, screen)
     rows = list(csv.DictReader(open(f"{work}/k2.csv")))
-    assert len(rows) == 28 and rows[0]["members"] == "+".join(k2["merges"][0]["members"]), rows[0]
+    assert len(rows) == 28 and rows[0]["members"] == ", ".join(k2["merges"][0]["members"]), rows[0]
     flagged = sum(m["flagged"] for m in k2["merges"])
     print(f"advise merge: 28 pairs and 56 triples as numpy (sign conflicts exactly), as screen; "
           f"{flagged} of 28 pairs flagged at 5e-3")
@@ -83,9 +83,45 @@ def bad_inputs(d, python):
     text = json.dumps(header).encode()
     # Keep the other tensors' offsets valid: F8 needs fewer bytes, the rest stay in place.
     open(d + "/f8.safetensors", "wb").write(len(text).to_bytes(8, "little") + text + data[8 + n:])
+    # A model of the same shape trained apart from the base: an independent draw at each
+    # tensor's scale (about √2 of the base's norm away).
+    rng = np.random.default_rng(7)
+    base = load(d + "/base.safetensors")
+    save(d + "/far.safetensors", {n: (rng.standard_normal(v.shape) * v.astype(np.float64).std()
+                                      + v.astype(np.float64).mean()).astype(np.float32)
+                                  for n, v in base.items()})
     for name in ("hf_base", "hf_ft", "other"):
         os.makedirs(f"{d}/{name}", exist_ok=True)
         shutil.copy(d + ("/base.safetensors" if name == "hf_base" else "/ft0.safetensors"),
                     f"{d}/{name}/model.safetensors")
         json.dump({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 96 if name == "other" else 64,
                    "vocab_size": 512}, open(f"{d}/{name}/config.json", "w"))
+
+
+def report_section(run, pairs):
+    """The report's "Advice before merging" section: the advice files it kept in report/advice/
+    (members named by their file stems) hold every pair of the merging study, and the counts it prints at the paper's threshold
+    are recounted here from those files and the study's destructive column."""
+    import re
+    import h5py
+    m = h5py.File(run + "/results.h5", "r")["merging/merges"]
+    key = lambda names: frozenset(n.replace("+", "_") for n in names)  # noqa: E731  (file stems)
+    study = {key((a.decode(), b.decode())): bool(d)
+             for a, b, d in zip(m["model_a"][:], m["model_b"][:], m["destructive"][:])}
+    assert len(study) == int(pairs), (len(study), pairs)
+    scores = {}
+    for name in os.listdir(run + "/report/advice"):
+        for r in json.load(open(f"{run}/report/advice/{name}"))["merges"]:
+            scores[key(r["members"])] = r["score"]
+    assert set(study) <= set(scores), set(study) - set(scores)
+    d = [k for k in study if study[k]]
+    caught = sum(scores[k] > 1.9e-3 for k in d)
+    false = sum(scores[k] > 1.9e-3 for k in study if not study[k])
+    page = open(run + "/report/index.html").read()
+    want = (f"{len(study)} pairs advised by <code>compatbench advise merge</code>",
+            f"{caught} of {len(d)} destructive merges flagged, {false} of {len(study) - len(d)} "
+            "harmless ones flagged")
+    for w in want:
+        assert w in page, (w, re.findall(r"<li>[^<]*pairs advised[^\n]*", page))
+    print(f"report: the advice on {len(study)} studied pairs, {caught} of {len(d)} destructive and "
+          f"{false} harmless flagged at the paper's threshold, as recounted")

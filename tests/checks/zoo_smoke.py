@@ -233,3 +233,67 @@ def encoder_roles_study(*args):
         assert t in f["encoders/analysis"], t
     assert "replicate1.safetensors" in str(list(__import__("os").listdir(argv[1] + "/artifacts/encoders/subsets")))
     print("encoder roles on the smoke zoo: 14 subset models; IM, erank pattern and capacity/necessity checked")
+
+
+def advice_manifest(out):
+    """A feature_set manifest of the alignment study's models, paradigms from its own table."""
+    import h5py
+    s = h5py.File(out + "/results.h5", "r")["alignment/similarity"]
+    print(f"features: {out}/artifacts/features\npairing: {out}/artifacts/world\nsplits: [probe]\nmodels:")
+    for side in ("vision", "text"):
+        seen = {}
+        for name, paradigm in zip(s[side][:], s[side + "_paradigm"][:]):
+            seen.setdefault(name.decode(), paradigm.decode())
+        for name, paradigm in seen.items():
+            print(f"  - {{name: {name}, modality: {side}, paradigm: {paradigm}}}")
+
+
+def _median(v):
+    v = sorted(v)
+    a, b = v[(len(v) - 1) // 2], v[len(v) // 2]
+    return a + (b - a) / 2
+
+
+def align_advice_as_the_study(w):
+    """`advise align` against the study's every-pair table and ceilings; regions by §1.3 over all
+    the pairs (the study's own regions are over its trained pairs only)."""
+    import json, h5py
+    f = h5py.File(w + "/n2/results.h5", "r")
+    s = {k: f["alignment/similarity"][k][:] for k in f["alignment/similarity"]}
+    c = {k: f["alignment/analysis/ceilings"][k][:] for k in f["alignment/analysis/ceilings"]}
+    ceiling = {(a.decode(), b.decode()): v for a, b, v in zip(c["paradigm_a"], c["paradigm_b"], c["ceiling"])}
+    advice = {(a["vision"], a["text"]): a for a in json.load(open(w + "/zoo_align.json"))["pairs"]}
+    assert len(advice) == len(s["vision"]) == 6, advice.keys()
+    want = {}
+    for i in range(6):
+        key = (s["vision"][i].decode(), s["text"][i].decode())
+        a, ceil = advice[key], ceiling[(s["vision_paradigm"][i].decode(), s["text_paradigm"][i].decode())]
+        assert a["ease"] == s["ease"][i] and a["ceiling"] == ceil, (key, a, s["ease"][i], ceil)
+        assert a["score"] == s["ease"][i] * ceil, (key, a)
+        # The study's text probe is its own forward pass over the 1,024 first captions, which
+        # differs from the exported 5,120-caption features in float32's last bits (5e-7):
+        # the k-NN lists are the same, CKA agrees to 1e-8.
+        assert abs(a["cka"] - s["cka"][i]) <= 1e-8 * s["cka"][i], (key, a, s["cka"][i])
+        want[key] = (a["ease"], a["ceiling"])
+    me, mc = _median([e for e, _ in want.values()]), _median([c for _, c in want.values()])
+    names = {(1, 1): "act_now", (0, 1): "budget_limited", (1, 0): "ceiling_limited", (0, 0): "incompatible"}
+    for key, (e, c) in want.items():
+        assert advice[key]["region"] == names[(int(e >= me), int(c >= mc))], (key, advice[key])
+    print("advise align on the smoke zoo: the 6 pairs' ease, ceiling and score exactly as the study's, "
+          "CKA to 1e-8, regions by the medians")
+
+
+def merge_advice_as_the_study(w):
+    """`advise merge` on each backbone's three fine-tunes against the merging study's pairs."""
+    import json, h5py
+    m = h5py.File(w + "/n2/results.h5", "r")["merging/merges"]
+    for i in range(len(m["model_a"])):
+        bb = m["backbone"][i].decode()
+        advice = json.load(open(f"{w}/zoo_advice_{bb}.json"))
+        rows = {frozenset(a["members"]): a for a in advice["merges"]}
+        a = rows[frozenset((m["model_a"][i].decode(), m["model_b"][i].decode()))]
+        for col, got in (("interference", "interference"), ("rho", "rho"), ("screen_score", "score")):
+            assert abs(a[got] - m[col][i]) <= 1e-6 * abs(m[col][i]), (bb, col, a[got], m[col][i])
+        assert a["sign_conflict"] == m["sign_conflict"][i], (bb, a, m["sign_conflict"][i])
+        assert a["operator"] == ("prism" if a["score"] > advice["threshold"] else "mean"), a
+    print(f"advise merge on the smoke zoo: the {len(m['model_a'])} pairs of the merging study screened alike")

@@ -2,7 +2,8 @@
 # pair and every triple's statistics equal a numpy computation of methods.md §3.1 from the
 # same files (sign conflicts exactly), a pair's equal `compatbench screen`'s, 2 ranks agree
 # with 1, the CSV and the report's page follow the JSON; bad input (one fine-tune, another
-# base's config, a dtype the reader refuses, a bad --k) is one clear line with exit code 2.
+# base's config, a dtype the reader refuses, a bad --k) is one clear line with exit code 2;
+# a model far from the base (another base's weights) is named in a warning.
 source "$(dirname "$0")/lib.sh"
 "$PY" "$SRC/tests/checks/user_scripts/make_llm.py" "$WORK/llm" 2 64 8 0.01 0.02 0.03 0.01 0.05 0.01 0.02 0.04
 B=$WORK/llm/base.safetensors
@@ -33,4 +34,11 @@ check_error "--k 9: between 2 and the 8 fine-tunes" --base "$B" --models "${M[@]
 check_error "f8.safetensors" --base "$B" --models "${M[0]}" "$WORK/llm/f8.safetensors"
 check_error "other/config.json: hidden_size 96, but the base's" --base "$WORK/llm/hf_base" \
   --models "$WORK/llm/hf_ft" "$WORK/llm/other"
+# A model of the same shape trained apart from the base is named in a warning (its relative norm
+# near √2), and the advice still follows.
+expect_code 0 mpi 0 advise merge --base "$B" --models "${M[0]}" "$WORK/llm/far.safetensors" \
+  --json "$WORK/far.json" > /dev/null 2> "$WORK/far.txt"
+grep -q "warning: $WORK/llm/far.safetensors differs from the base $B by 1.4" "$WORK/far.txt" \
+  || { cat "$WORK/far.txt"; fail "no warning for another base's model"; }
+[[ $(wc -l < "$WORK/far.txt") == 1 ]] || { cat "$WORK/far.txt"; fail "warnings for more than the far model"; }
 pass "advise merge: every pair and triple as numpy and screen, 1 and 2 ranks agree, report page; bad input named"

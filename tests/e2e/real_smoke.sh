@@ -87,6 +87,7 @@ grep -q '"real"' "$WORK/report.json" || { cat "$WORK/report.json"; fail "no real
 grep -q "disagrees with the paper\|agrees with the paper" "$WORK/n2/report/index.html" || fail "no comparison with the paper"
 grep -q "configs/default.yaml and give its results" "$WORK/n2/report/index.html" || fail "no --library hint"
 grep -q "PRISM on the language models" "$WORK/n2/report/index.html" || fail "no language-model section"
+pycheck advise report_section "$WORK/n2" 3
 # With a model-library run's results (here the same file, so the numbers must repeat).
 "$BIN" report "$WORK/n2" --library "$WORK/n2/results.h5" > /dev/null
 grep -q "The model library's: r = " "$WORK/n2/report/index.html" || fail "--library: no library numbers"

@@ -7,6 +7,8 @@ command -v chromium > /dev/null || { echo "SKIP: no chromium"; exit 77; }
 expect_code 0 mpi 2 run "$SRC/configs/smoke.yaml" --out "$WORK/run" --log-level error > /dev/null
 expect_code 0 "$BIN" report "$WORK/run" > "$WORK/report.json"
 [[ -s $WORK/run/report/index.html ]] || fail "no report/index.html"
+# Its advice section: `advise merge` on the zoo's fine-tunes beside the merging study's pairs.
+pycheck advise report_section "$WORK/run" 6
 # Run from inside the output folder (whose report/ is not the package), and refused inputs.
 (cd "$WORK/run" && expect_code 0 "$BIN" report . > /dev/null)
 expect_code 0 "$BIN" report "$WORK/run" --package "$SRC/report/" > /dev/null

@@ -24,6 +24,18 @@ pycheck zoo_smoke prism_study "$WORK/n2" "$SRC/python"
 # IM score is its TR score, eranks exactly where the subset has the encoder, and capacity and
 # necessity recomputed from the subsets table.
 pycheck zoo_smoke encoder_roles_study "$WORK/n2"
+# The advice verbs on the smoke zoo's own files give the studies' figures: `advise merge` on
+# each backbone's three fine-tunes (the merging study's pairs), `advise align` (2 ranks) on
+# the exported probe features with the study's paradigms (its every-pair table and ceilings).
+A=$WORK/n2/artifacts
+for bb in sup_bb_1 mae_bb_1; do
+  expect_code 0 mpi 0 advise merge --base "$A/models/$bb.safetensors" --json "$WORK/zoo_advice_$bb.json" \
+    --models "$A/models/$bb+"{concept_group,style_a,detail}.safetensors > /dev/null
+done
+pycheck zoo_smoke merge_advice_as_the_study "$WORK"
+pycheck zoo_smoke advice_manifest "$WORK/n2" > "$WORK/zoo_features.yaml"
+expect_code 0 mpi 2 advise align --manifest "$WORK/zoo_features.yaml" --json "$WORK/zoo_align.json" > /dev/null
+pycheck zoo_smoke align_advice_as_the_study "$WORK"
 # A resume repairs what was deleted or damaged since: the world's train split deleted, a
 # model's weights cut in half, a k-NN artifact emptied. The tasks that wrote them run again
 # (and the log says why); results and artifacts equal the uninterrupted run's.
@@ -38,4 +50,4 @@ for why in "train.safetensors is missing" "sup_v_1.safetensors is damaged" "is e
 done
 "$BIN" compare "$WORK/n1/results.h5" "$WORK/repair/results.h5" || fail "repaired results differ"
 diff -r -q "$WORK/n1/artifacts" "$WORK/repair/artifacts" || fail "repaired artifacts differ"
-pass "smoke zoo: 1/2/3 ranks identical, artifacts identical and readable; alignment, merging, PRISM and encoder roles checked; a resume repaired deleted and damaged artifacts"
+pass "smoke zoo: 1/2/3 ranks identical, artifacts identical and readable; alignment, merging, PRISM and encoder roles checked, and the advice as the studies; a resume repaired deleted and damaged artifacts"

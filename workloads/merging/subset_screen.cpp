@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <numeric>
 #include <optional>
@@ -12,7 +13,6 @@
 namespace compatbench::merging {
 
 namespace {
-constexpr std::size_t kBlock = 4096;  // a block's τ and |τ| stay in the L2 cache
 
 std::uint64_t choose(std::size_t n, std::size_t k) {
     std::uint64_t c = 1;
@@ -34,6 +34,8 @@ SubsetScreen::SubsetScreen(std::size_t models)
         throw std::invalid_argument("a subset screen takes 2 to " + std::to_string(kMaxModels) +
                                     " fine-tunes, not " + std::to_string(models));
     if (patterns_counted()) patterns_.assign(std::size_t{1} << (2 * models), 0);
+    const std::size_t columns = (models + kTile - 1) / kTile * kTile;
+    block_.assign(columns * kBlock, 0.0);
 }
 
 void SubsetScreen::add(TensorBlocks& in) {
@@ -51,26 +53,45 @@ void SubsetScreen::add(TensorBlocks& in) {
 
 void SubsetScreen::add_block(const float* base, const std::vector<const float*>& models,
                              std::size_t count) {
-    const auto n = static_cast<Eigen::Index>(count), m = static_cast<Eigen::Index>(models_);
-    block_.resize(n, m);
-    magnitude_.resize(n, m);
+    const std::size_t lanes = (count + kLanes - 1) / kLanes * kLanes;  // zeros add nothing
     pos_.assign(count, 0);
     neg_.assign(count, 0);
-    // Model by model (contiguous, vectorised): τ in float32 as the study's kernel, |τ|, and
-    // the model's bit of each coordinate's sign pattern.
-    for (Eigen::Index a = 0; a < m; ++a) {
-        const float* theta = models[static_cast<std::size_t>(a)];
-        double* tau = block_.col(a).data();
-        double* mag = magnitude_.col(a).data();
+    // Model by model (contiguous, vectorised): τ in float32 as the study's kernel and
+    // the model's bit of each coordinate's sign pattern. Columns past M stay zero.
+    for (std::size_t a = 0; a < models_; ++a) {
+        const float* theta = models[a];
+        double* tau = &block_[a * kBlock];
         const std::uint32_t bit = std::uint32_t{1} << a;
         for (std::size_t j = 0; j < count; ++j) {
             const float t = theta[j] - base[j];
             tau[j] = t;
-            mag[j] = std::fabs(t);
             pos_[j] |= t > 0 ? bit : 0u;
             neg_[j] |= t < 0 ? bit : 0u;
         }
+        std::fill(tau + count, tau + lanes, 0.0);
     }
+    count_patterns(count);
+    double base_sq = 0.0;
+    for (std::size_t j = 0; j < count; ++j) base_sq += static_cast<double>(base[j]) * base[j];
+    base_sq_ += base_sq;
+    // The lower triangles of G += τᵀτ and A += |τ|ᵀ|τ| (sums() reads them so), a tile of
+    // kTile × kTile column pairs at a time, |τ| taken as the tile is read.
+    for (std::size_t a = 0; a < models_; a += kTile)
+        for (std::size_t b = 0; b <= a; b += kTile) {
+            const double *x = &block_[a * kBlock], *y = &block_[b * kBlock];
+            if (a == b) {
+                add_tile<true, false>(x, y, lanes, gram_, a, b);
+                add_tile<true, true>(x, y, lanes, abs_gram_, a, b);
+            } else {
+                add_tile<false, false>(x, y, lanes, gram_, a, b);
+                add_tile<false, true>(x, y, lanes, abs_gram_, a, b);
+            }
+        }
+    count_ += count;
+}
+
+void SubsetScreen::count_patterns(std::size_t count) {
+    const auto m = static_cast<Eigen::Index>(models_);
     for (std::size_t j = 0; j < count; ++j) {
         if (patterns_counted()) {
             ++patterns_[(static_cast<std::size_t>(pos_[j]) << models_) | neg_[j]];
@@ -81,14 +102,50 @@ void SubsetScreen::add_block(const float* base, const std::vector<const float*>&
                 if (((pos_[j] >> x) & (neg_[j] >> y) & 1) || ((neg_[j] >> x) & (pos_[j] >> y) & 1))
                     pair_conflicts_(x, y) += 1;
     }
-    // The lower triangles of G += τᵀτ and A += |τ|ᵀ|τ| (sums() reads them so), as dot
-    // products of the block's columns (a tall, thin product: no packing pays off).
-    for (Eigen::Index a = 0; a < m; ++a)
-        for (Eigen::Index b = 0; b <= a; ++b) {
-            gram_(a, b) += block_.col(a).dot(block_.col(b));
-            abs_gram_(a, b) += magnitude_.col(a).dot(magnitude_.col(b));
+}
+
+// G(a + r, b + c) += Σ_j x_r[j]·y_c[j] for the columns x_r = x + r·kBlock (y likewise), r, c
+// < kTile, inside G; n a multiple of kLanes. Each (r, c) keeps kLanes partial sums in one
+// vector (GCC/Clang vector extensions: AVX-512 registers where the build targets them,
+// narrower ones elsewhere), so the kTile² accumulators stay in registers. A Diagonal tile
+// (x = y) forms its lower triangle only; Abs sums |x_r[j]|·|y_c[j]| (the sign bits cleared).
+template <bool Diagonal, bool Abs>
+void SubsetScreen::add_tile(const double* x, const double* y, std::size_t n, Eigen::MatrixXd& g,
+                            std::size_t a, std::size_t b) {
+    using Lanes = double __attribute__((vector_size(kLanes * sizeof(double))));
+    using Bits = std::uint64_t __attribute__((vector_size(kLanes * sizeof(double))));
+    const Bits magnitude = Bits{} + ~(std::uint64_t{1} << 63);  // all but the sign bit
+    Lanes acc[kTile][kTile] = {};
+    for (std::size_t j = 0; j < n; j += kLanes) {
+        Lanes xv[kTile], yv[kTile];
+#pragma GCC unroll 4
+        for (std::size_t r = 0; r < kTile; ++r) {
+            std::memcpy(&xv[r], x + r * kBlock + j, sizeof(Lanes));
+            std::memcpy(&yv[r], y + r * kBlock + j, sizeof(Lanes));
+            if constexpr (Abs) {
+                xv[r] = reinterpret_cast<Lanes>(reinterpret_cast<Bits>(xv[r]) & magnitude);
+                yv[r] = reinterpret_cast<Lanes>(reinterpret_cast<Bits>(yv[r]) & magnitude);
+            }
         }
-    count_ += count;
+#pragma GCC unroll 4
+        for (std::size_t r = 0; r < kTile; ++r)
+#pragma GCC unroll 4
+            for (std::size_t c = 0; c < kTile; ++c)
+                if (!Diagonal || c <= r) acc[r][c] += xv[r] * yv[c];
+    }
+    for (std::size_t r = 0; r < kTile && a + r < models_; ++r)
+        for (std::size_t c = 0; c < kTile && b + c <= a + r; ++c) {
+            double sum = 0.0;
+            for (std::size_t l = 0; l < kLanes; ++l) sum += acc[r][c][l];
+            g(static_cast<Eigen::Index>(a + r), static_cast<Eigen::Index>(b + c)) += sum;
+        }
+}
+
+double SubsetScreen::relative_norm(std::size_t a) const {
+    if (a >= models_)
+        throw std::invalid_argument("no model " + std::to_string(a) + " in the screen");
+    const auto i = static_cast<Eigen::Index>(a);
+    return base_sq_ > 0.0 ? std::sqrt(gram_(i, i) / base_sq_) : NAN;
 }
 
 InterferenceSums SubsetScreen::sums(const std::vector<std::size_t>& subset) const {
@@ -131,6 +188,7 @@ std::vector<double> SubsetScreen::packed() const {
     out.insert(out.end(), abs_gram_.data(), abs_gram_.data() + abs_gram_.size());
     out.insert(out.end(), pair_conflicts_.data(), pair_conflicts_.data() + pair_conflicts_.size());
     out.push_back(static_cast<double>(count_));
+    out.push_back(base_sq_);
     for (auto c : patterns_) out.push_back(static_cast<double>(c));
     return out;
 }
@@ -142,6 +200,7 @@ void SubsetScreen::add_packed(const std::vector<double>& values) {
     for (Eigen::MatrixXd* m : {&gram_, &abs_gram_, &pair_conflicts_})
         for (Eigen::Index i = 0; i < m->size(); ++i) m->data()[i] += values[at++];
     count_ += static_cast<std::uint64_t>(values[at++]);
+    base_sq_ += values[at++];
     for (auto& c : patterns_) c += static_cast<std::uint64_t>(values[at++]);
 }
 

@@ -34,6 +34,9 @@ class SubsetScreen {
     // is 0 for a subset of more than 2 when patterns are not counted (has_sign_conflicts).
     InterferenceSums sums(const std::vector<std::size_t>& subset) const;
     bool has_sign_conflicts(std::size_t k) const { return k == 2 || patterns_counted(); }
+    // ‖τ_a‖ / ‖θ0‖ over the coordinates seen (NaN for a zero base). A fine-tune stays far
+    // below 1; an independently trained model of the same shape is near √2.
+    double relative_norm(std::size_t a) const;
     // The state of another pass (other tensors, e.g. another rank's) added to this one.
     std::vector<double> packed() const;
     void add_packed(const std::vector<double>& values);
@@ -41,13 +44,23 @@ class SubsetScreen {
   private:
     bool patterns_counted() const { return models_ <= kMaxPatternModels; }
     void add_block(const float* base, const std::vector<const float*>& models, std::size_t count);
+    void count_patterns(std::size_t count);
+    template <bool Diagonal, bool Abs>
+    void add_tile(const double* x, const double* y, std::size_t n, Eigen::MatrixXd& g,
+                  std::size_t a, std::size_t b);
+
+    static constexpr std::size_t kBlock = 1024;  // a block's τ stays in the L2 cache
+    static constexpr std::size_t kLanes = 8;     // partial sums per column pair (a vector)
+    static constexpr std::size_t kTile = 4;      // column pairs of one kernel call: kTile²
 
     std::size_t models_;
     Eigen::MatrixXd gram_, abs_gram_;
     std::uint64_t count_ = 0;
+    double base_sq_ = 0.0;                  // Σ θ0²
     std::vector<std::uint64_t> patterns_;   // [pos mask · 2^M + neg mask], when counted
     Eigen::MatrixXd pair_conflicts_;        // counts, when patterns are not
-    Eigen::MatrixXd block_, magnitude_;     // one block's τ and |τ| (count × M), reused
+    std::vector<double> block_;             // one block's τ: columns of kBlock, M rounded up
+                                            // to kTile (the rest zeros)
     std::vector<std::uint32_t> pos_, neg_;  // its coordinates' sign patterns (bit a: model a)
 };
 
