@@ -20,9 +20,11 @@ def main(run, binary):
     with h5py.File(os.path.join(run, "results.h5"), "r") as f:
         merges = table(f, "/merging/merges")
     with tempfile.TemporaryDirectory() as d:
-        rows = compare(binary, run, merges, d)
+        rows, notes = compare(binary, run, merges, d)
+    for note in notes:
+        print(note)
     if not rows:
-        sys.exit(f"{run}: the merged checkpoints are not in the run folder")
+        sys.exit(f"{run}: no pair of the study could be advised")
     s = summary(rows)
     line = lambda c: (f"{c['caught']} of {c['destructive']} destructive flagged, "  # noqa: E731
                       f"{c['false_flags']} of {c['harmless']} harmless flagged")

@@ -1,9 +1,10 @@
 """The advice checked against the merging study: `compatbench advise merge` run on each
-backbone's fine-tunes (the very files the run merged, c = 1, every tensor), its flags set beside
-the pairs the study measured as destructive (merging/merges: the merge's mean accuracy below the
-base's), at the paper's threshold and at a threshold fixed on half of the backbones (every
-other in name order) and tested on the rest. The advice files are kept in report/advice/.
+backbone's fine-tunes (the very files the run merged, every tensor, at the c the study
+screened with), its flags set beside the pairs the study measured as destructive
+(merging/merges: the merge's mean accuracy below the base's), at the paper's threshold and at
+a threshold fixed on half of the backbones (every other in name order) and tested on the rest. The advice files are kept in report/advice/.
 bench/advise_vs_study.py prints the same from a run folder."""
+import html
 import json
 import os
 import subprocess
@@ -37,36 +38,56 @@ def study_pairs(merges):
     return out
 
 
-def advise(binary, out, folder, backbone, members):
-    """`compatbench advise merge` on the backbone's fine-tunes; None when a file is not in the
-    run folder (a user's own checkpoints: run the command on them directly)."""
+def study_coef(merges, backbone):
+    """The c the study screened the backbone's pairs at: score = c·√(Ī/2) (methods.md §3.1)."""
+    m = merges["backbone"] == backbone
+    c = merges["screen_score"][m] / np.sqrt(merges["interference"][m] / 2)
+    c = c[np.isfinite(c)]
+    return f"{np.median(c):.10g}" if len(c) else "1"
+
+
+def advise(binary, out, folder, backbone, members, coef):
+    """`compatbench advise merge` on the backbone's fine-tunes: (advice, None), or (None, why)
+    when a file is not in the run folder (a user's own checkpoints) or the command fails."""
     files = [_file(out, n) for n in [backbone, *members]]
     if None in files:
-        return None
+        missing = [n for n, f in zip([backbone, *members], files) if f is None]
+        return None, f"no checkpoint in the run folder for {', '.join(missing)}"
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, backbone + ".json")
-    subprocess.run([binary, "advise", "merge", "--base", files[0], "--models", *files[1:],
-                    "--json", path], check=True, stdout=subprocess.DEVNULL)
+    done = subprocess.run([binary, "advise", "merge", "--base", files[0], "--models", *files[1:],
+                           "--coef", coef, "--json", path], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if done.returncode != 0:
+        return None, (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
     advice = json.load(open(path))
     names = {os.path.basename(f)[:-len(".safetensors")]: n for f, n in zip(files[1:], members)}
     for m in advice["merges"]:
         m["members"] = [names[n] for n in m["members"]]
-    return advice
+    return advice, None
 
 
 def compare(binary, out, merges, folder):
-    """Rows (backbone, advice score, study score, destructive) of every pair of the study."""
-    rows = []
+    """Rows (backbone, advice score, study score, destructive) of every pair of the study with
+    finite scores, and notes: the backbones left out and why, the pairs not matched."""
+    rows, notes = [], []
     for backbone, pairs in sorted(study_pairs(merges).items()):
         members = sorted({n for p in pairs for n in p})
-        advice = advise(binary, out, folder, backbone, members)
+        advice, why = advise(binary, out, folder, backbone, members, study_coef(merges, backbone))
         if advice is None:
-            return None
-        for m in advice["merges"]:
-            key = frozenset(m["members"])
-            if key in pairs:
-                rows.append((backbone, m["score"], pairs[key][1], pairs[key][0]))
-    return rows
+            notes.append(f"{backbone}: left out ({why})")
+            continue
+        scored = {frozenset(m["members"]): m["score"] for m in advice["merges"]}
+        unmatched = 0
+        for key, (destructive, study_score) in pairs.items():
+            score = scored.get(key)
+            if score is None or not np.isfinite(study_score):
+                unmatched += 1
+                continue
+            rows.append((backbone, score, study_score, destructive))
+        if unmatched:
+            notes.append(f"{backbone}: {unmatched} of the study's pairs without a finite score in "
+                         f"both")
+    return rows, notes
 
 
 def _counts(flagged, destructive):
@@ -82,7 +103,7 @@ def summary(rows):
     score = np.array([r[1] for r in rows])
     destructive = np.array([r[3] for r in rows])
     out = {"pairs": len(rows), "max_relative_difference":
-           max(abs(r[1] - r[2]) / abs(r[2]) for r in rows),
+           max(abs(r[1] - r[2]) / max(abs(r[2]), 1e-300) for r in rows),
            "paper": _counts(score > PAPER_THRESHOLD, destructive)}
     fit = np.array([backbones.index(r[0]) % 2 == 0 for r in rows])
     if 0 < fit.sum() < len(rows):
@@ -104,10 +125,12 @@ def advice_study_section(rep, f, out, binary):
     if merges is None or "destructive" not in merges or not binary or not os.path.isfile(binary):
         return
     rep.section("advice", "Advice before merging, against the merging study")
-    rows = compare(binary, out, merges, os.path.join(rep.dir, "advice"))
+    rows, notes = compare(binary, out, merges, os.path.join(rep.dir, "advice"))
+    if notes:
+        rep.add("<p class=note>" + "; ".join(html.escape(n) for n in notes) + ". Run "
+                "<code>compatbench advise merge</code> on those checkpoints yourself "
+                "(docs/advise.md).</p>")
     if not rows:
-        rep.add("<p class=note>The merged checkpoints are not in the run folder: run "
-                "<code>compatbench advise merge</code> on them (docs/advise.md).</p>")
         return
     s = summary(rows)
     lines = [f"<li>{s['pairs']} pairs advised by <code>compatbench advise merge</code> (one pass "

@@ -109,10 +109,10 @@ std::string joined(const nlohmann::json& members) {
 // own norm is named on stderr: it may be another base's model, whose task vector would be
 // mostly the two bases' difference.
 nlohmann::json relative_norms(const AdviseMergeOptions& o, const merging::SubsetScreen& screen) {
-    nlohmann::json out = nlohmann::json::object();
+    nlohmann::json out = nlohmann::json::array();  // in the order of "models"
     for (std::size_t a = 0; a < o.models.size(); ++a) {
         const double r = screen.relative_norm(a);
-        out[o.names[a]] = finite_or_null(r);
+        out.push_back(finite_or_null(r));
         if (r > kFarFromBase)
             std::fprintf(stderr,
                          "compatbench: advise merge: warning: %s differs from the base %s by "

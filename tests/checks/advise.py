@@ -11,15 +11,29 @@ import sys
 import numpy as np
 
 
-def _task_vectors(d, python, scope):
+def _task_vectors(d, python, scope, with_base=False):
     sys.path.insert(0, python)
     from compatnets.safetensors import load
     base = load(d + "/base.safetensors")
     names = sorted(n for n in base if any(fnmatch.fnmatchcase(n, p) for p in scope))
     models = [load(d + "/ft0.safetensors"), load(d + "/ft1")] + [load(f"{d}/ft{i}.safetensors") for i in range(2, 8)]
     # τ in float32 per coordinate, as the study's kernel.
-    return [np.concatenate([(m[n].astype(np.float32) - base[n].astype(np.float32)).ravel() for n in names])
+    taus = [np.concatenate([(m[n].astype(np.float32) - base[n].astype(np.float32)).ravel() for n in names])
             for m in models]
+    if not with_base:
+        return taus
+    return taus, np.concatenate([base[n].astype(np.float64).ravel() for n in names])
+
+
+def _relative_norms(advice, taus, base, other=None):
+    """Each fine-tune's ‖τ‖ / ‖θ0‖ (methods.md §3.4) as numpy gives it, and as another run's."""
+    want = [np.linalg.norm(t.astype(np.float64)) / np.linalg.norm(base) for t in taus]
+    got = advice["relative_norm"]
+    assert len(got) == len(advice["models"]) == len(want), got
+    for g, w in zip(got, want):
+        assert abs(g - w) <= 1e-9 * w, (got, want)
+    if other is not None:
+        assert all(abs(a - b) <= 1e-12 * a for a, b in zip(got, other["relative_norm"])), (got, other)
 
 
 def _expected(taus, subset, coef):
@@ -50,10 +64,14 @@ def _check(advice, taus, coef):
 
 def merges_as_numpy(work, python):
     k2, k3 = (json.load(open(f"{work}/{n}.json")) for n in ("k2", "k3"))
-    n2 = _check(k2, _task_vectors(work + "/llm", python, ["*"]), 1.0)
-    n3 = _check(k3, _task_vectors(work + "/llm", python, ["*mlp*"]), 0.5)
+    taus, base = _task_vectors(work + "/llm", python, ["*"], with_base=True)
+    n2 = _check(k2, taus, 1.0)
+    _relative_norms(k2, taus, base)
+    taus, base = _task_vectors(work + "/llm", python, ["*mlp*"], with_base=True)
+    n3 = _check(k3, taus, 0.5)
     assert (n2, n3) == (28, 56), (n2, n3)
     one = json.load(open(f"{work}/k3_n1.json"))
+    _relative_norms(k3, taus, base, other=one)  # 2 ranks (k3) against 1
     for a, b in zip(one["merges"], k3["merges"]):
         assert a["members"] == b["members"] and a["sign_conflict"] == b["sign_conflict"], (a, b)
         assert abs(a["interference"] - b["interference"]) <= 1e-12 * a["interference"], (a, b)
@@ -109,11 +127,15 @@ def report_section(run, pairs):
     study = {key((a.decode(), b.decode())): bool(d)
              for a, b, d in zip(m["model_a"][:], m["model_b"][:], m["destructive"][:])}
     assert len(study) == int(pairs), (len(study), pairs)
+    study_score = {key((a.decode(), b.decode())): s
+                   for a, b, s in zip(m["model_a"][:], m["model_b"][:], m["screen_score"][:])}
     scores = {}
     for name in os.listdir(run + "/report/advice"):
         for r in json.load(open(f"{run}/report/advice/{name}"))["merges"]:
             scores[key(r["members"])] = r["score"]
     assert set(study) <= set(scores), set(study) - set(scores)
+    worst = max(abs(scores[k] - study_score[k]) / study_score[k] for k in study)
+    assert worst <= 1e-6, worst  # the advice's scores are the study's
     d = [k for k in study if study[k]]
     caught = sum(scores[k] > 1.9e-3 for k in d)
     false = sum(scores[k] > 1.9e-3 for k in study if not study[k])
@@ -123,5 +145,8 @@ def report_section(run, pairs):
             "harmless ones flagged")
     for w in want:
         assert w in page, (w, re.findall(r"<li>[^<]*pairs advised[^\n]*", page))
-    print(f"report: the advice on {len(study)} studied pairs, {caught} of {len(d)} destructive and "
-          f"{false} harmless flagged at the paper's threshold, as recounted")
+    shown = float(re.search(r"equal the study's to ([0-9.e+-]+) \(relative\)", page).group(1))
+    assert shown <= 1e-6 and abs(shown - worst) <= 0.06 * worst + 1e-300, (shown, worst)
+    print(f"report: the advice on {len(study)} studied pairs, scores as the study's to {worst:.1e}, "
+          f"{caught} of {len(d)} destructive and {false} harmless flagged at the paper's threshold, "
+          "as recounted")

@@ -287,6 +287,7 @@ def merge_advice_as_the_study(w):
     """`advise merge` on each backbone's three fine-tunes against the merging study's pairs."""
     import json, h5py
     m = h5py.File(w + "/n2/results.h5", "r")["merging/merges"]
+    assert len(m["model_a"]) == 6, len(m["model_a"])
     for i in range(len(m["model_a"])):
         bb = m["backbone"][i].decode()
         advice = json.load(open(f"{w}/zoo_advice_{bb}.json"))

@@ -9,6 +9,16 @@ expect_code 0 "$BIN" report "$WORK/run" > "$WORK/report.json"
 [[ -s $WORK/run/report/index.html ]] || fail "no report/index.html"
 # Its advice section: `advise merge` on the zoo's fine-tunes beside the merging study's pairs.
 pycheck advise report_section "$WORK/run" 6
+# A backbone whose fine-tune is missing, or whose file the advice refuses, is left out with the
+# reason; the report still completes.
+cp -a "$WORK/run" "$WORK/damaged"
+rm "$WORK/damaged/artifacts/models/sup_bb_1+detail.safetensors"
+truncate -s 100 "$WORK/damaged/artifacts/models/mae_bb_1+style_a.safetensors"
+expect_code 0 "$BIN" report "$WORK/damaged" > /dev/null
+for why in "sup_bb_1: left out (no checkpoint in the run folder for sup_bb_1+detail)" \
+  "mae_bb_1: left out (compatbench: advise merge: $WORK/damaged/artifacts/models/mae_bb_1+style_a.safetensors"; do
+  grep -qF "$why" "$WORK/damaged/report/index.html" || fail "the report does not say: $why"
+done
 # Run from inside the output folder (whose report/ is not the package), and refused inputs.
 (cd "$WORK/run" && expect_code 0 "$BIN" report . > /dev/null)
 expect_code 0 "$BIN" report "$WORK/run" --package "$SRC/report/" > /dev/null

@@ -106,8 +106,8 @@ void SubsetScreen::count_patterns(std::size_t count) {
 
 // G(a + r, b + c) += Σ_j x_r[j]·y_c[j] for the columns x_r = x + r·kBlock (y likewise), r, c
 // < kTile, inside G; n a multiple of kLanes. Each (r, c) keeps kLanes partial sums in one
-// vector (GCC/Clang vector extensions: AVX-512 registers where the build targets them,
-// narrower ones elsewhere), so the kTile² accumulators stay in registers. A Diagonal tile
+// vector (GCC/Clang vector extensions, as wide as the build's registers: see kLanes), so the
+// kTile² accumulators stay in registers. A Diagonal tile
 // (x = y) forms its lower triangle only; Abs sums |x_r[j]|·|y_c[j]| (the sign bits cleared).
 template <bool Diagonal, bool Abs>
 void SubsetScreen::add_tile(const double* x, const double* y, std::size_t n, Eigen::MatrixXd& g,

@@ -2,6 +2,7 @@
 // the study (§3.1) on the same tensors: the same sums to rounding, sign conflicts exactly.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 #include "merging/subset_screen.h"
@@ -85,6 +86,19 @@ TEST(SubsetScreen, PackedStateAddsUp) {
     SubsetScreen a = screened(first);
     a.add_packed(screened(second).packed());
     expect_same(a.sums({0, 2, 3}), direct(x, {0, 2, 3}));
+    const SubsetScreen whole = screened(x);  // ‖τ‖ / ‖θ0‖ travels with the packed state too
+    for (std::size_t i = 0; i < 4; ++i)
+        EXPECT_NEAR(a.relative_norm(i), whole.relative_norm(i), 1e-12 * whole.relative_norm(i));
+}
+
+TEST(SubsetScreen, RelativeNormIsTheTaskVectorsShareOfTheBase) {
+    // θ0 = (3, 4): ‖θ0‖ = 5; τ = (0.3, −0.4): 0.1; τ = (3, 4): 1; a zero base has none.
+    const Models x{{3, 4}, {{3.3f, 3.6f}, {6, 8}}};
+    const SubsetScreen s = screened(x);
+    EXPECT_NEAR(s.relative_norm(0), 0.1, 1e-7);
+    EXPECT_NEAR(s.relative_norm(1), 1.0, 1e-7);
+    EXPECT_THROW(s.relative_norm(2), std::invalid_argument);
+    EXPECT_TRUE(std::isnan(screened(Models{{0, 0}, {{1, 0}, {0, 1}}}).relative_norm(0)));
 }
 
 TEST(SubsetScreen, RankedLowestScoreFirstAndGreedyPastTheLimit) {
