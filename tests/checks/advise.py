@@ -116,6 +116,14 @@ def bad_inputs(d, python):
                    "vocab_size": 512}, open(f"{d}/{name}/config.json", "w"))
 
 
+def expect_pair_as_study(row, merges, i, where):
+    """One pair of the advice (a JSON row) against row i of a study's merging/merges table:
+    interference, ρ and score to 1e-6 relative, sign conflict exactly."""
+    for col, got in (("interference", "interference"), ("rho", "rho"), ("screen_score", "score")):
+        assert abs(row[got] - merges[col][i]) <= 1e-6 * abs(merges[col][i]), (where, col, row[got], merges[col][i])
+    assert row["sign_conflict"] == merges["sign_conflict"][i], (where, row, merges["sign_conflict"][i])
+
+
 def report_section(run, pairs):
     """The report's "Advice before merging" section: the advice files it kept in report/advice/
     (members named by their file stems) hold every pair of the merging study, and the counts it prints at the paper's threshold

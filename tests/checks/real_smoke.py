@@ -71,6 +71,7 @@ def merge_scores_in_torch(*args):
 
 def advice_as_the_study(*args):
     import json, h5py
+    from checks.advise import expect_pair_as_study
     w = args[0]
     f = h5py.File(w + "/n2/results.h5", "r")
     m = {k: f["merging/merges"][k][:] for k in f["merging/merges"]}
@@ -79,10 +80,7 @@ def advice_as_the_study(*args):
     assert len(rows) == 3, rows
     for i in range(len(m["model_a"])):
         key = tuple(sorted(n.decode().replace("+", "_") for n in (m["model_a"][i], m["model_b"][i])))
-        a = rows[key]
-        for col, got in (("interference", "interference"), ("rho", "rho"), ("screen_score", "score")):
-            assert abs(a[got] - m[col][i]) <= 1e-6 * abs(m[col][i]), (key, col, a[got], m[col][i])
-        assert a["sign_conflict"] == m["sign_conflict"][i], (key, a, m["sign_conflict"][i])
+        expect_pair_as_study(rows[key], m, i, key)
     print(f"advise merge: the {len(m['model_a'])} pairs of the merging study screened alike")
 
 
