@@ -1,12 +1,12 @@
 #include "app/advice_io.h"
 
+#include "formats/json_file.h"
 #include "store/h5.h"
 
 #include <hdf5.h>
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <stdexcept>
 
 namespace compatbench {
@@ -29,9 +29,7 @@ std::string manifest_path(const YamlChecker& yc, const YAML::Node& node, const s
 }
 
 void write_json_file(const std::string& path, const nlohmann::json& j) {
-    std::ofstream out(path);
-    out << j.dump(1) << "\n";
-    if (!out) throw std::runtime_error(path + ": cannot write");
+    formats::write_text_file(path, j.dump(1) + "\n");
 }
 
 namespace {

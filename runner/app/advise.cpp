@@ -10,15 +10,16 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "app/advice_io.h"
 #include "app/mpi_verb.h"
 #include "app/verbs.h"
 #include "config/yaml_check.h"
 #include "exec/signals.h"
+#include "formats/json_file.h"
 #include "formats/safetensors.h"
 #include "merging/model_merge.h"
 #include "merging/subset_screen.h"
@@ -145,7 +146,7 @@ nlohmann::json advice_json(const AdviseMergeOptions& o,
 }
 
 void write_csv(const std::string& path, const nlohmann::json& j) {
-    std::ofstream out(path);
+    std::ostringstream out;
     out << "rank,members,interference,dispersion,rho,sign_conflict,score,flagged,operator\n";
     std::size_t rank = 0;
     for (const auto& m : j["merges"]) {
@@ -156,7 +157,7 @@ void write_csv(const std::string& path, const nlohmann::json& j) {
             << (m["flagged"].get<bool>() ? 1 : 0) << "," << m["operator"].get<std::string>()
             << "\n";
     }
-    if (!out) throw std::runtime_error(path + ": cannot write");
+    formats::write_text_file(path, out.str());
 }
 
 void print_advice(const nlohmann::json& j, std::size_t top, std::uint64_t bytes, double seconds,

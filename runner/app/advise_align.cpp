@@ -9,8 +9,8 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "app/advice_io.h"
 #include "app/mpi_verb.h"
@@ -18,6 +18,7 @@
 #include "compass/align_advice.h"
 #include "config/yaml_check.h"
 #include "exec/signals.h"
+#include "formats/json_file.h"
 #include "formats/matrix.h"
 #include "tasks/feature_catalog.h"
 
@@ -135,7 +136,7 @@ nlohmann::json advice_json(const AdviseAlignOptions& o,
 }
 
 void write_csv(const std::string& path, const nlohmann::json& j) {
-    std::ofstream out(path);
+    std::ostringstream out;
     out << "rank,vision,text,ease,ceiling,score,cka,region,first\n";
     std::size_t rank = 0;
     for (const auto& p : j["pairs"])
@@ -143,7 +144,7 @@ void write_csv(const std::string& path, const nlohmann::json& j) {
             << csv_cell(p["ease"]) << "," << csv_cell(p["ceiling"]) << "," << csv_cell(p["score"])
             << "," << csv_cell(p["cka"]) << "," << csv_cell(p["region"]) << ","
             << (p["first"].get<bool>() ? 1 : 0) << "\n";
-    if (!out) throw std::runtime_error(path + ": cannot write");
+    formats::write_text_file(path, out.str());
 }
 
 void print_advice(const nlohmann::json& j, std::size_t top, bool known, double seconds, int ranks) {

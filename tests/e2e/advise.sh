@@ -41,4 +41,15 @@ expect_code 0 mpi 0 advise merge --base "$B" --models "${M[0]}" "$WORK/llm/far.s
 grep -q "warning: $WORK/llm/far.safetensors differs from the base $B by 1.4" "$WORK/far.txt" \
   || { cat "$WORK/far.txt"; fail "no warning for another base's model"; }
 [[ $(wc -l < "$WORK/far.txt") == 1 ]] || { cat "$WORK/far.txt"; fail "warnings for more than the far model"; }
+# A full disk (where a tmpfs can be mounted): the output is refused by name, exit 2, and no
+# half-written file is left.
+mkdir -p "$WORK/disk"
+if mount -t tmpfs -o size=8k tmpfs "$WORK/disk" 2> /dev/null; then
+  dd if=/dev/zero of="$WORK/disk/fill" bs=1k count=8 2> /dev/null || true
+  set +e; mpi 2 advise merge --base "$B" --models "${M[@]}" --csv "$WORK/disk/a.csv" > /dev/null 2> "$WORK/full.txt"
+  code=$?; set -e
+  left=$(ls "$WORK/disk"); umount "$WORK/disk"
+  [[ $code != 0 ]] && grep -q "$WORK/disk/a.csv: cannot write" "$WORK/full.txt" && [[ $left == fill ]] \
+    || { cat "$WORK/full.txt"; fail "a full disk: exit $code, files left: $left"; }
+fi
 pass "advise merge: every pair and triple as numpy and screen, 1 and 2 ranks agree, report page; bad input named"

@@ -21,12 +21,20 @@ nlohmann::json read_json(const fs::path& path) {
 
 void write_text_file(const fs::path& path, const std::string& text) {
     const fs::path tmp = path.string() + ".tmp";
+    bool written = false;
     {
-        std::ofstream out(tmp);
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
         out << text;
-        if (!out) throw std::runtime_error(tmp.string() + ": cannot write");
+        out.flush();  // a full disk shows here, not only in the destructor
+        written = static_cast<bool>(out);
     }
-    fs::rename(tmp, path);
+    std::error_code ec;
+    if (!written) {
+        fs::remove(tmp, ec);
+        throw std::runtime_error(path.string() + ": cannot write (through " + tmp.string() + ")");
+    }
+    fs::rename(tmp, path, ec);
+    if (ec) throw std::runtime_error(path.string() + ": cannot replace: " + ec.message());
 }
 
 }  // namespace compatbench::formats
