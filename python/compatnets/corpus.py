@@ -3,13 +3,16 @@ Debian packages install, assembled deterministically.
 
     python3 -m compatnets.corpus --out DIR [--domain-bytes 400000 --block 1024
                                  --heldout-every 10 --eval-windows 64 --probe-windows 32
-                                 --context 128] [--from TEXT] [--result FILE]
+                                 --context 128 --gen-windows 16 --gen-prompt 64 --gen-bytes 16]
+                                 [--from TEXT] [--result FILE]
 
-    python    the standard library's top-level modules (libpython3.x-stdlib)
-    c         the kernel's user-space headers, /usr/include/linux/*.h (linux-libc-dev)
-    perl      Perl's top-level core modules, /usr/share/perl/5.*/*.pm (perl-modules)
-    shell     git's shell scripts and its bash completion (git)
-    legal     the license texts of /usr/share/common-licenses (base-files)
+    python    the standard library's modules, its packages included, not its tests
+              (libpython3.x-stdlib)
+    c         the kernel's user-space headers, /usr/include/linux/**/*.h (linux-libc-dev)
+    perl      Perl's core modules, /usr/share/perl/5.*/**/*.pm (perl-modules)
+    shell     git's shell scripts, then the bash completions (git, bash-completion)
+    legal     the license texts of /usr/share/common-licenses (base-files), then every
+              package's /usr/share/doc/*/copyright (each distinct text once)
     english   the English fortunes (fortunes, fortunes-min; not the `off` folder)
     german    the German fortunes (fortunes-de)
     spanish   the Spanish fortunes (fortunes-es)
@@ -21,7 +24,10 @@ block (the last of each run) is held out: train and held-out text never share a 
 Written into DIR: <domain>.train and <domain>.heldout (raw bytes: the tokens of a byte-level
 model) and corpus.json: per domain its source files, byte counts and the sha256 of both
 parts; the sha256 of the whole corpus (of the per-part digests in domain order); the
-evaluation and probe settings every model of the library is scored with.
+evaluation and probe settings every model of the library is scored with. The generation
+windows (`--gen-windows` a domain, evenly spread over its held-out line starts) are the
+`--gen-prompt` bytes before a line starts and the line's first `--gen-bytes` bytes, all
+inside one block: a model continues the prompt greedily and must give those bytes exactly.
 FILE: {"sha256", "domains", "train_bytes", "heldout_bytes"}.
 """
 import argparse
@@ -39,10 +45,36 @@ FORTUNES = "/usr/share/games/fortunes"
 
 
 def _plain_files(pattern):
-    """Regular files (not links, not the fortune index files) matching `pattern`, sorted."""
-    return sorted(p for p in glob.glob(pattern)
-                  if os.path.isfile(p) and not os.path.islink(p)
-                  and not p.endswith((".dat", ".u8")))
+    """Regular files (not links, not the fortune index files) matching `pattern` (`**`
+    recursive), sorted, each real file once (a directory reached through a link is not
+    read twice)."""
+    seen, out = set(), []
+    for p in sorted(glob.glob(pattern, recursive=True)):
+        if not os.path.isfile(p) or os.path.islink(p) or p.endswith((".dat", ".u8")):
+            continue
+        real = os.path.realpath(p)
+        if real not in seen:
+            seen.add(real)
+            out.append(p)
+    return out
+
+
+def _python_modules():
+    stdlib = sysconfig.get_paths()["stdlib"]
+    skip = (os.sep + "test" + os.sep, os.sep + "tests" + os.sep, "site-packages", "dist-packages")
+    return [p for p in _plain_files(os.path.join(stdlib, "**", "*.py")) if not any(s in p for s in skip)]
+
+
+def _distinct(files):
+    """`files` without those whose text an earlier one already had."""
+    seen, out = set(), []
+    for p in files:
+        with open(p, "rb") as f:
+            h = hashlib.sha256(f.read()).digest()
+        if h not in seen:
+            seen.add(h)
+            out.append(p)
+    return out
 
 
 def _shell_scripts():
@@ -51,7 +83,7 @@ def _shell_scripts():
         with open(p, "rb") as f:
             if f.read(32).split(b"\n")[0] in (b"#!/bin/sh", b"#!/bin/bash", b"#!/usr/bin/env bash"):
                 scripts.append(p)
-    return scripts + _plain_files("/usr/share/bash-completion/completions/git")
+    return scripts + _plain_files("/usr/share/bash-completion/completions/*")
 
 
 def sources(domain, root=None):
@@ -59,11 +91,12 @@ def sources(domain, root=None):
     if root is not None:
         return _plain_files(os.path.join(root, domain, "*"))
     return {
-        "python": lambda: _plain_files(os.path.join(sysconfig.get_paths()["stdlib"], "*.py")),
-        "c": lambda: _plain_files("/usr/include/linux/*.h"),
-        "perl": lambda: _plain_files("/usr/share/perl/5.*/*.pm"),
+        "python": _python_modules,
+        "c": lambda: _plain_files("/usr/include/linux/**/*.h"),
+        "perl": lambda: _plain_files("/usr/share/perl/5.*/**/*.pm"),
         "shell": _shell_scripts,
-        "legal": lambda: _plain_files("/usr/share/common-licenses/*"),
+        "legal": lambda: _distinct(_plain_files("/usr/share/common-licenses/*")
+                                   + _plain_files("/usr/share/doc/*/copyright")),
         "english": lambda: _plain_files(os.path.join(FORTUNES, "*")),
         "german": lambda: _plain_files(os.path.join(FORTUNES, "de", "*")),
         "spanish": lambda: _plain_files(os.path.join(FORTUNES, "es", "*")),
@@ -101,7 +134,8 @@ def split(text, block, every):
     return b"".join(train), b"".join(held)
 
 
-SETTINGS = ("block", "heldout_every", "domain_bytes", "context", "eval_windows", "probe_windows")
+SETTINGS = ("block", "heldout_every", "domain_bytes", "context", "eval_windows", "probe_windows",
+            "gen_windows", "gen_prompt", "gen_bytes")
 
 
 def window_starts(size, block, length, n):
@@ -114,9 +148,22 @@ def window_starts(size, block, length, n):
     return [starts[i] for i in np.linspace(0, len(starts) - 1, n).round().astype(int)]
 
 
+def generation_starts(data, block, prompt, length, n):
+    """n line starts (offsets just after a newline), evenly spread over a part, each with
+    `prompt` bytes before it and `length` after it inside one block."""
+    starts = [i + 1 for i, byte in enumerate(data[:-1]) if byte == 10
+              and i + 1 - prompt >= 0 and (i + 1 - prompt) // block == (i + length) // block
+              and i + length < len(data)]
+    if len(starts) < n:
+        raise ValueError(f"{len(starts)} line starts with {prompt} bytes before and {length} after "
+                         f"within blocks of {block}, fewer than {n}")
+    return [starts[i] for i in np.linspace(0, len(starts) - 1, n).round().astype(int)]
+
+
 def digest(info):
-    """The corpus's sha256: of its settings, then each part's sha256 in domain order."""
-    h = hashlib.sha256(json.dumps({k: info[k] for k in SETTINGS}, sort_keys=True).encode())
+    """The corpus's sha256: of its settings (those it records: a corpus built before the
+    generation settings existed keeps its digest), then each part's sha256 in domain order."""
+    h = hashlib.sha256(json.dumps({k: info[k] for k in SETTINGS if k in info}, sort_keys=True).encode())
     for entry in info["domains"].values():
         h.update((entry["train_sha256"] + entry["heldout_sha256"]).encode())
     return h.hexdigest()
@@ -126,7 +173,10 @@ def build(a):
     os.makedirs(a.out, exist_ok=True)
     info = {"block": a.block, "heldout_every": a.heldout_every, "domain_bytes": a.domain_bytes,
             "context": a.context, "eval_windows": a.eval_windows, "probe_windows": a.probe_windows,
+            "gen_windows": a.gen_windows, "gen_prompt": a.gen_prompt, "gen_bytes": a.gen_bytes,
             "domains": {}}
+    if a.gen_prompt + a.gen_bytes > a.context:
+        raise ValueError(f"--gen-prompt {a.gen_prompt} + --gen-bytes {a.gen_bytes} exceed --context {a.context}")
     for d in DOMAINS:
         text, used = domain_text(d, a.domain_bytes, a.source)
         train, held = split(text, a.block, a.heldout_every)
@@ -135,6 +185,10 @@ def build(a):
                 window_starts(len(data), a.block, a.context + 1, n)
             except ValueError as e:
                 raise ValueError(f"domain '{d}', {part} text: {e}") from None
+        try:
+            generation_starts(held, a.block, a.gen_prompt, a.gen_bytes, a.gen_windows)
+        except ValueError as e:
+            raise ValueError(f"domain '{d}', held-out text: {e}") from None
         entry = {"sources": used, "train_bytes": len(train), "heldout_bytes": len(held)}
         for part, data in (("train", train), ("heldout", held)):
             with open(os.path.join(a.out, f"{d}.{part}"), "wb") as f:
@@ -192,7 +246,8 @@ def main(argv=None):
     p = argparse.ArgumentParser(prog="python3 -m compatnets.corpus", description=__doc__.split("\n")[0])
     p.add_argument("--out", required=True)
     for name, default in (("domain-bytes", 400000), ("block", 1024), ("heldout-every", 10),
-                          ("eval-windows", 64), ("probe-windows", 32), ("context", 128)):
+                          ("eval-windows", 64), ("probe-windows", 32), ("context", 128),
+                          ("gen-windows", 16), ("gen-prompt", 64), ("gen-bytes", 16)):
         p.add_argument("--" + name, type=int, default=default)
     p.add_argument("--from", dest="source")
     p.add_argument("--result")

@@ -133,11 +133,15 @@ class Attention(nn.Module):
         self.q_proj, self.k_proj, self.v_proj, self.o_proj = (
             nn.Linear(h, h, bias=False) for _ in range(4))
 
-    def forward(self, x, cos, sin, mask):
+    def forward(self, x, cos, sin, mask, past=None):
         b, t, h = x.shape
         q, k, v = (p(x).view(b, t, self.heads, self.head_dim).transpose(1, 2)
                    for p in (self.q_proj, self.k_proj, self.v_proj))
         q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+        if past is not None:  # the keys and values of the positions before, kept for the next call
+            if past:
+                k, v = torch.cat((past["k"], k), 2), torch.cat((past["v"], v), 2)
+            past["k"], past["v"] = k, v
         w = (q @ k.transpose(-1, -2)) / math.sqrt(self.head_dim) + mask
         return self.o_proj((w.softmax(-1) @ v).transpose(1, 2).reshape(b, t, h))
 
@@ -160,8 +164,8 @@ class DecoderLayer(nn.Module):
         self.input_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
         self.post_attention_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
 
-    def forward(self, x, cos, sin, mask):
-        x = x + self.self_attn(self.input_layernorm(x), cos, sin, mask)
+    def forward(self, x, cos, sin, mask, past=None):
+        x = x + self.self_attn(self.input_layernorm(x), cos, sin, mask, past)
         return x + self.mlp(self.post_attention_layernorm(x))
 
 
@@ -180,12 +184,17 @@ class Body(nn.Module):
         self.register_buffer("cos", emb.cos(), persistent=False)
         self.register_buffer("sin", emb.sin(), persistent=False)
 
-    def forward(self, ids):
+    def forward(self, ids, past=None):
+        """`past`: a cache (a list, empty at first) of each layer's keys and values; the
+        ids then continue the positions it holds (greedy decoding one token at a time)."""
         t = ids.shape[1]
-        mask = torch.full((t, t), float("-inf")).triu(1)
+        s = past[0]["k"].shape[2] if past else 0
+        if past is not None and not past:
+            past.extend({} for _ in self.layers)
+        mask = torch.full((t, s + t), float("-inf")).triu(s + 1)
         x = self.embed_tokens(ids)
-        for layer in self.layers:
-            x = layer(x, self.cos[:t], self.sin[:t], mask)
+        for i, layer in enumerate(self.layers):
+            x = layer(x, self.cos[s:s + t], self.sin[s:s + t], mask, None if past is None else past[i])
         return self.norm(x)
 
 
@@ -203,14 +212,15 @@ class Llama(nn.Module):
         if cfg.tie_word_embeddings:
             self.lm_head.weight = self.model.embed_tokens.weight
 
-    def hidden(self, ids):
-        if ids.shape[1] > self.config.max_position_embeddings:
-            raise ValueError(f"{ids.shape[1]} tokens, past max_position_embeddings "
+    def hidden(self, ids, past=None):
+        t = ids.shape[1] + (past[0]["k"].shape[2] if past else 0)
+        if t > self.config.max_position_embeddings:
+            raise ValueError(f"{t} tokens, past max_position_embeddings "
                              f"{self.config.max_position_embeddings}")
-        return self.model(ids)
+        return self.model(ids, past)
 
-    def forward(self, ids):
-        return self.lm_head(self.hidden(ids))
+    def forward(self, ids, past=None):
+        return self.lm_head(self.hidden(ids, past))
 
     def tensors(self):
         """{Hugging Face name: float32 array} in module order (lm_head left out when tied)."""

@@ -7,7 +7,7 @@ evaluation of merged checkpoints.
             --shard-mb 4] [--result FILE]
     python3 -m compatnets.lm specialize --base BASE --domain D --corpus CORPUS --out DIR
             --features DIR [--steps 400 --save-steps 25,50,100,200 --batch 16 --lr 1e-3
-            --seed 1 --shard-mb 4] [--result FILE]
+            --seed 1 --shard-mb 4 --name llama+D] [--result FILE]
     python3 -m compatnets.lm evaluate --checkpoint MERGED --base BASE --finetuned A B [...]
             --tasks D_A D_B [...] --corpus CORPUS --out FILE
 
@@ -19,18 +19,30 @@ constant rate (`specialize`, continued pretraining).
 
 Every saved model is scored on every domain's held-out text (`eval_windows` windows of
 context + 1 bytes spread evenly over <domain>.heldout, each inside one block; next-token
-accuracy over the context positions, and perplexity, e^(mean cross-entropy)); the scores go to eval.json beside the
-checkpoint ({"corpus_sha256", "base", "steps", "tokens", "domains": {d: {"acc", "ppl"}}}).
+accuracy over the context positions, and perplexity, e^(mean cross-entropy)) and by
+generation (the corpus's generation windows: `gen_prompt` bytes before a held-out line
+starts, continued greedily for `gen_bytes` bytes; gen is the share continued exactly); the
+scores go to eval.json beside the checkpoint ({"corpus_sha256", "base", "steps", "tokens",
+"domains": {d: {"acc", "ppl", "gen", "win", "gen_win"}}}, win and gen_win per window).
+`pretrain` also writes loss_curve.json (each tenth of the steps: its mean training loss and
+the held-out loss after it); FILE then holds heldout_1..heldout_10 and last_tenth_gain, the
+held-out loss's relative fall over the last tenth.
 `specialize` writes DIR/<domain>/ and DIR/<domain>@<steps>/ for each saved step, and the
 specialist's probe features (the mean final hidden state over each of `probe_windows`
 windows of context bytes spread alike over every domain's training text) to
-<features>/llama+<domain>/probe.safetensors. FILE: acc and ppl on the own domain, the same
-for the base, the mean accuracy on the other domains, tokens and steps.
+<features>/<name>/probe.safetensors. The learning rate warms up linearly over the first 5%
+of the steps and then stays: a specialist never runs above its own `--lr`. FILE: acc and ppl on the own domain, the same
+for the base, the mean accuracy and cross-entropy on the other domains (beside the base's),
+gen on the own domain, ‖τ‖/‖θ0‖ over every tensor (rel_norm) and over the MLP projections
+(rel_norm_mlp), the learning rate, tokens and steps.
 
 `evaluate` scores the merged tensors (a folder of safetensors, no config: the base's
-config.json is used) on each member's domain, beside the member and the base (their
-eval.json when it was taken on this corpus against this base, else computed), and writes
-acc_i, ft_acc_i, base_acc_i, ppl_i for i = 1..K (what compatbench's kway_merge reads). Every
+config.json is used) on every domain, beside the members and the base (their eval.json
+when it was taken on this corpus against this base, else computed), and writes acc_i,
+ft_acc_i, base_acc_i, ppl_i for i = 1..K (what compatbench's kway_merge reads), then
+diff_se (the paired standard error of the merge's mean accuracy over its members' domains
+against the base's, over their windows), all_acc and base_all_acc (every domain), gen,
+base_gen, ft_gen (the members' domains) and all_gen, base_all_gen (every domain). Every
 member's config.json must agree with the base's, and every corpus file with corpus.json.
 """
 import argparse
@@ -46,7 +58,7 @@ import torch  # noqa: E402
 from torch.nn import functional as F  # noqa: E402
 
 from . import llama  # noqa: E402
-from .corpus import Corpus, window_starts  # noqa: E402
+from .corpus import Corpus, generation_starts, window_starts  # noqa: E402
 from .safetensors import SafetensorsError, save as save_file  # noqa: E402
 
 
@@ -64,25 +76,71 @@ def heldout(corpus, domain):
     return windows(corpus, domain, "heldout", corpus.info["eval_windows"], corpus.context + 1)
 
 
+def generation(corpus, domain):
+    """The generation windows of a domain's held-out text: (prompts (n, gen_prompt), the
+    bytes that follow (n, gen_bytes)), as int64 tensors (corpus.generation_starts)."""
+    info = corpus.info
+    if "gen_windows" not in info:
+        raise ValueError(f"{corpus.folder}/corpus.json: no generation settings (a corpus built "
+                         "before they existed: build it again)")
+    data = corpus.part(domain, "heldout")
+    arr = np.frombuffer(data, np.uint8).astype(np.int64)
+    p, n = info["gen_prompt"], info["gen_bytes"]
+    starts = generation_starts(data, info["block"], p, n, info["gen_windows"])
+    return (torch.from_numpy(np.stack([arr[s - p:s] for s in starts])),
+            torch.from_numpy(np.stack([arr[s:s + n] for s in starts])))
+
+
 @torch.no_grad()
-def score(model, ids, batch=16):
-    """(next-token accuracy, perplexity) of `model` on windows `ids`."""
+def window_scores(model, ids, batch=16):
+    """Per window of `ids`: (next-token accuracy, summed cross-entropy), as arrays."""
     model.eval()
-    hits, nll, count = 0, 0.0, 0
+    acc, nll = [], []
     for i in range(0, len(ids), batch):
         x = ids[i:i + batch]
         logits = model(x[:, :-1])
         y = x[:, 1:]
-        hits += int((logits.argmax(-1) == y).sum())
-        nll += float(F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1), reduction="sum"))
-        count += y.numel()
+        acc.append((logits.argmax(-1) == y).double().mean(1).numpy())
+        nll.append(F.cross_entropy(logits.transpose(1, 2), y, reduction="none").double().sum(1).numpy())
     model.train()
-    return hits / count, math.exp(nll / count)
+    return np.concatenate(acc), np.concatenate(nll)
+
+
+def score(model, ids, batch=16):
+    """(next-token accuracy, perplexity) of `model` on windows `ids`."""
+    acc, nll = window_scores(model, ids, batch)
+    return float(acc.mean()), math.exp(float(nll.sum()) / (len(ids) * (ids.shape[1] - 1)))
+
+
+@torch.no_grad()
+def greedy(model, prompts, length):
+    """`length` tokens continuing each prompt, each the most likely after the ones before
+    (keys and values of earlier positions cached)."""
+    model.eval()
+    past, out = [], []
+    logits = model(prompts, past)[:, -1]
+    for _ in range(length):
+        nxt = logits.argmax(-1, keepdim=True)
+        out.append(nxt)
+        logits = model(nxt, past)[:, -1]
+    model.train()
+    return torch.cat(out, 1)
+
+
+def domain_scores(model, corpus, domain):
+    """A model on a domain's held-out text: accuracy and perplexity over the evaluation
+    windows, the share of generation windows continued exactly (gen), and per window the
+    accuracy (win) and exact continuation (gen_win), which paired comparisons read."""
+    ids = heldout(corpus, domain)
+    acc, nll = window_scores(model, ids)
+    prompts, target = generation(corpus, domain)
+    exact = (greedy(model, prompts, target.shape[1]) == target).all(1).double().numpy()
+    return {"acc": float(acc.mean()), "ppl": math.exp(float(nll.sum()) / (len(ids) * (ids.shape[1] - 1))),
+            "gen": float(exact.mean()), "win": acc.tolist(), "gen_win": exact.tolist()}
 
 
 def score_all(model, corpus, domains=None):
-    return {d: dict(zip(("acc", "ppl"), score(model, heldout(corpus, d))))
-            for d in (domains or corpus.domains())}
+    return {d: domain_scores(model, corpus, d) for d in (domains or corpus.domains())}
 
 
 class Sampler:
@@ -107,7 +165,7 @@ class Sampler:
 
 def train(model, sample, steps, lr, decay, on_step=None):
     """AdamW on next-token cross-entropy; returns the last loss. `decay`: cosine to lr/10
-    after the warm-up, else constant."""
+    after the warm-up, else constant. on_step(step, loss) after each step."""
     opt = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.95), weight_decay=0.1)
     warm = max(1, steps // 20)
     loss = None
@@ -123,7 +181,7 @@ def train(model, sample, steps, lr, decay, on_step=None):
         loss.backward()
         opt.step()
         if on_step:
-            on_step(step)
+            on_step(step, float(loss))
     return float(loss)
 
 
@@ -136,18 +194,53 @@ def save_scored(model, folder, corpus, shard_mb, **facts):
     return scores
 
 
+def heldout_loss(model, corpus):
+    """Mean cross-entropy (nats a byte) over every domain's evaluation windows."""
+    return float(np.mean([math.log(score(model, heldout(corpus, d))[1]) for d in corpus.domains()]))
+
+
 def pretrain(a):
     g = deterministic(a.seed)
     corpus = Corpus(a.corpus)
     cfg = llama.Config(hidden_size=a.hidden, intermediate_size=a.intermediate, num_hidden_layers=a.layers,
                        num_attention_heads=a.heads, max_position_embeddings=corpus.context)
     model = llama.Llama(cfg)
-    loss = train(model, Sampler(corpus, corpus.domains(), a.batch, g), a.steps, a.lr, decay=True)
+    tenths = {round(a.steps * i / 10): i for i in range(1, 11)}
+    curve = {"step": [], "train_loss": [], "heldout_loss": []}
+    losses = []
+
+    def on_step(step, loss):  # the loss curve: each tenth's mean training loss, then held-out
+        losses.append(loss)
+        if step in tenths:
+            curve["step"].append(step)
+            curve["train_loss"].append(float(np.mean(losses)))
+            curve["heldout_loss"].append(heldout_loss(model, corpus))
+            losses.clear()
+
+    loss = train(model, Sampler(corpus, corpus.domains(), a.batch, g), a.steps, a.lr, decay=True,
+                 on_step=on_step)
     tokens = a.steps * a.batch * corpus.context
     scores = save_scored(model, a.out, corpus, a.shard_mb, base=None, steps=a.steps, tokens=tokens)
+    with open(os.path.join(a.out, "loss_curve.json"), "w") as f:
+        json.dump(curve, f, indent=1)
+    held = curve["heldout_loss"]
     return {"params": sum(p.numel() for p in model.parameters()), "final_loss": loss,
             "acc_mean": float(np.mean([s["acc"] for s in scores.values()])),
-            "ppl_mean": float(np.mean([s["ppl"] for s in scores.values()])), "tokens": tokens}
+            "ppl_mean": float(np.mean([s["ppl"] for s in scores.values()])),
+            "gen_mean": float(np.mean([s["gen"] for s in scores.values()])), "tokens": tokens,
+            **{f"heldout_{i}": v for i, v in enumerate(held, 1)},
+            "last_tenth_gain": (held[-2] - held[-1]) / held[-2] if len(held) > 1 else float("nan")}
+
+
+def relative_norms(model, base):
+    """‖τ‖/‖θ0‖ of a model against its base, over every tensor and over the MLP projections."""
+    theta, theta0 = model.tensors(), base.tensors()
+    out = {}
+    for key, keep in (("rel_norm", lambda n: True), ("rel_norm_mlp", lambda n: ".mlp." in n)):
+        names = [n for n in theta0 if keep(n)]
+        tau = sum(float(np.sum((theta[n].astype(np.float64) - theta0[n]) ** 2)) for n in names)
+        out[key] = math.sqrt(tau / sum(float(np.sum(theta0[n].astype(np.float64) ** 2)) for n in names))
+    return out
 
 
 @torch.no_grad()
@@ -180,20 +273,23 @@ def specialize(a):
         return save_scored(model, folder, corpus, a.shard_mb, base=base, domain=a.domain,
                            steps=step, tokens=step * per_step)
 
-    def on_step(step):
+    def on_step(step, _loss):
         if step in saves and step < a.steps:
             saved(step, os.path.join(a.out, f"{a.domain}@{step}"))
 
     train(model, Sampler(corpus, [a.domain], a.batch, g), a.steps, a.lr, decay=False, on_step=on_step)
     scores = saved(a.steps, os.path.join(a.out, a.domain))
-    folder = os.path.join(a.features, f"llama+{a.domain}")
+    folder = os.path.join(a.features, a.name or f"llama+{a.domain}")
     os.makedirs(folder, exist_ok=True)
     save_file(os.path.join(folder, "probe.safetensors"), {"features": probe_features(model, corpus)})
     others = [d for d in scores if d != a.domain]
+    other = lambda sc, key, f=float: float(np.mean([f(sc[d][key]) for d in others]))  # noqa: E731
     return {"acc": scores[a.domain]["acc"], "ppl": scores[a.domain]["ppl"],
             "base_acc": base_scores[a.domain]["acc"], "base_ppl": base_scores[a.domain]["ppl"],
-            "acc_other": float(np.mean([scores[d]["acc"] for d in others])),
-            "base_acc_other": float(np.mean([base_scores[d]["acc"] for d in others])),
+            "acc_other": other(scores, "acc"), "base_acc_other": other(base_scores, "acc"),
+            "loss_other": other(scores, "ppl", math.log), "base_loss_other": other(base_scores, "ppl", math.log),
+            "gen": scores[a.domain]["gen"], "base_gen": base_scores[a.domain]["gen"],
+            **relative_norms(model, llama.load(a.base)), "lr": a.lr,
             "tokens": a.steps * per_step, "steps": a.steps}
 
 
@@ -207,7 +303,9 @@ def _scores_of(folder, corpus, base):
             return None
         if base is not None and known.get("base") != os.path.realpath(base):
             return None
-        return {d: {"acc": float(v["acc"]), "ppl": float(v["ppl"])} for d, v in known["domains"].items()}
+        return {d: {"acc": float(v["acc"]), "ppl": float(v["ppl"]), "gen": float(v["gen"]),
+                    "win": [float(x) for x in v["win"]], "gen_win": [float(x) for x in v["gen_win"]]}
+                for d, v in known["domains"].items()}
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
@@ -218,18 +316,33 @@ def evaluate(a):
         raise ValueError(f"{len(a.finetuned)} specialists but {len(a.tasks)} domains")
     corpus = Corpus(a.corpus)
     merged = llama.load(a.base, tensors_from=a.checkpoint)
-    base_scores = _scores_of(a.base, corpus, None) or score_all(llama.load(a.base), corpus, a.tasks)
-    out = {}
+    base_scores = _scores_of(a.base, corpus, None) or score_all(llama.load(a.base), corpus)
+    mine = score_all(merged, corpus)
+    out, own_gen = {}, []
     for i, (ft, domain) in enumerate(zip(a.finetuned, a.tasks), 1):
         own = _scores_of(ft, corpus, a.base)
         if own is None or domain not in own:
             own = score_all(llama.load(ft, like=a.base), corpus, [domain])
         else:
             llama.Config.read(a.base).check_same(llama.Config.read(ft), a.base, ft)
-        acc, ppl = score(merged, heldout(corpus, domain))
-        out.update({f"acc_{i}": acc, f"ppl_{i}": ppl, f"ft_acc_{i}": own[domain]["acc"],
-                    f"base_acc_{i}": base_scores[domain]["acc"]})
-    return out
+        own_gen.append(own[domain]["gen"])
+        out.update({f"acc_{i}": mine[domain]["acc"], f"ppl_{i}": mine[domain]["ppl"],
+                    f"ft_acc_{i}": own[domain]["acc"], f"base_acc_{i}": base_scores[domain]["acc"]})
+    return dict(out, **merge_facts(mine, base_scores, a.tasks), ft_gen=float(np.mean(own_gen)))
+
+
+def merge_facts(mine, base, members):
+    """What a merge's row adds to its members' accuracies: the paired standard error of its
+    mean accuracy over the members' domains against the base's (over their held-out
+    windows); the mean accuracy over every domain; the exact greedy continuations on the
+    members' domains and on every domain; each beside the base's."""
+    diff = np.concatenate([np.subtract(mine[d]["win"], base[d]["win"]) for d in members])
+    mean = lambda sc, key, ds: float(np.mean([sc[d][key] for d in ds]))  # noqa: E731
+    every = list(mine)
+    return {"diff_se": float(diff.std(ddof=1) / math.sqrt(len(diff))),
+            "all_acc": mean(mine, "acc", every), "base_all_acc": mean(base, "acc", every),
+            "gen": mean(mine, "gen", members), "base_gen": mean(base, "gen", members),
+            "all_gen": mean(mine, "gen", every), "base_all_gen": mean(base, "gen", every)}
 
 
 def main(argv=None):
@@ -260,6 +373,8 @@ def main(argv=None):
         for name in ("base", "domain", "features"):
             p.add_argument("--" + name, required=True)
         p.add_argument("--save-steps", default="")
+        p.add_argument("--name", help="the specialist's name: its features go to <features>/<name>/ "
+                       "(default llama+<domain>)")
     a = p.parse_args(argv[1:])
     return finish(job, a, a.out if job is evaluate else a.result,
                   errors=(ValueError, OSError, KeyError, SafetensorsError))

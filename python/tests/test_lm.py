@@ -27,12 +27,13 @@ def made_up_corpus(folder):
     for i, d in enumerate(corpus.DOMAINS):
         os.makedirs(os.path.join(text, d))
         for j in range(3):
-            letters = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz {}();"[i:i + 12], np.uint8)
+            letters = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz {}();"[i:i + 12] + b"\n", np.uint8)
             with open(os.path.join(text, d, f"f{j}.txt"), "wb") as f:
                 f.write(rng.choice(letters, 1500).tobytes())
     out = os.path.join(folder, "corpus")
     code, err = quiet(corpus.main, ["--out", out, "--from", text, "--domain-bytes", "4000", "--block", "256",
-                                    "--eval-windows", "4", "--probe-windows", "2", "--context", "16"])
+                                    "--eval-windows", "4", "--probe-windows", "2", "--context", "16",
+                                    "--gen-windows", "3", "--gen-prompt", "8", "--gen-bytes", "4"])
     assert code == 0, err
     return out
 
@@ -74,6 +75,15 @@ class CorpusTest(unittest.TestCase):
         self.assertEqual(starts, [0, 600, 1000, 1300, 2000])  # of 0, 300, 600, 1000, 1300, 1600, 2000
         with self.assertRaisesRegex(ValueError, "7 windows of 300 bytes .* fewer than 8"):
             corpus.window_starts(2500, 1000, 300, 8)
+
+    def test_generation_windows_start_lines_inside_blocks(self):
+        data = b"ab\ncd\nefgh\nij" + b"k" * 10 + b"\nlmnop"
+        self.assertEqual(corpus.generation_starts(data, 16, 3, 2, 2), [3, 24])  # of 3, 6, 11, 24
+        starts = corpus.generation_starts(data, 8, 3, 2, 3)  # 24: bytes 21..25 cross a block's end
+        self.assertEqual(starts, [3, 6, 11])
+        self.assertTrue(all(data[s - 1] == 10 for s in starts))
+        with self.assertRaisesRegex(ValueError, "3 line starts .* fewer than 4"):
+            corpus.generation_starts(data, 8, 3, 2, 4)
 
     def test_a_missing_domain_is_named(self):
         with tempfile.TemporaryDirectory() as d:
@@ -151,6 +161,20 @@ class LlamaTest(unittest.TestCase):
             save(os.path.join(d, "model.safetensors"), dict(m.tensors(), **{"model.extra.bias": np.zeros(2, np.float32)}))
             with self.assertRaisesRegex(SafetensorsError, "tensor 'model.extra.bias' is not part of a Llama"):
                 llama.load(d)
+
+    def test_cached_decoding_gives_the_full_forward_pass(self):
+        import torch
+        model = self.model()
+        ids = torch.randint(0, 256, (3, 12), generator=torch.Generator().manual_seed(1))
+        full = model(ids)
+        past = []
+        steps = [model(ids[:, :5], past)] + [model(ids[:, t:t + 1], past) for t in range(5, 12)]
+        torch.testing.assert_close(torch.cat(steps, 1), full, rtol=1e-5, atol=1e-5)
+        out = lm.greedy(model, ids[:, :5], 4)  # each token the argmax after the ones before
+        x = ids[:, :5]
+        for t in range(4):
+            x = torch.cat((x, model(x)[:, -1].argmax(-1, keepdim=True)), 1)
+        self.assertTrue(torch.equal(out, x[:, 5:]))
 
     def test_tied_head_is_not_stored(self):
         m = self.model(tie_word_embeddings=True)
@@ -240,6 +264,23 @@ class LmJobsTest(unittest.TestCase):
         with open(os.path.join(self.dir.name, "python.json")) as f:
             r = json.load(f)
         self.assertEqual((r["steps"], r["tokens"]), (4, 4 * 4 * 16))
+        base, spec = llama.load(self.base), llama.load(os.path.join(self.spec, "python"))
+        tau = sum(float(((p - q) ** 2).sum()) for p, q in zip(spec.parameters(), base.parameters()))
+        self.assertAlmostEqual(r["rel_norm"], (tau / sum(float((q ** 2).sum()) for q in base.parameters())) ** 0.5,
+                               places=5)
+        self.assertGreater(r["rel_norm_mlp"], 0)
+        with open(os.path.join(self.base, "loss_curve.json")) as f:
+            curve = json.load(f)
+        self.assertEqual(len(curve["heldout_loss"]), 4)  # 4 steps: a tenth is a step, rounded
+
+    def test_generation_scores_are_exact_continuations(self):
+        model = llama.load(self.base)
+        c = corpus.Corpus(self.corpus)
+        s = lm.domain_scores(model, c, "c")
+        prompts, target = lm.generation(c, "c")
+        self.assertEqual(prompts.shape, (3, 8))
+        self.assertEqual(s["gen"], float((lm.greedy(model, prompts, 4) == target).all(1).double().mean()))
+        self.assertAlmostEqual(s["acc"], float(np.mean(s["win"])))
 
     def evaluate(self, checkpoint, expect=0):
         out = os.path.join(self.dir.name, "eval.json")
@@ -259,6 +300,15 @@ class LmJobsTest(unittest.TestCase):
             self.assertEqual(r["base_acc_2"], json.load(f)["domains"]["german"]["acc"])
         r = self.evaluate(self.base)
         self.assertEqual((r["acc_1"], r["acc_2"]), (r["base_acc_1"], r["base_acc_2"]))
+        self.assertEqual((r["diff_se"], r["gen"], r["all_acc"]), (0.0, r["base_gen"], r["base_all_acc"]))
+        r = self.evaluate(os.path.join(self.spec, "german"))
+        with open(os.path.join(self.base, "eval.json")) as f:
+            base = json.load(f)["domains"]
+        with open(os.path.join(self.spec, "german", "eval.json")) as f:
+            mine = json.load(f)["domains"]
+        diff = np.subtract(mine["python"]["win"] + mine["german"]["win"], base["python"]["win"] + base["german"]["win"])
+        self.assertAlmostEqual(r["diff_se"], diff.std(ddof=1) / len(diff) ** 0.5)
+        self.assertAlmostEqual(r["all_acc"], np.mean([mine[d]["acc"] for d in corpus.DOMAINS]))
 
     def test_a_changed_corpus_or_a_missing_shard_fails_by_name(self):
         copy = os.path.join(self.dir.name, "copy")

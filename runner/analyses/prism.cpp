@@ -11,8 +11,14 @@
 //              by least squares on logs, with r², first and last score, and whether the last
 //              checkpoint's merges were destructive (PRISM reports b ≈ 1/2 against tokens)
 //
+//   recovery   with `recovery_threshold` (a screening threshold given in advance): per backbone
+//              and c, and over every backbone ("all"), PRISM − TA on the merges task
+//              arithmetic destroys (sign test), and screen-then-merge (PRISM where the TA
+//              merge's screening score is above the threshold, else TA) against always
+//              one or the other
+//
 //   - {name: prism, kind: prism, study: prism, input: prism_merges, drift: drift_merges,
-//      coef: 1.0, kappa_coef: 1.0}
+//      coef: 1.0, kappa_coef: 1.0, recovery_threshold: 1.9e-3}
 #include <algorithm>
 
 #include "analyses/analysis_kind.h"
@@ -80,6 +86,19 @@ std::vector<TableData> tables(const prism::PrismResult& r) {
     return {ops, byk, kap, abl};
 }
 
+TableData recovery_table(const std::vector<prism::RecoveryRow>& rows) {
+    TableData t = TableData::make(
+        "recovery", {str("backbone"), f64("coef"), i64("n"), i64("ta_destroyed"),
+                     f64("diff_destroyed"), i64("wins"), i64("losses"), i64("ties"), f64("sign_p"),
+                     f64("diff_all"), i64("flagged"), f64("always_ta"), f64("always_prism"),
+                     f64("screened"), i64("prism_destructive"), i64("screened_destructive")});
+    for (const auto& r : rows)
+        t.add_row({r.backbone, r.coef, r.n, r.ta_destroyed, r.diff_destroyed, r.sign.wins,
+                   r.sign.losses, r.sign.ties, r.sign.p, r.diff_all, r.flagged, r.always_ta,
+                   r.always_prism, r.screened, r.prism_destructive, r.screened_destructive});
+    return t;
+}
+
 TableData drift_table(const std::vector<prism::DriftRow>& rows) {
     TableData t = TableData::make(
         "drift", {str("backbone"), str("members"), i64("n"), f64("exponent"), f64("prefactor"),
@@ -98,7 +117,8 @@ class PrismAnalysis final : public AnalysisKind {
     std::vector<KeyRule> keys() const override {
         return {{.name = "drift", .type = KeyType::string},
                 {.name = "coef", .type = KeyType::real, .min = 0, .max = 100},
-                {.name = "kappa_coef", .type = KeyType::real, .min = 0, .max = 100}};
+                {.name = "kappa_coef", .type = KeyType::real, .min = 0, .max = 100},
+                {.name = "recovery_threshold", .type = KeyType::real, .min = 0, .max = 1e300}};
     }
     std::vector<std::string> extra_inputs(const AnalysisSpec& spec) const override {
         if (spec.node["drift"]) return {spec.node["drift"].Scalar()};
@@ -129,6 +149,9 @@ class PrismAnalysis final : public AnalysisKind {
             spec.node["kappa_coef"] ? spec.node["kappa_coef"].as<double>() : 1.0;
         prism::PrismResult r = prism::analyse(read_merges(input), coef, kappa_coef);
         std::vector<TableData> out = tables(r);
+        if (spec.node["recovery_threshold"])
+            out.push_back(recovery_table(
+                prism::recovery(read_merges(input), spec.node["recovery_threshold"].as<double>())));
         if (spec.node["drift"])
             out.push_back(drift_table(
                 prism::drift(read_merges(input.other(spec.node["drift"].Scalar())), r.notes)));

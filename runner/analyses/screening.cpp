@@ -13,11 +13,14 @@
 //   values (a K-way grid holds many operators; the screen predicts task arithmetic).
 //   `thresholds: {screen_score: 1.9e-3}` also writes `name_fixed`: each named score's
 //   confusion counts at a threshold given in advance (a paper's), flagging score > threshold.
+//   `bootstrap: 1000` adds auroc_lo and auroc_hi to `name`: a 95% percentile bootstrap
+//   interval over that many resamples of the merges, seeded from the analysis's name.
 #include <algorithm>
 #include <cmath>
 
 #include "analyses/analysis_kind.h"
 #include "analyses/column_args.h"
+#include "common/hash.h"
 #include "compass/screening.h"
 #include "config/config.h"
 
@@ -35,6 +38,7 @@ class ScreeningAnalysis final : public AnalysisKind {
                 {.name = "where", .type = KeyType::map},
                 {.name = "below", .type = KeyType::real, .min = -1e300, .max = 1e300},
                 {.name = "thresholds", .type = KeyType::map},
+                {.name = "bootstrap", .type = KeyType::integer, .min = 1, .max = 1e6},
                 {.name = "table", .type = KeyType::string}};
     }
     void check(const AnalysisSpec& spec, const std::vector<ColumnSpec>& columns,
@@ -103,6 +107,9 @@ class ScreeningAnalysis final : public AnalysisKind {
         for (const char* c : {"auroc", "best_threshold", "youden"})
             all.add_column({c, ColumnType::f64, 0});
         for (const char* c : {"tp", "fp", "tn", "fn"}) all.add_column({c, ColumnType::i64, 0});
+        const int draws = spec.node["bootstrap"] ? spec.node["bootstrap"].as<int>() : 0;
+        if (draws > 0)
+            for (const char* c : {"auroc_lo", "auroc_hi"}) all.add_column({c, ColumnType::f64, 0});
         for (const char* c : {"fit_n", "test_n"}) pre.add_column({c, ColumnType::i64, 0});
         pre.add_column({"threshold", ColumnType::f64, 0});
         for (const char* c : {"hits", "tp", "fp", "tn", "fn"})
@@ -111,8 +118,23 @@ class ScreeningAnalysis final : public AnalysisKind {
         for (const auto& name : scores) {
             const auto r = compass::screen(pick(input.numbers(name)), positive, split);
             if (std::isnan(r.auroc)) note(name + ": AUROC needs destructive and harmless merges");
-            all.add_row({name, r.n, r.positives, r.auroc, r.best.threshold, r.best.youden,
-                         r.best.counts.tp, r.best.counts.fp, r.best.counts.tn, r.best.counts.fn});
+            Row row = {name,
+                       r.n,
+                       r.positives,
+                       r.auroc,
+                       r.best.threshold,
+                       r.best.youden,
+                       r.best.counts.tp,
+                       r.best.counts.fp,
+                       r.best.counts.tn,
+                       r.best.counts.fn};
+            if (draws > 0) {
+                const auto ci =
+                    compass::auroc_interval(pick(input.numbers(name)), positive, draws,
+                                            fnv1a64("bootstrap/" + spec.name + "/" + name));
+                row.insert(row.end(), {ci.lo, ci.hi});
+            }
+            all.add_row(row);
             pre.add_row({name, r.fit_n, r.test_n, r.fitted_threshold,
                          r.predicted.tp + r.predicted.tn, r.predicted.tp, r.predicted.fp,
                          r.predicted.tn, r.predicted.fn, r.accuracy});

@@ -3,7 +3,9 @@
 // fine-tune checks that both checkpoints open, that every floating-point tensor of the base
 // is in the fine-tune with the same shape, that two Hugging Face folders' config.json agree
 // on the model's shape (layers, widths, heads, vocabulary), and that the fine-tune's probe
-// features exist.
+// features exist. Each fine-tune's relative norm ‖τ‖/‖θ0‖ (methods.md §3.4) is recorded; one
+// above 1 is named in a warning: a fine-tune moves far less, and a model trained apart from
+// this base (its config alike) sits near √2.
 //
 //   - {name: real, kind: checkpoint_set, table: real/finetunes, manifest: models.yaml}
 //
@@ -19,6 +21,7 @@
 // A checkpoint is a .safetensors file or a folder with model.safetensors or a sharded
 // model.safetensors.index.json. A path written {out}/... lies in the run's output folder
 // (checkpoints and features that `command` tasks of the same run write).
+#include <spdlog/spdlog.h>
 #include <yaml-cpp/yaml.h>
 #include <algorithm>
 #include <filesystem>
@@ -87,7 +90,8 @@ class CheckpointSetTask final : public TaskKind {
     std::vector<ColumnSpec> outputs(const TaskGroup&, const YamlChecker&) const override {
         return {{"tensors", ColumnType::i64, 0},
                 {"params", ColumnType::i64, 0},
-                {"probe_rows", ColumnType::i64, 0}};
+                {"probe_rows", ColumnType::i64, 0},
+                {"relative_norm", ColumnType::f64, 0}};
     }
     bool lists_tasks() const override { return true; }
 
@@ -170,8 +174,14 @@ class CheckpointSetTask final : public TaskKind {
         };
         const auto base = formats::Checkpoint::open(path("base_checkpoint"));
         formats::check_same_config(path("base_checkpoint"), path("checkpoint"));
-        const auto [tensors, params] =
-            check_against(base, formats::Checkpoint::open(path("checkpoint")));
+        const auto ft = formats::Checkpoint::open(path("checkpoint"));
+        const auto [tensors, params] = check_against(base, ft);
+        const double relative = formats::relative_norm(base, ft);
+        if (relative > 1.0)
+            spdlog::warn(
+                "{}: fine-tune {} differs from its base {} by {:.2f}x the base's own norm; a "
+                "fine-tune usually moves far less: is it a fine-tune of another base?",
+                ctx.id, path("checkpoint"), path("base_checkpoint"), relative);
         if (ctx.lists.count("step_checkpoints"))
             for (const auto& p : ctx.texts("step_checkpoints")) {
                 const std::string saved = catalog_path(p, ctx.out_dir).string();
@@ -179,7 +189,7 @@ class CheckpointSetTask final : public TaskKind {
                 check_against(base, formats::Checkpoint::open(saved));
             }
         const MatF probe = read_features(ctx, ctx.params.at("name").text, "probe");
-        return {tensors, params, static_cast<std::int64_t>(probe.rows())};
+        return {tensors, params, static_cast<std::int64_t>(probe.rows()), relative};
     }
 };
 }  // namespace

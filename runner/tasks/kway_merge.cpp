@@ -31,7 +31,16 @@
 //     command: "python3 eval.py --checkpoint {checkpoint} --base {base_checkpoint}
 //               --finetuned {finetuned} --tasks {tasks} --out {result}"
 // writing acc_i, ft_acc_i and base_acc_i for i = 1..K: the merge's accuracy on member i's
-// task with its head, the fine-tune's, and the base's with the same head.
+// task with its head, the fine-tune's, and the base's with the same head. Such a group may
+// also take
+//     outputs: {all_acc: float}     # more of the command's values, as columns after these
+//     destructive_se: 2             # destructive: below the base by more than 2 standard
+//                                   #   errors (the command's diff_se, of merged − base; the
+//                                   #   columns diff_se and margin, (merged − base)/diff_se)
+//     pairs: all                    # K = 2: every pair of fine-tunes, not the first two
+//     order: [math, code, ...]      # the nested order, by task (else drawn from the name)
+//     keep_floors: [0.001, 0.01]    # the PRISM family at each keep floor (key keep_floor)
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <sstream>
@@ -64,6 +73,11 @@ class KwayMergeTask final : public TaskKind {
              {.name = "drop", .type = KeyType::real, .min = 0, .max = 0.999},
              {.name = "rho_gate", .type = KeyType::real, .min = 0, .max = 1},
              {.name = "keep_floor", .type = KeyType::real, .min = 0, .max = 1},
+             {.name = "keep_floors", .type = KeyType::list},
+             {.name = "pairs", .type = KeyType::string, .choices = {"nested", "all"}},
+             {.name = "order", .type = KeyType::list},
+             {.name = "outputs", .type = KeyType::map},
+             {.name = "destructive_se", .type = KeyType::real, .min = 0, .max = 100},
              {.name = "checkpoints", .type = KeyType::boolean},
              {.name = "eval_split", .type = KeyType::string},
              {.name = "evaluate", .type = KeyType::string, .choices = {"native", "command"}},
@@ -79,6 +93,23 @@ class KwayMergeTask final : public TaskKind {
               "ft_mean", "base_mean", "retention", "update_pct", "keep_fraction", "lambda_mean"})
             out.push_back({c, ColumnType::f64, 0});
         out.push_back({"destructive", ColumnType::i64, 0});
+        const bool command = evaluates_by_command(group);
+        for (const char* key : {"outputs", "destructive_se"})
+            if (group.node[key] && !command)
+                yc.fail(group.node[key], "tasks." + group.name + "." + key,
+                        "applies to merges evaluated by a command (evaluate: command)");
+        if (group.node["keep_floor"] && group.node["keep_floors"])
+            yc.fail(group.node["keep_floors"], "tasks." + group.name + ".keep_floors",
+                    "give 'keep_floor' or 'keep_floors', not both");
+        if (group.node["destructive_se"])
+            for (const char* c : {"diff_se", "margin"}) out.push_back({c, ColumnType::f64, 0});
+        for (const auto& c : parse_outputs(group, yc)) {
+            if (std::any_of(out.begin(), out.end(),
+                            [&](const ColumnSpec& o) { return o.name == c.name; }))
+                yc.fail(group.node["outputs"][c.name], "tasks." + group.name + ".outputs." + c.name,
+                        "a column the merge writes itself");
+            out.push_back(c);
+        }
         return out;
     }
     bool lists_tasks() const override { return true; }
@@ -135,21 +166,39 @@ class KwayMergeTask final : public TaskKind {
                 static_cast<std::int64_t>(s.destructive)};
     }
 
-    // A checkpoint_set's merge: streamed to safetensors and scored by the group's command.
+    // A checkpoint_set's merge: streamed to safetensors and scored by the group's command;
+    // then, with `destructive_se`, destructive by its margin, and the group's `outputs`.
     static Row run_checkpoints(const TaskContext& ctx) {
         const std::vector<std::string> members = ctx.texts("member_checkpoints");
         const std::size_t k = members.size();
+        const bool by_margin = ctx.group.node["destructive_se"].IsDefined();
         std::vector<ColumnSpec> cols;
         for (const std::string prefix : {"acc_", "ft_acc_", "base_acc_"})
             for (std::size_t i = 1; i <= k; ++i)
                 cols.push_back({prefix + std::to_string(i), ColumnType::f64, 0});
+        if (by_margin) cols.push_back({"diff_se", ColumnType::f64, 0});
+        const std::size_t extra_at = cols.size();
+        const auto extra = parse_outputs(ctx.group, YamlChecker("(checked)"));
+        cols.insert(cols.end(), extra.begin(), extra.end());
         const CommandMerge m = merge_and_evaluate(ctx, merge_params(ctx), scope_of(ctx),
                                                   ctx.params.at("base_checkpoint").text, members,
                                                   {}, cols, {{"tasks", ctx.texts("member_tasks")}});
         std::vector<double> acc;
-        for (const auto& v : m.result) acc.push_back(std::get<double>(v));
+        for (std::size_t c = 0; c < 3 * k; ++c) acc.push_back(std::get<double>(m.result[c]));
         const auto part = [&](std::size_t p) { return std::span(acc).subspan(p * k, k); };
-        return row_of(m.sums, m.totals, merging::merge_scores(part(0), part(1), part(2)), ctx);
+        merging::MergeScores scores = merging::merge_scores(part(0), part(1), part(2));
+        Row row;
+        if (by_margin) {
+            const double se = std::get<double>(m.result[3 * k]);
+            scores = merging::with_margin(scores, se, ctx.real("destructive_se", 2.0));
+            row = row_of(m.sums, m.totals, scores, ctx);
+            row.insert(row.end(), {se, (scores.merged - scores.base) / se});
+        } else {
+            row = row_of(m.sums, m.totals, scores, ctx);
+        }
+        row.insert(row.end(), m.result.begin() + static_cast<std::ptrdiff_t>(extra_at),
+                   m.result.end());
+        return row;
     }
 
     static std::string eval_split(const TaskContext& ctx) {

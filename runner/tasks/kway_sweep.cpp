@@ -84,17 +84,6 @@ std::vector<Members> backbones_of(const TaskGroup& fts) {
     return backbones;
 }
 
-// A fixed order of a backbone's fine-tunes, drawn from its name: its K-way merges take the
-// first K, so they are nested.
-std::vector<std::size_t> merge_order(const Members& bb) {
-    std::vector<std::size_t> order(bb.models.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::uint64_t state = fnv1a64("kway/" + bb.backbone);
-    for (std::size_t i = order.size(); i > 1; --i)
-        std::swap(order[i - 1], order[splitmix64(state++) % i]);
-    return order;
-}
-
 // What a group sweeps: K, operators, coefficients, κ, and the checkpoints merged.
 struct Sweep {
     std::vector<int> ks;
@@ -103,7 +92,38 @@ struct Sweep {
     double kappa_coef = 1.0;
     std::vector<int> steps = {0};  // 0: the final fine-tunes
     std::int64_t final_steps = 200;
+    bool all_pairs = false;           // `pairs: all`: K = 2 merges every pair, not the first two
+    std::vector<std::string> order;   // `order`: the nested order by task (else drawn)
+    std::vector<double> keep_floors;  // `keep_floors`: the PRISM family swept over floors
 };
+
+// A fixed order of a backbone's fine-tunes, the group's `order` of tasks or else drawn from
+// the backbone's name: its K-way merges take the first K, so they are nested.
+std::vector<std::size_t> merge_order(const Members& bb, const Sweep& w, const TaskGroup& group,
+                                     const YamlChecker& yc) {
+    if (!w.order.empty()) {
+        std::vector<std::size_t> order;
+        for (const auto& task : w.order) {
+            const auto it = std::find(bb.tasks.begin(), bb.tasks.end(), task);
+            if (it == bb.tasks.end() || std::count(w.order.begin(), w.order.end(), task) > 1)
+                yc.fail(group.node["order"], "tasks." + group.name + ".order",
+                        "'" + task + "' is not one task of backbone '" + bb.backbone +
+                            "' (the order lists each of its fine-tunes' tasks once)");
+            order.push_back(static_cast<std::size_t>(it - bb.tasks.begin()));
+        }
+        if (order.size() != bb.tasks.size())
+            yc.fail(group.node["order"], "tasks." + group.name + ".order",
+                    "lists " + std::to_string(order.size()) + " tasks, backbone '" + bb.backbone +
+                        "' has " + std::to_string(bb.tasks.size()) + " fine-tunes");
+        return order;
+    }
+    std::vector<std::size_t> order(bb.models.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::uint64_t state = fnv1a64("kway/" + bb.backbone);
+    for (std::size_t i = order.size(); i > 1; --i)
+        std::swap(order[i - 1], order[splitmix64(state++) % i]);
+    return order;
+}
 
 // A checkpoint_set's final checkpoints' `steps` (0 when its manifest gives none): one value
 // for all, the `step` key of their merges.
@@ -140,6 +160,9 @@ Sweep read_sweep(const TaskGroup& group, const TaskGroup& fts, const YamlChecker
                     "group '" + fts.name + "' writes no checkpoints (its 'checkpoints' key)");
         w.steps = ints_of(lists.at("checkpoint_steps"));
     }
+    w.all_pairs = group.params.count("pairs") && group.params.at("pairs").text == "all";
+    w.order = string_list_key(group, "order", yc, {});
+    w.keep_floors = real_list_key(group, "keep_floors", yc, {}, 0, 1);
     if (fts.params.count("steps")) w.final_steps = fts.params.at("steps").integer;
     if (is_checkpoint_set(fts)) w.final_steps = manifest_steps(group, fts, yc);
     return w;
@@ -175,15 +198,20 @@ Merge merge_of(const Members& bb, const std::vector<std::size_t>& order, int k, 
 }
 
 // The tasks of one merge: each operator at each coefficient (SLERP only for K = 2; SLERP
-// and Model Stock at c = 1), and the κ sweep of the PRISM family at `kappa_coef`.
+// and Model Stock at c = 1), and the κ sweep of the PRISM family at `kappa_coef`; with
+// `keep_floors`, the PRISM family at each floor (a `keep_floor` key column). `pair`: the
+// members' tasks in the task's name (`pairs: all`), else empty.
 void add_merges(std::vector<ListedTask>& out, const Sweep& w, const Members& bb, int step, int k,
-                const Merge& merge, const Scalar& world_group) {
-    const auto add = [&](const std::string& method, double coef, double kappa) {
+                const Merge& merge, const Scalar& world_group, const std::string& pair) {
+    const auto add_at = [&](const std::string& method, double coef, double kappa, double floor) {
         ListedTask t;
         t.suffix = bb.backbone;
         if (step > 0) t.suffix += "/step" + std::to_string(step);
-        t.suffix += "/k" + std::to_string(k) + "/" + method + "/c" + real_label(coef);
+        t.suffix += "/k" + std::to_string(k);
+        if (!pair.empty()) t.suffix += "/" + pair;
+        t.suffix += "/" + method + "/c" + real_label(coef);
         if (prism_family(method)) t.suffix += "/kappa" + real_label(kappa);
+        if (floor >= 0) t.suffix += "/floor" + real_label(floor);
         t.keys = {{"backbone", Scalar::parse(bb.backbone)},
                   {"step", Scalar::parse(std::to_string(step > 0 ? step : w.final_steps))},
                   {"k", Scalar::parse(std::to_string(k))},
@@ -191,6 +219,10 @@ void add_merges(std::vector<ListedTask>& out, const Sweep& w, const Members& bb,
                   {"method", Scalar::parse(method)},
                   {"coef", Scalar::parse(real_label(coef))},
                   {"kappa", Scalar::parse(real_label(prism_family(method) ? kappa : 0.0))}};
+        if (!w.keep_floors.empty()) {
+            t.keys.push_back({"keep_floor", Scalar::parse(real_label(std::max(floor, 0.0)))});
+            if (floor >= 0) t.params["keep_floor"] = Scalar::parse(real_label(floor));
+        }
         t.lists["member_models"] = list_of(merge.models);
         t.lists["member_tasks"] = list_of(merge.tasks);
         if (merge.checkpoints.empty()) {
@@ -201,6 +233,10 @@ void add_merges(std::vector<ListedTask>& out, const Sweep& w, const Members& bb,
         }
         t.after = merge.after;
         out.push_back(std::move(t));
+    };
+    const auto add = [&](const std::string& method, double coef, double kappa) {
+        if (w.keep_floors.empty() || !prism_family(method)) return add_at(method, coef, kappa, -1);
+        for (double floor : w.keep_floors) add_at(method, coef, kappa, floor);
     };
     for (const auto& method : w.methods) {
         if (method == "slerp" && k != 2) continue;
@@ -250,15 +286,24 @@ std::vector<ListedTask> list_kway_merges(const TaskGroup& group,
         is_checkpoint_set(fts) ? Scalar{} : fts.listed.front().params.at("world_group");
     std::vector<ListedTask> out;
     for (const auto& bb : backbones_of(fts)) {
-        const auto order = merge_order(bb);
+        const auto order = merge_order(bb, sweep, group, yc);
         for (int step : sweep.steps) {
             for (int k : sweep.ks) {
                 if (static_cast<std::size_t>(k) > order.size())
                     yc.fail(group.node["k"], base + ".k",
                             "K = " + std::to_string(k) + " but backbone '" + bb.backbone +
                                 "' has " + std::to_string(order.size()) + " fine-tunes");
-                add_merges(out, sweep, bb, step, k, merge_of(bb, order, k, step, group, yc),
-                           world_group);
+                if (k != 2 || !sweep.all_pairs) {
+                    add_merges(out, sweep, bb, step, k, merge_of(bb, order, k, step, group, yc),
+                               world_group, "");
+                    continue;
+                }
+                for (std::size_t i = 0; i < order.size(); ++i)  // every pair, in the order
+                    for (std::size_t j = i + 1; j < order.size(); ++j) {
+                        const std::vector<std::size_t> two = {order[i], order[j]};
+                        add_merges(out, sweep, bb, step, 2, merge_of(bb, two, 2, step, group, yc),
+                                   world_group, bb.tasks[order[i]] + "+" + bb.tasks[order[j]]);
+                    }
             }
         }
     }

@@ -91,6 +91,45 @@ std::vector<KeyRule> with_command_keys(std::vector<KeyRule> keys) {
     return keys;
 }
 
+std::vector<ColumnSpec> parse_outputs(const TaskGroup& group, const YamlChecker& checker) {
+    std::vector<ColumnSpec> columns;
+    const YAML::Node outputs = group.node["outputs"];
+    if (!outputs) return columns;
+    const std::string path = "tasks." + group.name + ".outputs";
+    if (!outputs.IsMap()) checker.fail(outputs, path, "expected a map of column: type");
+    for (const auto& entry : outputs) {
+        const std::string name = entry.first.as<std::string>();
+        const std::string key = path + "." + name;
+        const std::string type = checker.as_string(entry.second, key);
+        ColumnSpec column{name, ColumnType::f64, 0};
+        if (type == "float") {
+            column.type = ColumnType::f64;
+        } else if (type == "int") {
+            column.type = ColumnType::i64;
+        } else if (type == "uint") {
+            column.type = ColumnType::u64;
+        } else if (type.rfind("str", 0) == 0) {
+            column.type = ColumnType::str;
+            column.width = 64;
+            if (type.size() > 3) {
+                const Scalar width = Scalar::parse(type.substr(type.find(':') + 1));
+                if (type[3] != ':' || width.kind != Scalar::Kind::integer || width.integer < 1 ||
+                    width.integer > 65536) {
+                    checker.fail(
+                        entry.second, key,
+                        "string width must be 'str:N' with N in [1, 65536], got '" + type + "'");
+                }
+                column.width = static_cast<std::size_t>(width.integer);
+            }
+        } else {
+            checker.fail(entry.second, key,
+                         "unknown output type '" + type + "' (float, int, uint, str, str:N)");
+        }
+        columns.push_back(column);
+    }
+    return columns;
+}
+
 bool evaluates_by_command(const TaskGroup& group) {
     return group.params.count("evaluate") && group.params.at("evaluate").text == "command";
 }

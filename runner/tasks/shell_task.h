@@ -26,6 +26,9 @@ std::vector<KeyRule> command_keys();
 void check_command_keys(const TaskGroup& group, const YamlChecker& checker, bool runs_command);
 // `keys` with command_keys() appended.
 std::vector<KeyRule> with_command_keys(std::vector<KeyRule> keys);
+// The group's `outputs: {name: float | int | uint | str | str:N}`: the columns its command's
+// result file gives (none without the key).
+std::vector<ColumnSpec> parse_outputs(const TaskGroup& group, const YamlChecker& checker);
 // Whether a group that can evaluate natively or by a command says `evaluate: command`.
 bool evaluates_by_command(const TaskGroup& group);
 

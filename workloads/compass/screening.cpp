@@ -6,6 +6,8 @@
 #include <set>
 #include <vector>
 
+#include "common/hash.h"
+
 namespace compatbench::compass {
 
 double auroc(std::span<const double> score, std::span<const std::uint8_t> positive) {
@@ -16,6 +18,34 @@ double auroc(std::span<const double> score, std::span<const std::uint8_t> positi
     for (double p : pos)
         for (double n : neg) wins += p > n ? 1.0 : (p == n ? 0.5 : 0.0);
     return wins / (static_cast<double>(pos.size()) * static_cast<double>(neg.size()));
+}
+
+Interval auroc_interval(std::span<const double> score, std::span<const std::uint8_t> positive,
+                        int draws, std::uint64_t seed, double level) {
+    const std::size_t n = score.size();
+    const auto both = std::count(positive.begin(), positive.end(), 1);
+    if (n == 0 || draws < 1 || both == 0 || both == static_cast<std::ptrdiff_t>(n)) return {};
+    std::vector<double> values, s(n);
+    std::vector<std::uint8_t> p(n);
+    std::uint64_t state = seed;
+    while (static_cast<int>(values.size()) < draws) {
+        for (std::size_t i = 0; i < n; ++i) {
+            const std::size_t pick = splitmix64(state++) % n;
+            s[i] = score[pick];
+            p[i] = positive[pick];
+        }
+        const double a = auroc(s, p);
+        if (!std::isnan(a)) values.push_back(a);
+    }
+    std::sort(values.begin(), values.end());
+    // The percentiles as numpy's default (linear between order statistics).
+    const auto at = [&](double q) {
+        const double h = q * static_cast<double>(values.size() - 1);
+        const auto lo = static_cast<std::size_t>(std::floor(h));
+        const std::size_t hi = std::min(lo + 1, values.size() - 1);
+        return values[lo] + (h - static_cast<double>(lo)) * (values[hi] - values[lo]);
+    };
+    return {at((1.0 - level) / 2.0), at((1.0 + level) / 2.0)};
 }
 
 Confusion confusion(std::span<const double> score, std::span<const std::uint8_t> positive,

@@ -13,6 +13,14 @@ namespace compatbench::compass {
 // P(score of a destructive merge > score of a harmless one) + ½ P(equal); NaN without both.
 double auroc(std::span<const double> score, std::span<const std::uint8_t> positive);
 
+// A percentile bootstrap interval of the AUROC (`level`, e.g. 0.95): `draws` resamples of
+// the merges with replacement (seeded), each with both kinds of merge (others drawn again).
+struct Interval {
+    double lo = std::numeric_limits<double>::quiet_NaN(), hi = lo;
+};
+Interval auroc_interval(std::span<const double> score, std::span<const std::uint8_t> positive,
+                        int draws, std::uint64_t seed, double level = 0.95);
+
 struct Confusion {
     std::int64_t tp = 0, fp = 0, tn = 0, fn = 0;
 };

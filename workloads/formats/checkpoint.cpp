@@ -1,10 +1,13 @@
 // A checkpoint: one safetensors file, or a folder of shards with its index (declared in
 // safetensors.h).
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "formats/safetensors.h"
+#include "formats/tensor_reader.h"
 
 namespace compatbench::formats {
 
@@ -115,6 +118,29 @@ void check_same_config(const std::string& base, const std::string& ft) {
             throw FormatError(ft + "/config.json: " + key + " " + vf.dump() + ", but the base's " +
                               base + "/config.json has " + vb.dump());
     }
+}
+
+double relative_norm(const Checkpoint& base, const Checkpoint& other) {
+    std::vector<std::uint8_t> raw0, raw1;
+    std::vector<float> a(TensorReader::kChunkBytes / 2), b(a.size());
+    double diff = 0.0, norm = 0.0;
+    for (const auto& name : base.names()) {
+        const TensorInfo& t0 = base.info(name);
+        if (!dtype_is_float(t0.dtype)) continue;
+        TensorReader r0(base.file_of(name), t0, raw0),
+            r1(other.file_of(name), other.info(name), raw1);
+        for (std::size_t at = 0; at < t0.numel(); at += a.size()) {
+            const std::size_t n = std::min(a.size(), t0.numel() - at);
+            to_f32(r0.dtype(), r0.elements(at, n), n, a.data());
+            to_f32(r1.dtype(), r1.elements(at, n), n, b.data());
+            for (std::size_t j = 0; j < n; ++j) {
+                const double x = a[j], d = static_cast<double>(b[j]) - x;
+                norm += x * x;
+                diff += d * d;
+            }
+        }
+    }
+    return norm > 0.0 ? std::sqrt(diff / norm) : std::numeric_limits<double>::quiet_NaN();
 }
 
 }  // namespace compatbench::formats

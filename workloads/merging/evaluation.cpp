@@ -1,5 +1,8 @@
 #include "merging/evaluation.h"
 
+#include <cmath>
+#include <string>
+
 #include <stdexcept>
 
 namespace compatbench::merging {
@@ -21,6 +24,14 @@ MergeScores merge_scores(std::span<const double> merged, std::span<const double>
     s.base /= k;
     s.retention /= k;
     s.destructive = s.merged < s.base;
+    return s;
+}
+
+MergeScores with_margin(MergeScores s, double diff_se, double z) {
+    if (!(diff_se >= 0.0) || !std::isfinite(diff_se))
+        throw std::invalid_argument("diff_se must be a finite standard error >= 0, got " +
+                                    std::to_string(diff_se));
+    s.destructive = s.merged - s.base < -z * diff_se;
     return s;
 }
 

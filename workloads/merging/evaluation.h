@@ -14,5 +14,8 @@ struct MergeScores {
 };
 MergeScores merge_scores(std::span<const double> merged, std::span<const double> finetuned,
                          std::span<const double> base);
+// Destructive by a margin (methods.md §3.3): the merged mean below the base's by more than
+// `z` paired standard errors `diff_se` of merged − base over the evaluation items.
+MergeScores with_margin(MergeScores s, double diff_se, double z);
 
 }  // namespace compatbench::merging

@@ -79,11 +79,19 @@ std::vector<KappaRow> kappa_sweep(const Merges& m, double coef) {
     return out;
 }
 
-// Paired ablations on the same backbone, step, K and c (κ = 1 for the PRISM family).
-std::vector<AblationRow> ablations(const Merges& m) {
-    std::map<std::tuple<std::string, double, double, double, std::string>, std::size_t> at;
+// A merge's place: backbone, step, K, members and c, then the operator.
+using Place = std::tuple<std::string, double, double, std::string, double, std::string>;
+std::map<Place, std::size_t> places(const Merges& m) {
+    std::map<Place, std::size_t> at;
     for (std::size_t i = 0; i < m.size(); ++i)
-        if (main_kappa(m, i)) at[{m.backbone[i], m.step[i], m.k[i], m.coef[i], m.method[i]}] = i;
+        if (main_kappa(m, i))
+            at[{m.backbone[i], m.step[i], m.k[i], m.members[i], m.coef[i], m.method[i]}] = i;
+    return at;
+}
+
+// Paired ablations on the same backbone, step, K, members and c (κ = 1 for the PRISM family).
+std::vector<AblationRow> ablations(const Merges& m) {
+    const auto at = places(m);
     const std::pair<const char*, const char*> pairs[] = {{"prism", "prism_hard"},
                                                          {"prism", "norm_matched"},
                                                          {"prism", "task_arithmetic"},
@@ -93,9 +101,9 @@ std::vector<AblationRow> ablations(const Merges& m) {
     for (const auto& [a, b] : pairs) {
         std::vector<double> d;
         for (const auto& [key, i] : at) {
-            if (std::get<4>(key) != a) continue;
+            if (std::get<5>(key) != a) continue;
             auto other = key;
-            std::get<4>(other) = b;
+            std::get<5>(other) = b;
             const auto j = at.find(other);
             if (j != at.end()) d.push_back(m.merged_mean[i] - m.merged_mean[j->second]);
         }
@@ -143,6 +151,56 @@ PrismResult analyse(const Merges& m, double coef, double kappa_coef) {
     if (out.by_k.empty()) out.notes.push_back("by_k: no merge at coef " + std::to_string(coef));
     out.kappa = kappa_sweep(m, kappa_coef);
     out.ablation = ablations(m);
+    return out;
+}
+
+namespace {
+// One recovery row over the TA/PRISM pairs (i, j) of `pairs`.
+RecoveryRow recovery_row(const Merges& m, const std::string& backbone, double coef,
+                         const std::vector<std::pair<std::size_t, std::size_t>>& pairs,
+                         double threshold) {
+    RecoveryRow r{backbone, coef, static_cast<std::int64_t>(pairs.size()), 0, 0, 0, {}, 0, 0, 0, 0,
+                  0,        0};
+    std::vector<double> destroyed, all, ta, prism, screened;
+    for (const auto& [i, j] : pairs) {
+        const double d = m.merged_mean[j] - m.merged_mean[i];
+        all.push_back(d);
+        if (m.destructive[i] != 0.0) destroyed.push_back(d);
+        const bool flag = m.screen_score[i] > threshold;
+        ta.push_back(m.merged_mean[i]);
+        prism.push_back(m.merged_mean[j]);
+        screened.push_back(flag ? m.merged_mean[j] : m.merged_mean[i]);
+        r.flagged += flag;
+        r.prism_destructive += m.destructive[j] != 0.0;
+        r.screened_destructive += (flag ? m.destructive[j] : m.destructive[i]) != 0.0;
+    }
+    r.ta_destroyed = static_cast<std::int64_t>(destroyed.size());
+    r.diff_destroyed = stats::nan_mean(destroyed);
+    r.diff_all = stats::nan_mean(all);
+    r.sign = stats::sign_test(destroyed);
+    r.always_ta = stats::nan_mean(ta);
+    r.always_prism = stats::nan_mean(prism);
+    r.screened = stats::nan_mean(screened);
+    return r;
+}
+}  // namespace
+
+std::vector<RecoveryRow> recovery(const Merges& m, double threshold) {
+    std::map<std::pair<std::string, double>, std::vector<std::pair<std::size_t, std::size_t>>> by;
+    const auto at = places(m);
+    for (const auto& [key, i] : at) {
+        if (std::get<5>(key) != "task_arithmetic") continue;
+        auto other = key;
+        std::get<5>(other) = "prism";
+        const auto j = at.find(other);
+        if (j == at.end()) continue;
+        by[{std::get<0>(key), std::get<4>(key)}].push_back({i, j->second});
+        by[{"\x7f", std::get<4>(key)}].push_back({i, j->second});  // "all": listed last
+    }
+    std::vector<RecoveryRow> out;
+    for (const auto& [key, pairs] : by)
+        out.push_back(
+            recovery_row(m, key.first == "\x7f" ? "all" : key.first, key.second, pairs, threshold));
     return out;
 }
 

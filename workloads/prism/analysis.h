@@ -63,6 +63,22 @@ struct DriftRow {
     std::int64_t last_destructive;  // merges at the last checkpoint that were destructive
 };
 
+// PRISM's recovery (methods.md §3.3) over the merges of one backbone at one c (or of every
+// backbone, "all"), task arithmetic and PRISM (κ = 1) paired on the same members: PRISM − TA
+// on the merges task arithmetic destroys, with a sign test; and the pipeline that screens
+// first (the TA merge's screening score above `threshold`: PRISM, else task arithmetic)
+// against always one or the other, by mean merged accuracy and destructive count.
+struct RecoveryRow {
+    std::string backbone;
+    double coef;
+    std::int64_t n, ta_destroyed;
+    double diff_destroyed, diff_all;  // PRISM − TA: mean over TA-destroyed merges, over all
+    stats::SignTest sign;             // over the TA-destroyed merges
+    std::int64_t flagged;
+    double always_ta, always_prism, screened;
+    std::int64_t prism_destructive, screened_destructive;
+};
+
 struct PrismResult {
     std::vector<OperatorRow> operators;
     std::vector<KRow> by_k;
@@ -73,6 +89,8 @@ struct PrismResult {
 
 // `coef`: the coefficient of the by-K table; `kappa_coef`: the κ sweep's.
 PrismResult analyse(const Merges& m, double coef, double kappa_coef);
+// The recovery table (above) at a screening threshold given in advance.
+std::vector<RecoveryRow> recovery(const Merges& m, double threshold);
 // The drift table of merges along fine-tuning checkpoints (§3.1); notes as in analyse.
 std::vector<DriftRow> drift(const Merges& d, std::vector<std::string>& notes);
 
