@@ -33,7 +33,7 @@ windows of context bytes spread alike over every domain's training text) to
 <features>/<name>/probe.safetensors. The learning rate warms up linearly over the first 5%
 of the steps and then stays: a specialist never runs above its own `--lr`. FILE: acc and ppl on the own domain, the same
 for the base, the mean accuracy and cross-entropy on the other domains (beside the base's),
-gen on the own domain, ‖τ‖/‖θ0‖ over every tensor (rel_norm) and over the MLP projections
+gen on the own domain, ‖τ‖/‖θ0‖ over the matrices (rel_norm) and over the MLP projections
 (rel_norm_mlp), the learning rate, tokens and steps.
 
 `evaluate` scores the merged tensors (a folder of safetensors, no config: the base's
@@ -233,10 +233,12 @@ def pretrain(a):
 
 
 def relative_norms(model, base):
-    """‖τ‖/‖θ0‖ of a model against its base, over every tensor and over the MLP projections."""
+    """‖τ‖/‖θ0‖ of a model against its base, over its matrices (the tensors of two or more
+    dimensions: the norms' weights, near 1 and barely moved, would otherwise dominate ‖θ0‖)
+    and over the MLP projections."""
     theta, theta0 = model.tensors(), base.tensors()
     out = {}
-    for key, keep in (("rel_norm", lambda n: True), ("rel_norm_mlp", lambda n: ".mlp." in n)):
+    for key, keep in (("rel_norm", lambda n: theta0[n].ndim >= 2), ("rel_norm_mlp", lambda n: ".mlp." in n)):
         names = [n for n in theta0 if keep(n)]
         tau = sum(float(np.sum((theta[n].astype(np.float64) - theta0[n]) ** 2)) for n in names)
         out[key] = math.sqrt(tau / sum(float(np.sum(theta0[n].astype(np.float64) ** 2)) for n in names))

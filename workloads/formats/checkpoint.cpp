@@ -126,7 +126,7 @@ double relative_norm(const Checkpoint& base, const Checkpoint& other) {
     double diff = 0.0, norm = 0.0;
     for (const auto& name : base.names()) {
         const TensorInfo& t0 = base.info(name);
-        if (!dtype_is_float(t0.dtype)) continue;
+        if (!dtype_is_float(t0.dtype) || t0.shape.size() < 2) continue;
         TensorReader r0(base.file_of(name), t0, raw0),
             r1(other.file_of(name), other.info(name), raw1);
         for (std::size_t at = 0; at < t0.numel(); at += a.size()) {

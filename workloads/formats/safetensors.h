@@ -183,8 +183,9 @@ class Checkpoint {
 // fine-tune of this base. FormatError names the file and the key.
 void check_same_config(const std::string& base, const std::string& other);
 
-// ‖θ − θ0‖ / ‖θ0‖ over the floating-point tensors of `base` (methods.md §3.4: a fine-tune's
-// relative norm), read a chunk at a time; the tensors must match (checked before).
+// ‖θ − θ0‖ / ‖θ0‖ over the floating-point tensors of `base` with two or more dimensions (its
+// matrices: norms' weights near 1 that barely move would otherwise dominate ‖θ0‖; methods.md
+// §3.4's relative norm), read a chunk at a time; the tensors must match (checked before).
 double relative_norm(const Checkpoint& base, const Checkpoint& other);
 
 }  // namespace compatbench::formats

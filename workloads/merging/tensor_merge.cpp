@@ -156,14 +156,15 @@ void dare_drop(const MergeParams& p, const TensorScope& s, Block& b) {
 }
 
 // The PRISM threshold of one tensor (§3.2): κ σ sqrt(2 ln n), 0 below the ρ-gate, lowered for
-// a matrix to keep at least `keep_floor` of its coordinates.
+// a matrix to keep at least `keep_floor` of its coordinates (a floor of every coordinate
+// keeps them all: λ = 0).
 double prism_lambda(const MergeParams& p, const TensorScope& s, std::size_t n, const FirstPass& f) {
     if (s.merge_rho < p.rho_gate || n < 2) return 0.0;
     const double sigma = std::sqrt(f.sum_var / static_cast<double>(n));
     double lambda = p.kappa * sigma * std::sqrt(2.0 * std::log(static_cast<double>(n)));
     if (!s.matrix || p.keep_floor <= 0.0) return lambda;
     const auto floor_k = static_cast<std::size_t>(std::ceil(p.keep_floor * static_cast<double>(n)));
-    if (floor_k >= n) return lambda;
+    if (floor_k >= n) return 0.0;
     const std::vector<double>& mag = magnitudes(n);  // |τ̄_j|, kept by the first pass
     std::size_t survive = 0;
     for (std::size_t j = 0; j < n; ++j) survive += mag[j] > lambda;

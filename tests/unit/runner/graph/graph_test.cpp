@@ -209,3 +209,68 @@ TEST(Graph, ExcludeLeavesOutTheMatchesAndTheirDependents) {
     }
     EXPECT_THROW(TaskGraph::build(config, {"no_such_task*"}), ConfigError);
 }
+
+TEST(Graph, KwayMergesOfEveryPairInAnOrderAtEachKeepFloor) {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::path(::testing::TempDir()) / "kway_pairs";
+    fs::create_directories(dir);
+    std::ofstream(dir / "m.yaml")
+        << "backbones: [{name: b, family: f, paradigm: p, checkpoint: b.safetensors}]\n"
+           "finetunes:\n"
+           "  - {name: b+x, base: b, task: x, checkpoint: x.safetensors}\n"
+           "  - {name: b+y, base: b, task: y, checkpoint: y.safetensors}\n"
+           "  - {name: b+z, base: b, task: z, checkpoint: z.safetensors}\n";
+    const auto config_with = [&](const std::string& kway) {
+        std::ofstream(dir / "c.yaml")
+            << "experiment: {name: t, seed: 1}\ntasks:\n"
+               "  - {name: fts, kind: checkpoint_set, table: t/f, manifest: m.yaml}\n"
+               "  - {name: km, kind: kway_merge, table: t/k, finetunes: fts, k: [2, 3],\n"
+               "     coefs: [1.0], kappas: [1], evaluate: command, command: 'e {finetuned}'"
+            << kway << "}\n";
+        return (dir / "c.yaml").string();
+    };
+    const auto listed = [&](const std::string& kway) {
+        std::vector<std::pair<std::string, std::string>> out;  // (id, members)
+        const Config config = load_config(config_with(kway));
+        const TaskGraph g = TaskGraph::build(config);
+        for (const auto& t : g.tasks())
+            if (config.groups[t.group].name == "km")
+                out.push_back({t.id, t.params.at("members").text});
+        return out;
+    };
+    const auto pairs = listed(", methods: [task_arithmetic], pairs: all, order: [z, x, y]");
+    ASSERT_EQ(pairs.size(), 4u);  // the 3 pairs in the order's sequence, then the K = 3 merge
+    EXPECT_EQ(pairs[0],
+              std::make_pair(std::string("km/b/k2/z+x/task_arithmetic/c1"), std::string("z,x")));
+    EXPECT_EQ(pairs[1].second, "z,y");
+    EXPECT_EQ(pairs[2].second, "x,y");
+    EXPECT_EQ(pairs[3],
+              std::make_pair(std::string("km/b/k3/task_arithmetic/c1"), std::string("z,x,y")));
+    // The nested default: one K = 2 merge; the PRISM family at each floor, a key column.
+    const auto floors = listed(", methods: [task_arithmetic, prism], keep_floors: [0.01, 1]");
+    ASSERT_EQ(floors.size(), 6u);  // per K: TA, PRISM at 2 floors
+    EXPECT_NE(floors[1].first.find("/prism/c1/kappa1/floor0.01"), std::string::npos)
+        << floors[1].first;
+    const Config config = load_config(config_with(", methods: [prism], keep_floors: [0.01, 1]"));
+    const TaskGraph g = TaskGraph::build(config);
+    for (const auto& t : g.tasks()) {
+        if (config.groups[t.group].name == "km") {
+            EXPECT_TRUE(t.params.count("keep_floor")) << t.id;
+        }
+    }
+    const auto message = [&](const std::string& kway) {
+        try {
+            TaskGraph::build(load_config(config_with(kway)));
+        } catch (const ConfigError& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    EXPECT_NE(message(", order: [x, y, w]").find("'w' is not one task of backbone 'b'"),
+              std::string::npos)
+        << message(", order: [x, y, w]");
+    EXPECT_NE(message(", order: [x, y]").find("lists 2 tasks, backbone 'b' has 3"),
+              std::string::npos);
+    EXPECT_NE(message(", keep_floor: 0.1, keep_floors: [0.2]").find("not both"), std::string::npos);
+    EXPECT_NE(message(", pairs: some").find("pairs"), std::string::npos);
+}

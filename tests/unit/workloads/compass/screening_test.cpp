@@ -43,3 +43,25 @@ TEST(Screening, OneKindOfMergeHasNoAurocAndOneGroupNoTest) {
     EXPECT_EQ(r.test_n, 0);
     EXPECT_TRUE(std::isnan(r.accuracy));
 }
+
+TEST(Screening, BootstrapIntervalHoldsTheAurocAndIsSeeded) {
+    const std::vector<double> score = {0.1, 0.4, 0.35, 0.8, 0.2, 0.9, 0.5, 0.3};
+    const std::vector<std::uint8_t> positive = {0, 0, 1, 1, 0, 1, 0, 1};
+    const double a = auroc(score, positive);
+    const Interval ci = auroc_interval(score, positive, 500, 7);
+    EXPECT_LE(ci.lo, a);
+    EXPECT_GE(ci.hi, a);
+    EXPECT_LT(ci.lo, ci.hi);
+    EXPECT_GE(ci.lo, 0.0);
+    EXPECT_LE(ci.hi, 1.0);
+    const Interval again = auroc_interval(score, positive, 500, 7);
+    EXPECT_EQ(again.lo, ci.lo);
+    EXPECT_EQ(again.hi, ci.hi);
+    // Perfect separation: every resample with both kinds has AUROC 1.
+    const std::vector<double> apart = {0.1, 0.2, 0.8, 0.9};
+    const std::vector<std::uint8_t> kinds = {0, 0, 1, 1};
+    const Interval one = auroc_interval(apart, kinds, 100, 1);
+    EXPECT_EQ(one.lo, 1.0);
+    EXPECT_EQ(one.hi, 1.0);
+    EXPECT_TRUE(std::isnan(auroc_interval(apart, std::vector<std::uint8_t>(4, 1), 100, 1).lo));
+}

@@ -162,6 +162,12 @@ TEST(MergeScores, MeansRetentionAndDestructive) {
     const double better[] = {0.6, 0.9};
     EXPECT_FALSE(merge_scores(better, finetuned, base).destructive);
     EXPECT_THROW(merge_scores(std::span(merged, 1), finetuned, base), std::invalid_argument);
+    // By a margin: 0.05 below the base is destructive past two standard errors of 0.02, not of
+    // 0.03; equal to the base never is.
+    EXPECT_TRUE(with_margin(s, 0.02, 2.0).destructive);
+    EXPECT_FALSE(with_margin(s, 0.03, 2.0).destructive);
+    EXPECT_FALSE(with_margin(merge_scores(base, finetuned, base), 0.0, 2.0).destructive);
+    EXPECT_THROW(with_margin(s, NAN, 2.0), std::invalid_argument);
 }
 
 TEST(CheckpointMerge, StreamedFileEqualsTheMergeInMemory) {

@@ -89,3 +89,33 @@ TEST(PrismAnalysis, DriftExponentAlongCheckpoints) {
     EXPECT_EQ(rows[2].fit.n, 5u);
     EXPECT_TRUE(notes.empty());
 }
+
+TEST(PrismAnalysis, RecoveryPairsPrismWithTaskArithmeticOnTheSameMembers) {
+    // Two member sets of one backbone at c = 1: task arithmetic destroys the first (0.4 <
+    // 0.5), PRISM recovers it (0.55); both keep the second. The screen flags the first only.
+    Merges m;
+    add(m, "b", "task_arithmetic", 1, 2, 1.0, 0.0, 0.4);
+    add(m, "b", "prism", 1, 2, 1.0, 1.0, 0.55);
+    add(m, "b", "task_arithmetic", 1, 2, 1.0, 0.0, 0.7);
+    add(m, "b", "prism", 1, 2, 1.0, 1.0, 0.6);
+    m.members = {"x,y", "x,y", "x,z", "x,z"};
+    m.screen_score = {3e-3, 3e-3, 1e-3, 1e-3};
+    const auto rows = recovery(m, 1.9e-3);
+    ASSERT_EQ(rows.size(), 2u);  // b, then all
+    EXPECT_EQ(rows[1].backbone, "all");
+    const RecoveryRow& r = rows[0];
+    EXPECT_EQ(r.n, 2);
+    EXPECT_EQ(r.ta_destroyed, 1);
+    EXPECT_NEAR(r.diff_destroyed, 0.15, 1e-12);
+    EXPECT_NEAR(r.diff_all, 0.025, 1e-12);
+    EXPECT_EQ(r.sign.wins, 1);
+    EXPECT_EQ(r.flagged, 1);
+    EXPECT_NEAR(r.always_ta, 0.55, 1e-12);
+    EXPECT_NEAR(r.always_prism, 0.575, 1e-12);
+    EXPECT_NEAR(r.screened, 0.625, 1e-12);  // PRISM where flagged, TA elsewhere
+    EXPECT_EQ(r.screened_destructive, 0);
+    // Ablations pair on the members too: two sets at one K give two pairs, not one.
+    const auto a = analyse(m, 1.0, 1.0).ablation;
+    ASSERT_FALSE(a.empty());
+    EXPECT_EQ(a[0].n, 2);
+}
