@@ -1,82 +1,84 @@
-"""The language-model library's PRISM study beside the paper's numbers, from a run's
-results.h5 (docs/language-models.md): the specialists; the merges' destructive share; the
-screen at the paper's threshold and at one fixed on half of the merges (its own half, then
-the other); PRISM against TA, TIES and DELLA on the K = 2 merge; the κ sweep; the update
-norm; the drift exponent.
+"""PRISM's drift study on the language models (configs/real-lm.yaml) from a run's
+results.h5, as docs/language-models.md defines it: the base's loss curve, the specialists per
+drift level, the regime, each claim judged by the rule fixed before the run (the report's
+own judgement, report/lm.py), the keep floors, and each part's task time.
     /usr/bin/python3 bench/lm_study.py RESULTS_H5
 """
+import json
 import os
 import sys
 
 import h5py
 import numpy as np
 
-from prism_sweeps import rows
-
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from report.references import PAPER_DRIFT_EXPONENT, PAPER_LM  # noqa: E402
+from report.h5 import table  # noqa: E402
+from report.lm import _floors, drift_claims  # noqa: E402
 
 
-def confusion(score, positive, threshold):
-    flagged = score > threshold
-    return (int((flagged & positive).sum()), int((flagged & ~positive).sum()),
-            int((~flagged & ~positive).sum()), int((~flagged & positive).sum()))
+def models(f):
+    b = table(f, "/lm/base")
+    curve = [float(b[f"heldout_{i}"][0]) for i in range(1, 11)]
+    print(f"base: {int(b['params'][0]):,} parameters, {int(b['tokens'][0]):,} tokens; mean accuracy "
+          f"{b['acc_mean'][0]:.3f}, perplexity {b['ppl_mean'][0]:.2f}, generation {b['gen_mean'][0]:.3f}")
+    print("held-out loss after each tenth: " + ", ".join(f"{c:.3f}" for c in curve) +
+          f"; last tenth {100 * b['last_tenth_gain'][0]:.2f}%")
+    s = table(f, "/lm/specialists")
+    print(f"\n{'level':>6} {'domain':>8} {'rel':>6} {'rel mlp':>7} {'own':>6} {'base':>6} {'others':>7} {'base':>6}"
+          f" {'loss oth':>8} {'base':>6} {'gen':>5} {'base':>5}")
+    for i in np.lexsort((s["domain"], s["lr"])):
+        print(f"{s['lr'][i]:>6g} {s['domain'][i]:>8} {s['rel_norm'][i]:>6.3f} {s['rel_norm_mlp'][i]:>7.3f} "
+              f"{s['acc'][i]:>6.3f} {s['base_acc'][i]:>6.3f} {s['acc_other'][i]:>7.3f} {s['base_acc_other'][i]:>6.3f} "
+              f"{s['loss_other'][i]:>8.3f} {s['base_loss_other'][i]:>6.3f} {s['gen'][i]:>5.2f} {s['base_gen'][i]:>5.2f}")
 
 
-def specialists(f):
-    print(f"{'domain':>8} {'acc':>6} {'base':>6} {'ppl':>6} {'base':>6} {'other domains':>14} {'base':>6}")
-    for r in rows(f, "lm/specialists"):
-        print(f"{r['domain']:>8} {r['acc']:>6.3f} {r['base_acc']:>6.3f} {r['ppl']:>6.2f} {r['base_ppl']:>6.2f} "
-              f"{r['acc_other']:>14.3f} {r['base_acc_other']:>6.3f}")
-    b = rows(f, "lm/base")[0]
-    print(f"base: {b['params']:,} parameters, {b['tokens']:,} tokens, mean accuracy {b['acc_mean']:.3f}, "
-          f"perplexity {b['ppl_mean']:.2f}")
+def claims(f):
+    levels, span, holds, rows = drift_claims(f)
+    print("\nthe regime: " + "; ".join(
+        f"{r['level']}: rel norm {r['rel_norm_mlp']:.3f} (mlp), {r['k2_destructive']} of {r['k2_merges']} "
+        f"K = 2, c = 1 TA merges destructive, mean score {r['k2_score']:.3g}" for r in levels))
+    print(f"relative norms span {span:.1f}x; the regime {'holds' if holds else 'did not appear'}\n")
+    for claim, paper, here, verdict in rows:
+        print(f"- {claim}\n    paper: {paper or '—'}\n    here:  {here}\n    {verdict}")
 
 
-def screening(f):
-    ta = [r for r in rows(f, "lm/merges") if r["method"] == "task_arithmetic"]
-    score = np.array([r["screen_score"] for r in ta])
-    positive = np.array([r["destructive"] != 0 for r in ta])
-    print(f"\ntask arithmetic: {positive.sum()} of {len(ta)} merges destructive "
-          f"(paper: {PAPER_LM['destructive']})")
-    for r in rows(f, "lm/analysis/screening_fixed"):
-        print(f"at the paper's threshold {r['threshold']:g}: {r['tp']} of {r['positives']} caught, "
-              f"{r['fp']} of {r['n'] - r['positives']} harmless flagged (paper: {PAPER_LM['caught']}, "
-              f"{PAPER_LM['flagged']})")
-    pre = [r for r in rows(f, "lm/analysis/screening_preregistered") if r["score"] == "screen_score"][0]
-    groups = sorted({r["members"] for r in ta})
-    fit = {g for i, g in enumerate(groups) if i % 2 == 0}
-    on_fit = np.array([r["members"] in fit for r in ta])
-    tp, fp, tn, fn = confusion(score[on_fit], positive[on_fit], pre["threshold"])
-    print(f"threshold {pre['threshold']:.4g} fixed on {pre['fit_n']} merges: there {tp} of {tp + fn} caught, "
-          f"{fp} of {fp + tn} flagged; on the other {pre['test_n']}: {pre['tp']} of {pre['tp'] + pre['fn']} "
-          f"caught, {pre['fp']} of {pre['fp'] + pre['tn']} flagged")
-    for r in rows(f, "lm/analysis/screening"):
-        print(f"  {r['score']:>13}: AUROC {r['auroc']:.3f}, best threshold {r['best_threshold']:.4g}")
+def merges(f):
+    m = table(f, "/lm/merges")
+    print(f"\n{'level':>7} {'method':>16} {'c':>4} {'n':>4} {'merged':>7} {'base':>6} {'all 8':>6} {'gen':>5} "
+          f"{'destr.':>6} {'margin':>7}")
+    for b in sorted(set(m["backbone"]), key=lambda x: float(x[2:])):
+        for meth in ("task_arithmetic", "ties", "della", "prism", "prism_hard"):
+            for c in (0.5, 1.0):
+                i = (m["backbone"] == b) & (m["method"] == meth) & (m["coef"] == c)
+                if i.any():
+                    print(f"{b:>7} {meth:>16} {c:>4g} {i.sum():>4} {m['merged_mean'][i].mean():>7.4f} "
+                          f"{m['base_mean'][i].mean():>6.4f} {m['all_acc'][i].mean():>6.4f} {m['gen'][i].mean():>5.3f} "
+                          f"{int(m['destructive'][i].sum()):>6} {np.median(m['margin'][i]):>7.1f}")
+    fl = _floors(lambda p: table(f, p))
+    if fl is not None:
+        print("\nPRISM-hard at κ = 100 (task arithmetic on the top p of |τ̄|), mean over member sets:")
+        for i in range(len(fl["k"])):
+            print(f"  {fl['backbone'][i]:>7} K = {fl['k'][i]} p = {fl['keep_floor'][i]:<6g} merged "
+                  f"{fl['merged_mean'][i]:.4f} (base {fl['base_mean'][i]:.4f}, specialists {fl['ft_mean'][i]:.4f}, "
+                  f"median margin {fl['margin'][i]:+.1f} SE)")
 
 
-def k2(f):
-    merges = [r for r in rows(f, "lm/merges") if r["k"] == 2 and r["coef"] == 1.0 and r["kappa"] in (0.0, 1.0)]
-    by = {r["method"]: r for r in merges}
-    prism = by["prism"]
-    print(f"\nK = 2 ({prism['members']}), c = 1: base {prism['base_mean']:.3f}, specialists {prism['ft_mean']:.3f}")
-    for m in ("prism", "task_arithmetic", "ties", "della", "dare", "breadcrumbs", "iso_c", "model_stock", "slerp"):
-        if m in by:
-            print(f"  {m:>16}: {by[m]['merged_mean']:.3f} (PRISM {100 * (prism['merged_mean'] - by[m]['merged_mean']):+.1f} pp)"
-                  f", update {by[m]['update_pct']:.1f}% of the mean's")
-
-
-def drift(f):
-    for r in rows(f, "lm/analysis/drift"):
-        print(f"drift {r['backbone']} {r['members'] or ''}: score ≈ a·steps^{r['exponent']:.2f} (r² {r['r2']:.3f}; paper {PAPER_DRIFT_EXPONENT})")
+def timing(path):
+    """Each group's summed task time, from the run's ledger beside its results.h5."""
+    by = {}
+    for line in open(os.path.join(os.path.dirname(path), "ledger.jsonl")):
+        r = json.loads(line)
+        g = r["id"].split("/")[0]
+        by[g] = by.get(g, 0.0) + float(r.get("duration", 0.0))
+    print("\ntask time by group: " + ", ".join(f"{g} {t / 60:.1f} min" for g, t in by.items()))
 
 
 def main(path):
     f = h5py.File(path, "r")
-    specialists(f)
-    screening(f)
-    k2(f)
-    drift(f)
+    models(f)
+    claims(f)
+    merges(f)
+    timing(path)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@ per operator and c, the mean merged accuracy, retention, destructive share and u
 per PRISM-family operator and κ (at its sweep's c) the same with the keep fraction; and the
 ablation table's paired differences.
     /usr/bin/python3 bench/prism_sweeps.py RESULTS_H5 [STUDY]
-STUDY: the analysis's study (`prism`, the default; `lm` and `lm_all` for the language models).
+STUDY: the analysis's study (`prism`, the default; `lm` for the language models).
 """
 import sys
 

@@ -286,14 +286,19 @@ def drift_section(rep, f):
             "level's relative norm is at least 5× the lowest's and task arithmetic at K = 2, c = 1 gives both "
             "harmless and destructive merges.</p>")
     rep.html_table({k: np.array([r[k] for r in levels]) for k in levels[0]},
+                   ["level", "rel_norm_mlp", "rel_norm", "k2_merges", "k2_destructive", "k2_score"],
                    title=f"The regime: relative norms span {span:.1f}× across the levels; "
                          f"{'it holds' if holds else 'it did not appear'}")
     rep.html_table({"claim": np.array([c[0] for c in claims]), "paper": np.array([c[1] for c in claims]),
                     "here": np.array([c[2] for c in claims]), "verdict": np.array([c[3] for c in claims])},
-                   title="PRISM's claims beside the paper's, judged by the rules fixed in advance")
+                   ["claim", "paper", "here", "verdict"], title="PRISM's claims beside the paper's, judged by the rules fixed in advance")
     base = run("/lm/base")
     curve = [float(base[f"heldout_{i}"][0]) for i in range(1, 11)]
     rep.add(f"<p>The base's held-out loss after each tenth of its steps: {', '.join(f'{c:.3f}' for c in curve)}; "
             f"the last tenth lowered it by {100 * base['last_tenth_gain'][0]:.2f}% "
             f"({'flattened' if base['last_tenth_gain'][0] < 0.01 else 'still falling'}).</p>")
-    rep.html_table(_floors(run), title="PRISM-hard at κ = 100: task arithmetic on the top p of |τ̄| (keep_floor)")
+    rep.html_table(run("/lm/specialists"), ["level", "domain", "rel_norm", "rel_norm_mlp", "acc", "base_acc",
+                                            "acc_other", "base_acc_other", "loss_other", "base_loss_other", "gen",
+                                            "base_gen"], title="The specialists, per drift level (learning rate)")
+    rep.html_table(_floors(run), ["backbone", "k", "keep_floor", "merged_mean", "base_mean", "ft_mean", "margin"],
+                   title="PRISM-hard at κ = 100: task arithmetic on the top p of |τ̄| (keep_floor), mean over member sets")

@@ -2,7 +2,7 @@
 # The main job: install what is missing, build, and run the default experiment on 2 ranks
 # (the paper-shaped model library and the four studies: about 5.5 minutes on 2 cores once
 # built), then the HTML report of its results.
-#   bash scripts/main.sh [CONFIG]      (default: configs/default.yaml; configs/real.yaml: the
+#   bash scripts/main.sh [CONFIG]      (default: configs/default.yaml; configs/real.yaml, real-lm.yaml: the
 #                                     library of real PyTorch networks, with its packages)
 # Running it again continues (or re-checks) the same output folder with --resume.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"

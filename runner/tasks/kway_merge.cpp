@@ -178,8 +178,13 @@ class KwayMergeTask final : public TaskKind {
                 cols.push_back({prefix + std::to_string(i), ColumnType::f64, 0});
         if (by_margin) cols.push_back({"diff_se", ColumnType::f64, 0});
         const std::size_t extra_at = cols.size();
-        const auto extra = parse_outputs(ctx.group, YamlChecker("(checked)"));
-        cols.insert(cols.end(), extra.begin(), extra.end());
+        // The group's `outputs`: its columns after those the merge writes itself.
+        const auto& outs = ctx.group.outputs;
+        const auto own_end =
+            std::find_if(outs.begin(), outs.end(),
+                         [](const ColumnSpec& c) { return c.name == "destructive"; }) +
+            (by_margin ? 3 : 1);
+        cols.insert(cols.end(), own_end, outs.end());
         const CommandMerge m = merge_and_evaluate(ctx, merge_params(ctx), scope_of(ctx),
                                                   ctx.params.at("base_checkpoint").text, members,
                                                   {}, cols, {{"tasks", ctx.texts("member_tasks")}});

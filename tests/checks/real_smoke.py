@@ -208,7 +208,5 @@ def no_dataset_skips_the_rest(*args):
     lines = [json.loads(l) for l in open(argv[1] + "/ledger.jsonl")]
     status = {l["id"]: l["status"] for l in lines}
     assert status["real_data"] == "failed", status
-    # The language models read no images: they finish; everything else is skipped.
-    assert all(s == "skipped" for i, s in status.items() if i != "real_data" and not i.startswith("lm_")), status
-    assert all(s == "done" for i, s in status.items() if i.startswith("lm_")), status
-    print("missing dataset: the data task failed naming the package, the rest skipped (the language models done)")
+    assert all(s == "skipped" for i, s in status.items() if i != "real_data"), status
+    print("missing dataset: the data task failed naming the package, the rest skipped")

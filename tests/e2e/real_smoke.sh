@@ -86,7 +86,6 @@ pycheck real_smoke prism_merge_scores_in_torch "$WORK"
 grep -q '"real"' "$WORK/report.json" || { cat "$WORK/report.json"; fail "no real-networks section"; }
 grep -q "disagrees with the paper\|agrees with the paper" "$WORK/n2/report/index.html" || fail "no comparison with the paper"
 grep -q "configs/default.yaml and give its results" "$WORK/n2/report/index.html" || fail "no --library hint"
-grep -q "PRISM on the language models" "$WORK/n2/report/index.html" || fail "no language-model section"
 pycheck advise report_section "$WORK/n2" 3
 # With a model-library run's results (here the same file, so the numbers must repeat).
 "$BIN" report "$WORK/n2" --library "$WORK/n2/results.h5" > /dev/null

@@ -186,7 +186,9 @@ RecoveryRow recovery_row(const Merges& m, const std::string& backbone, double co
 }  // namespace
 
 std::vector<RecoveryRow> recovery(const Merges& m, double threshold) {
-    std::map<std::pair<std::string, double>, std::vector<std::pair<std::size_t, std::size_t>>> by;
+    using Pairs = std::vector<std::pair<std::size_t, std::size_t>>;
+    std::map<std::pair<std::string, double>, Pairs> by;  // (backbone, c)
+    std::map<double, Pairs> pooled;                      // c, over every backbone
     const auto at = places(m);
     for (const auto& [key, i] : at) {
         if (std::get<5>(key) != "task_arithmetic") continue;
@@ -195,12 +197,13 @@ std::vector<RecoveryRow> recovery(const Merges& m, double threshold) {
         const auto j = at.find(other);
         if (j == at.end()) continue;
         by[{std::get<0>(key), std::get<4>(key)}].push_back({i, j->second});
-        by[{"\x7f", std::get<4>(key)}].push_back({i, j->second});  // "all": listed last
+        pooled[std::get<4>(key)].push_back({i, j->second});
     }
     std::vector<RecoveryRow> out;
     for (const auto& [key, pairs] : by)
-        out.push_back(
-            recovery_row(m, key.first == "\x7f" ? "all" : key.first, key.second, pairs, threshold));
+        out.push_back(recovery_row(m, key.first, key.second, pairs, threshold));
+    for (const auto& [coef, pairs] : pooled)
+        out.push_back(recovery_row(m, "all", coef, pairs, threshold));
     return out;
 }
 
