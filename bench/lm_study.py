@@ -53,14 +53,14 @@ def merges(f):
                 if i.any():
                     print(f"{b:>7} {meth:>16} {c:>4g} {i.sum():>4} {m['merged_mean'][i].mean():>7.4f} "
                           f"{m['base_mean'][i].mean():>6.4f} {m['all_acc'][i].mean():>6.4f} {m['gen'][i].mean():>5.3f} "
-                          f"{int(m['destructive'][i].sum()):>6} {np.median(m['margin'][i]):>7.1f}")
+                          f"{int(m['destructive'][i].sum()):>6} {np.nanmedian(m['margin'][i]):>7.1f}")
     fl = _floors(lambda p: table(f, p))
     if fl is not None:
         print("\nPRISM-hard at κ = 100 (task arithmetic on the top p of |τ̄|), mean over member sets:")
         for i in range(len(fl["k"])):
             print(f"  {fl['backbone'][i]:>7} K = {fl['k'][i]} p = {fl['keep_floor'][i]:<6g} merged "
                   f"{fl['merged_mean'][i]:.4f} (base {fl['base_mean'][i]:.4f}, specialists {fl['ft_mean'][i]:.4f}, "
-                  f"median margin {fl['margin'][i]:+.1f} SE)")
+                  f"mean margin {fl['margin'][i]:+.1f} SE)")
 
 
 def timing(path):

@@ -255,10 +255,11 @@ def drift_claims(f):
     run = lambda p: table(f, p)  # noqa: E731
     merges = run("/lm/merges")
     levels, span, holds = regime(f)
-    gated = _screen_claims(run) + _recovery_claims(run) + [_generation_claim(merges)]
-    if not holds:
-        gated = [(c, p, h, "no verdict: the regime did not appear") for c, p, h, _ in gated]
-    return levels, span, holds, _model_claims(run, merges, levels) + gated + _prism_claims(run)
+    claims = (_model_claims(run, merges, levels) + _screen_claims(run) + _recovery_claims(run)
+              + [_generation_claim(merges)] + _prism_claims(run))
+    if not holds:  # docs/language-models.md: verdicts only where the regime holds
+        claims = [(c, p, h, "no verdict: the regime did not appear") for c, p, h, _ in claims]
+    return levels, span, holds, claims
 
 
 def _floors(run):
@@ -270,7 +271,7 @@ def _floors(run):
     for b, k, p in sorted(set(zip(fl["backbone"], fl["k"], fl["keep_floor"]))):
         i = np.flatnonzero((fl["backbone"] == b) & (fl["k"] == k) & (fl["keep_floor"] == p) & (fl["kappa"] == 100))
         for col in ("merged_mean", "base_mean", "ft_mean", "margin"):
-            out[col].append(float(np.mean(fl[col][i])))
+            out[col].append(float(np.nanmean(fl[col][i])))
         out["backbone"].append(b), out["k"].append(k), out["keep_floor"].append(p)
     return {k: np.array(v) for k, v in out.items()}
 

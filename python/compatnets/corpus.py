@@ -61,7 +61,8 @@ def _plain_files(pattern):
 
 def _python_modules():
     stdlib = sysconfig.get_paths()["stdlib"]
-    skip = (os.sep + "test" + os.sep, os.sep + "tests" + os.sep, "site-packages", "dist-packages")
+    skip = (os.sep + "test" + os.sep, os.sep + "tests" + os.sep, os.sep + "idle_test" + os.sep,
+            "site-packages", "dist-packages")
     return [p for p in _plain_files(os.path.join(stdlib, "**", "*.py")) if not any(s in p for s in skip)]
 
 
@@ -175,6 +176,9 @@ def build(a):
             "context": a.context, "eval_windows": a.eval_windows, "probe_windows": a.probe_windows,
             "gen_windows": a.gen_windows, "gen_prompt": a.gen_prompt, "gen_bytes": a.gen_bytes,
             "domains": {}}
+    for name in ("eval_windows", "probe_windows", "gen_windows", "gen_prompt", "gen_bytes"):
+        if getattr(a, name) < 1:
+            raise ValueError(f"--{name.replace('_', '-')} {getattr(a, name)}: must be at least 1")
     if a.gen_prompt + a.gen_bytes > a.context:
         raise ValueError(f"--gen-prompt {a.gen_prompt} + --gen-bytes {a.gen_bytes} exceed --context {a.context}")
     for d in DOMAINS:

@@ -62,6 +62,16 @@ from .corpus import Corpus, generation_starts, window_starts  # noqa: E402
 from .safetensors import SafetensorsError, save as save_file  # noqa: E402
 
 
+def open_corpus(folder):
+    """The corpus, refused at once (before any training) when it lacks the generation
+    settings every model is scored with."""
+    corpus = Corpus(folder)
+    if "gen_windows" not in corpus.info:
+        raise ValueError(f"{folder}/corpus.json: no generation settings (a corpus built before "
+                         "they existed: build it again)")
+    return corpus
+
+
 def windows(corpus, domain, part, n, length):
     """n windows of `length` bytes evenly spread over a domain's part, each inside one of
     the corpus's blocks, as a (n, length) int64 tensor."""
@@ -80,9 +90,6 @@ def generation(corpus, domain):
     """The generation windows of a domain's held-out text: (prompts (n, gen_prompt), the
     bytes that follow (n, gen_bytes)), as int64 tensors (corpus.generation_starts)."""
     info = corpus.info
-    if "gen_windows" not in info:
-        raise ValueError(f"{corpus.folder}/corpus.json: no generation settings (a corpus built "
-                         "before they existed: build it again)")
     data = corpus.part(domain, "heldout")
     arr = np.frombuffer(data, np.uint8).astype(np.int64)
     p, n = info["gen_prompt"], info["gen_bytes"]
@@ -201,20 +208,21 @@ def heldout_loss(model, corpus):
 
 def pretrain(a):
     g = deterministic(a.seed)
-    corpus = Corpus(a.corpus)
+    corpus = open_corpus(a.corpus)
     cfg = llama.Config(hidden_size=a.hidden, intermediate_size=a.intermediate, num_hidden_layers=a.layers,
                        num_attention_heads=a.heads, max_position_embeddings=corpus.context)
     model = llama.Llama(cfg)
-    tenths = {round(a.steps * i / 10): i for i in range(1, 11)}
+    tenths = [max(1, round(a.steps * i / 10)) for i in range(1, 11)]  # a step may end several
     curve = {"step": [], "train_loss": [], "heldout_loss": []}
     losses = []
 
     def on_step(step, loss):  # the loss curve: each tenth's mean training loss, then held-out
         losses.append(loss)
-        if step in tenths:
+        for _ in range(tenths.count(step)):
             curve["step"].append(step)
             curve["train_loss"].append(float(np.mean(losses)))
             curve["heldout_loss"].append(heldout_loss(model, corpus))
+        if step in tenths:
             losses.clear()
 
     loss = train(model, Sampler(corpus, corpus.domains(), a.batch, g), a.steps, a.lr, decay=True,
@@ -257,7 +265,7 @@ def probe_features(model, corpus):
 
 def specialize(a):
     g = deterministic(a.seed)
-    corpus = Corpus(a.corpus)
+    corpus = open_corpus(a.corpus)
     if a.domain not in corpus.domains():
         raise ValueError(f"unknown domain '{a.domain}' (one of {', '.join(corpus.domains())})")
     model = llama.load(a.base)
@@ -316,7 +324,7 @@ def evaluate(a):
     deterministic(0)  # one thread, deterministic kernels (nothing here draws at random)
     if len(a.finetuned) != len(a.tasks):
         raise ValueError(f"{len(a.finetuned)} specialists but {len(a.tasks)} domains")
-    corpus = Corpus(a.corpus)
+    corpus = open_corpus(a.corpus)
     merged = llama.load(a.base, tensors_from=a.checkpoint)
     base_scores = _scores_of(a.base, corpus, None) or score_all(llama.load(a.base), corpus)
     mine = score_all(merged, corpus)

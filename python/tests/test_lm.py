@@ -271,7 +271,8 @@ class LmJobsTest(unittest.TestCase):
         self.assertGreater(r["rel_norm_mlp"], 0)
         with open(os.path.join(self.base, "loss_curve.json")) as f:
             curve = json.load(f)
-        self.assertEqual(len(curve["heldout_loss"]), 4)  # 4 steps: a tenth is a step, rounded
+        self.assertEqual(len(curve["heldout_loss"]), 10)  # 4 steps: several tenths end at one step
+        self.assertEqual(curve["step"], [1, 1, 1, 2, 2, 2, 3, 3, 4, 4])
 
     def test_generation_scores_are_exact_continuations(self):
         model = llama.load(self.base)

@@ -136,6 +136,12 @@ class PrismAnalysis final : public AnalysisKind {
         };
         const std::string base = "analyses." + spec.name;
         need(input, spec.node["input"], base + ".input", spec.input);
+        if (std::any_of(input.begin(), input.end(),
+                        [](const ColumnSpec& c) { return c.name == "keep_floor"; }))
+            yc.fail(spec.node["input"], base + ".input",
+                    "group '" + spec.input +
+                        "' sweeps keep floors (keep_floors): its merges of one place differ "
+                        "by floor, which this analysis does not tell apart");
         if (spec.node["drift"]) {
             const std::string d = spec.node["drift"].Scalar();
             need(groups.at(d), spec.node["drift"], base + ".drift", d);

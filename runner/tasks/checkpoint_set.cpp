@@ -3,8 +3,8 @@
 // fine-tune checks that both checkpoints open, that every floating-point tensor of the base
 // is in the fine-tune with the same shape, that two Hugging Face folders' config.json agree
 // on the model's shape (layers, widths, heads, vocabulary), and that the fine-tune's probe
-// features exist. Each fine-tune's relative norm ‖τ‖/‖θ0‖ over its matrices (methods.md §3.4)
-// is recorded; one
+// features exist. Each fine-tune's relative norm ‖τ‖/‖θ0‖ over its matrices (methods.md §3.3;
+// advise merge's, §3.4, also counts norms' weights) is recorded; one
 // above 1 is named in a warning: a fine-tune moves far less, and a model trained apart from
 // this base (its config alike) sits near √2.
 //

@@ -36,7 +36,8 @@
 //     outputs: {all_acc: float}     # more of the command's values, as columns after these
 //     destructive_se: 2             # destructive: below the base by more than 2 standard
 //                                   #   errors (the command's diff_se, of merged − base; the
-//                                   #   columns diff_se and margin, (merged − base)/diff_se)
+//                                   #   columns diff_se and margin, (merged − base)/diff_se,
+//                                   #   0 where the merge scores as the base)
 //     pairs: all                    # K = 2: every pair of fine-tunes, not the first two
 //     order: [math, code, ...]      # the nested order, by task (else drawn from the name)
 //     keep_floors: [0.001, 0.01]    # the PRISM family at each keep floor (key keep_floor)
@@ -197,7 +198,9 @@ class KwayMergeTask final : public TaskKind {
             const double se = std::get<double>(m.result[3 * k]);
             scores = merging::with_margin(scores, se, ctx.real("destructive_se", 2.0));
             row = row_of(m.sums, m.totals, scores, ctx);
-            row.insert(row.end(), {se, (scores.merged - scores.base) / se});
+            // A merge whose every item scores as the base's: no margin (0, not 0/0).
+            const double diff = scores.merged - scores.base;
+            row.insert(row.end(), {se, diff == 0.0 ? 0.0 : diff / se});
         } else {
             row = row_of(m.sums, m.totals, scores, ctx);
         }

@@ -1,6 +1,7 @@
 #include "tasks/kway_sweep.h"
 
 #include <algorithm>
+#include <iomanip>
 #include <map>
 #include <numeric>
 #include <set>
@@ -21,10 +22,14 @@ bool prism_family(const std::string& m) {
     return merging::reads_merge_rho(merging::method_from_name(m));
 }
 
+// The shortest text that reads back as exactly v (6 significant digits when they do): two
+// values that differ are never one label, one task id or one parameter.
 std::string real_label(double v) {
-    std::ostringstream s;
-    s << v;
-    return s.str();
+    for (int digits = 6;; ++digits) {
+        std::ostringstream s;
+        s << std::setprecision(digits) << v;
+        if (digits >= 17 || std::stod(s.str()) == v) return s.str();
+    }
 }
 
 // A real list key (`coefs: [0.3, 1.0]` or `coefs: 1.0`), each within [lo, hi].
@@ -101,6 +106,13 @@ struct Sweep {
 // the backbone's name: its K-way merges take the first K, so they are nested.
 std::vector<std::size_t> merge_order(const Members& bb, const Sweep& w, const TaskGroup& group,
                                      const YamlChecker& yc) {
+    for (const auto& task : bb.tasks)  // tasks name the members of pairs and of the order
+        if ((w.all_pairs || !w.order.empty()) &&
+            std::count(bb.tasks.begin(), bb.tasks.end(), task) > 1)
+            yc.fail(group.node[w.all_pairs ? "pairs" : "order"],
+                    "tasks." + group.name + (w.all_pairs ? ".pairs" : ".order"),
+                    "backbone '" + bb.backbone + "' has two fine-tunes of task '" + task +
+                        "': its merges would share a name");
     if (!w.order.empty()) {
         std::vector<std::size_t> order;
         for (const auto& task : w.order) {
@@ -161,8 +173,18 @@ Sweep read_sweep(const TaskGroup& group, const TaskGroup& fts, const YamlChecker
         w.steps = ints_of(lists.at("checkpoint_steps"));
     }
     w.all_pairs = group.params.count("pairs") && group.params.at("pairs").text == "all";
+    if (w.all_pairs && std::find(w.ks.begin(), w.ks.end(), 2) == w.ks.end())
+        yc.fail(group.node["pairs"], base + ".pairs",
+                "'all' lists the K = 2 merges, and 'k' has no 2");
     w.order = string_list_key(group, "order", yc, {});
     w.keep_floors = real_list_key(group, "keep_floors", yc, {}, 0, 1);
+    for (std::size_t i = 0; i < w.keep_floors.size(); ++i)
+        if (std::count(w.keep_floors.begin(), w.keep_floors.end(), w.keep_floors[i]) > 1)
+            yc.fail(group.node["keep_floors"][i], index_path(base + ".keep_floors", i),
+                    "given twice");
+    if (!w.keep_floors.empty() && std::none_of(w.methods.begin(), w.methods.end(), prism_family))
+        yc.fail(group.node["keep_floors"], base + ".keep_floors",
+                "sweeps the PRISM family's keep floor, and 'methods' names none of it");
     if (fts.params.count("steps")) w.final_steps = fts.params.at("steps").integer;
     if (is_checkpoint_set(fts)) w.final_steps = manifest_steps(group, fts, yc);
     return w;

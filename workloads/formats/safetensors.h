@@ -185,7 +185,8 @@ void check_same_config(const std::string& base, const std::string& other);
 
 // ‖θ − θ0‖ / ‖θ0‖ over the floating-point tensors of `base` with two or more dimensions (its
 // matrices: norms' weights near 1 that barely move would otherwise dominate ‖θ0‖; methods.md
-// §3.4's relative norm), read a chunk at a time; the tensors must match (checked before).
+// §3.3, unlike advise merge's §3.4 norm over every in-scope coordinate), read a chunk at a
+// time; the tensors must match (checked before).
 double relative_norm(const Checkpoint& base, const Checkpoint& other);
 
 }  // namespace compatbench::formats

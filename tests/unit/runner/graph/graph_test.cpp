@@ -221,12 +221,13 @@ TEST(Graph, KwayMergesOfEveryPairInAnOrderAtEachKeepFloor) {
            "  - {name: b+y, base: b, task: y, checkpoint: y.safetensors}\n"
            "  - {name: b+z, base: b, task: z, checkpoint: z.safetensors}\n";
     const auto config_with = [&](const std::string& kway) {
+        const bool coefs = kway.find("coefs:") != std::string::npos;
         std::ofstream(dir / "c.yaml")
             << "experiment: {name: t, seed: 1}\ntasks:\n"
                "  - {name: fts, kind: checkpoint_set, table: t/f, manifest: m.yaml}\n"
                "  - {name: km, kind: kway_merge, table: t/k, finetunes: fts, k: [2, 3],\n"
-               "     coefs: [1.0], kappas: [1], evaluate: command, command: 'e {finetuned}'"
-            << kway << "}\n";
+               "     kappas: [1], evaluate: command, command: 'e {finetuned}'"
+            << (coefs ? "" : ", coefs: [1.0]") << kway << "}\n";
         return (dir / "c.yaml").string();
     };
     const auto listed = [&](const std::string& kway) {
@@ -273,4 +274,13 @@ TEST(Graph, KwayMergesOfEveryPairInAnOrderAtEachKeepFloor) {
               std::string::npos);
     EXPECT_NE(message(", keep_floor: 0.1, keep_floors: [0.2]").find("not both"), std::string::npos);
     EXPECT_NE(message(", pairs: some").find("pairs"), std::string::npos);
+    EXPECT_NE(message(", methods: [task_arithmetic], keep_floors: [0.2]").find("names none of it"),
+              std::string::npos);
+    EXPECT_NE(message(", methods: [prism], keep_floors: [0.2, 0.2]").find("given twice"),
+              std::string::npos);
+    // Coefficients keep every digit: two 1e-7 apart are two tasks with their own values.
+    const auto close = listed(", methods: [task_arithmetic], coefs: [0.1234567, 0.1234568]");
+    ASSERT_EQ(close.size(), 4u);
+    EXPECT_NE(close[0].first, close[1].first);
+    EXPECT_NE(close[0].first.find("/c0.1234567"), std::string::npos) << close[0].first;
 }
