@@ -113,10 +113,15 @@ def window_scores(model, ids, batch=16):
     return np.concatenate(acc), np.concatenate(nll)
 
 
+def perplexity(nll, ids):
+    """e^(mean cross-entropy) over the predicted tokens of windows `ids`, from their summed nll."""
+    return math.exp(float(nll.sum()) / (len(ids) * (ids.shape[1] - 1)))
+
+
 def score(model, ids, batch=16):
     """(next-token accuracy, perplexity) of `model` on windows `ids`."""
     acc, nll = window_scores(model, ids, batch)
-    return float(acc.mean()), math.exp(float(nll.sum()) / (len(ids) * (ids.shape[1] - 1)))
+    return float(acc.mean()), perplexity(nll, ids)
 
 
 @torch.no_grad()
@@ -125,11 +130,11 @@ def greedy(model, prompts, length):
     (keys and values of earlier positions cached)."""
     model.eval()
     past, out = [], []
-    logits = model(prompts, past)[:, -1]
-    for _ in range(length):
-        nxt = logits.argmax(-1, keepdim=True)
+    nxt = model(prompts, past)[:, -1].argmax(-1, keepdim=True)
+    for _ in range(length - 1):  # the last token needs no forward pass after it
         out.append(nxt)
-        logits = model(nxt, past)[:, -1]
+        nxt = model(nxt, past)[:, -1].argmax(-1, keepdim=True)
+    out.append(nxt)
     model.train()
     return torch.cat(out, 1)
 
@@ -142,7 +147,7 @@ def domain_scores(model, corpus, domain):
     acc, nll = window_scores(model, ids)
     prompts, target = generation(corpus, domain)
     exact = (greedy(model, prompts, target.shape[1]) == target).all(1).double().numpy()
-    return {"acc": float(acc.mean()), "ppl": math.exp(float(nll.sum()) / (len(ids) * (ids.shape[1] - 1))),
+    return {"acc": float(acc.mean()), "ppl": perplexity(nll, ids),
             "gen": float(exact.mean()), "win": acc.tolist(), "gen_win": exact.tolist()}
 
 
