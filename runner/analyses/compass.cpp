@@ -7,6 +7,8 @@
 //   /<study>/analysis/regions, kruskal             per region n, mean, sd; Kruskal-Wallis
 //   /<study>/analysis/budget_search, budget_curve  where the best pair appears by predictor
 //   /<study>/analysis/lofo, lofo_range             leave one family out (ceiling recomputed)
+//   /<study>/analysis/within                       (with `within:` grid columns) the
+//                                                  correlations inside each group
 //   /<study>/analysis/k_sensitivity                the table for every k of the grid
 //   /<study>/analysis/metadata_regressor           ridge on family/paradigm one-hots
 //   /<study>/analysis/budget                       (with `budget:`) ceiling vs the target
@@ -17,6 +19,10 @@
 //   - {name: alignment, kind: compass, study: alignment, input: align_pairs,
 //      grid: align_grid, targets: [r1_flickr, r1_coco], budget: align_budget,
 //      predictor_cost: [align_knn, align_grid], truth_cost: [align_pairs]}
+//
+// `ceilings: [pair, paradigm, leave_pair_out]` reads the ceiling the other ways too
+// (ceiling_<v>, score_<v> beside the study's per-pair one); a grid whose pair_similarity
+// measured a permutation null (`null_draws`) adds ease_excess and score_excess.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -38,6 +44,8 @@ struct Names {
     std::vector<std::string> members, families, paradigms, targets, predictor_cost, truth_cost;
     std::vector<std::string> extra_predictors;  // input columns used as further predictors
     std::vector<std::string> lofo;              // grid columns whose values are held out
+    std::vector<std::string> ceilings;          // ceiling variants read (pair, ...)
+    std::vector<std::string> within;            // grid columns whose values group the pairs
     std::string ceiling = "max";
     std::vector<int> ks;  // empty: every ease_k column of the grid
     int folds = 5;
@@ -71,6 +79,8 @@ Names names_of(const AnalysisSpec& spec) {
     x.lofo = strings(n["lofo"], x.families);
     x.lofo.erase(std::unique(x.lofo.begin(), x.lofo.end()), x.lofo.end());
     if (n["ceiling"]) x.ceiling = n["ceiling"].Scalar();
+    x.ceilings = strings(n["ceilings"], {});
+    x.within = strings(n["within"], {});
     if (n["k"])
         for (const auto& s : strings(n["k"], {})) x.ks.push_back(std::stoi(s));
     if (n["folds"]) x.folds = n["folds"].as<int>();
@@ -125,6 +135,13 @@ compass::Grid read_grid(const AnalysisInput& gin, const Pairs& pairs, const Name
     g.cka = gin.numbers("cka");
     for (int k : ks) g.ease_at_k.emplace_back(k, gin.numbers(ease_column(k)));
     for (const auto& c : x.lofo) g.held_out.emplace_back(c, gin.texts(c));
+    if (gin.find("ease_excess") >= 0) g.ease_excess = gin.numbers("ease_excess");
+    for (const auto& c : x.within) {  // the group: the columns' values joined by '/'
+        const auto v = gin.texts(c);
+        if (g.within.empty()) g.within.resize(v.size());
+        for (std::size_t i = 0; i < v.size(); ++i)
+            g.within[i] += (c == x.within.front() ? "" : "/") + v[i];
+    }
     g.metadata.resize(pairs.size());
     std::set<std::string> seen;
     for (const auto& [col, values] :
@@ -218,7 +235,9 @@ class CompassAnalysis final : public AnalysisKind {
                 {.name = "predictor_cost", .type = KeyType::scalar_or_list},
                 {.name = "truth_cost", .type = KeyType::scalar_or_list},
                 {.name = "extra_predictors", .type = KeyType::scalar_or_list},
-                {.name = "lofo", .type = KeyType::scalar_or_list}};
+                {.name = "lofo", .type = KeyType::scalar_or_list},
+                {.name = "ceilings", .type = KeyType::list},
+                {.name = "within", .type = KeyType::scalar_or_list}};
     }
 
     std::vector<std::string> extra_inputs(const AnalysisSpec& spec) const override {
@@ -244,6 +263,11 @@ class CompassAnalysis final : public AnalysisKind {
         try {
             x = names_of(spec);
             compass::CeilingStat::parse(x.ceiling);
+            for (const auto& v : x.ceilings) {
+                compass::ceiling_variant(v);
+                if (std::count(x.ceilings.begin(), x.ceilings.end(), v) > 1)
+                    throw std::invalid_argument("ceilings: '" + v + "' given twice");
+            }
         } catch (const std::exception& e) {
             yc.fail(spec.node, base, e.what());
         }
@@ -271,6 +295,7 @@ class CompassAnalysis final : public AnalysisKind {
             for (const auto& c : v) need(grid, c, x.grid, "grid", false);
         for (const char* c : {"ease", "cka"}) need(grid, c, x.grid, "grid", true);
         for (const auto& c : x.lofo) need(grid, c, x.grid, "lofo", false);
+        for (const auto& c : x.within) need(grid, c, x.grid, "within", false);
         for (int k : x.ks) need(grid, ease_column(k), x.grid, "k", true);
         if (!x.budget.empty()) {
             const auto& b = groups.at(x.budget);
@@ -312,6 +337,7 @@ class CompassAnalysis final : public AnalysisKind {
         for (const auto& p : x.extra_predictors)
             in.extra_predictors.emplace_back(p, input.numbers(p));
         in.ceiling = compass::CeilingStat::parse(x.ceiling);
+        for (const auto& v : x.ceilings) in.ceiling_variants.push_back(compass::ceiling_variant(v));
         in.folds = x.folds;
         in.ridge_alpha = x.alpha;
         in.seed = x.seed;

@@ -51,6 +51,7 @@ TableData pairs_table(const CompassTables& c, const compass::StudyInput& in,
     add(t, "ceiling", r.evaluated.ceiling);
     add(t, "score", r.evaluated.score);
     add(t, "cka", r.evaluated.cka);
+    for (const auto& [name, v] : r.evaluated_variants) add(t, name, v);
     t.add_column(str("region"));
     for (const auto& region : r.regions) t.values.back().emplace_back(region);
     for (std::size_t k = 0; k < c.input.columns.size(); ++k) {
@@ -162,6 +163,8 @@ std::vector<TableData> compass_tables(const CompassTables& c, const compass::Stu
     for (auto& t : search_tables(r)) out.push_back(std::move(t));
     out.push_back(keyed_table("lofo", str("held_out"), r.lofo, false));
     out.push_back(lofo_range_table(r));
+    if (!in.grid.within.empty())
+        out.push_back(keyed_table("within", str("group"), r.within, false));
     out.push_back(keyed_table("k_sensitivity", i64("k"), r.k_sensitivity, true));
     out.push_back(metadata_table(r));
     if (in.budgets) out.push_back(keyed_table("budget", i64("epochs"), r.budgets, true));

@@ -41,6 +41,9 @@
 //     pairs: all                    # K = 2: every pair of fine-tunes, not the first two
 //     order: [math, code, ...]      # the nested order, by task (else drawn from the name)
 //     keep_floors: [0.001, 0.01]    # the PRISM family at each keep floor (key keep_floor)
+//     floor_kernels: true           # the keep floor holds for convolution kernels (N-D
+//                                   #   tensors, N > 2) too, not only for matrices
+//     backbones: [cnn_sup]          # only these backbones' merges (default: every one)
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -75,6 +78,8 @@ class KwayMergeTask final : public TaskKind {
              {.name = "rho_gate", .type = KeyType::real, .min = 0, .max = 1},
              {.name = "keep_floor", .type = KeyType::real, .min = 0, .max = 1},
              {.name = "keep_floors", .type = KeyType::list},
+             {.name = "floor_kernels", .type = KeyType::boolean},
+             {.name = "backbones", .type = KeyType::list},
              {.name = "pairs", .type = KeyType::string, .choices = {"nested", "all"}},
              {.name = "order", .type = KeyType::list},
              {.name = "outputs", .type = KeyType::map},
@@ -222,6 +227,7 @@ class KwayMergeTask final : public TaskKind {
         mp.drop = ctx.real("drop", mp.drop);
         mp.rho_gate = ctx.real("rho_gate", mp.rho_gate);
         mp.keep_floor = ctx.real("keep_floor", mp.keep_floor);
+        mp.floor_kernels = ctx.flag("floor_kernels");
         mp.seed = ctx.seed;
         return mp;
     }

@@ -97,9 +97,10 @@ struct Sweep {
     double kappa_coef = 1.0;
     std::vector<int> steps = {0};  // 0: the final fine-tunes
     std::int64_t final_steps = 200;
-    bool all_pairs = false;           // `pairs: all`: K = 2 merges every pair, not the first two
-    std::vector<std::string> order;   // `order`: the nested order by task (else drawn)
-    std::vector<double> keep_floors;  // `keep_floors`: the PRISM family swept over floors
+    bool all_pairs = false;              // `pairs: all`: K = 2 merges every pair, not the first two
+    std::vector<std::string> order;      // `order`: the nested order by task (else drawn)
+    std::vector<double> keep_floors;     // `keep_floors`: the PRISM family swept over floors
+    std::vector<std::string> backbones;  // `backbones`: only these (empty: every one)
 };
 
 // A fixed order of a backbone's fine-tunes, the group's `order` of tasks or else drawn from
@@ -182,11 +183,21 @@ Sweep read_sweep(const TaskGroup& group, const TaskGroup& fts, const YamlChecker
         if (std::count(w.keep_floors.begin(), w.keep_floors.end(), w.keep_floors[i]) > 1)
             yc.fail(group.node["keep_floors"][i], index_path(base + ".keep_floors", i),
                     "given twice");
-    if (!w.keep_floors.empty() && std::none_of(w.methods.begin(), w.methods.end(), prism_family))
-        yc.fail(group.node["keep_floors"], base + ".keep_floors",
-                "sweeps the PRISM family's keep floor, and 'methods' names none of it");
+    for (const char* key : {"keep_floors", "floor_kernels"})
+        if (group.node[key] && std::none_of(w.methods.begin(), w.methods.end(), prism_family))
+            yc.fail(group.node[key], base + "." + key,
+                    "sets the PRISM family's keep floor, and 'methods' names none of it");
     if (fts.params.count("steps")) w.final_steps = fts.params.at("steps").integer;
     if (is_checkpoint_set(fts)) w.final_steps = manifest_steps(group, fts, yc);
+    w.backbones = string_list_key(group, "backbones", yc, {});
+    const auto all = backbones_of(fts);
+    for (std::size_t i = 0; i < w.backbones.size(); ++i)
+        if (std::none_of(all.begin(), all.end(),
+                         [&](const Members& bb) { return bb.backbone == w.backbones[i]; }) ||
+            std::count(w.backbones.begin(), w.backbones.end(), w.backbones[i]) > 1)
+            yc.fail(group.node["backbones"][i], index_path(base + ".backbones", i),
+                    "'" + w.backbones[i] + "' is not one backbone of '" + fts.name +
+                        "' (each listed once)");
     return w;
 }
 
@@ -308,6 +319,9 @@ std::vector<ListedTask> list_kway_merges(const TaskGroup& group,
         is_checkpoint_set(fts) ? Scalar{} : fts.listed.front().params.at("world_group");
     std::vector<ListedTask> out;
     for (const auto& bb : backbones_of(fts)) {
+        if (!sweep.backbones.empty() && std::find(sweep.backbones.begin(), sweep.backbones.end(),
+                                                  bb.backbone) == sweep.backbones.end())
+            continue;
         const auto order = merge_order(bb, sweep, group, yc);
         for (int step : sweep.steps) {
             for (int k : sweep.ks) {

@@ -1,9 +1,12 @@
 // Task kind `pair_similarity`: ease (mutual k-NN overlap, methods.md §1.1) at every k of the
 // k-NN group, and linear CKA (§1.4), for one pair of models, from their k-NN artifacts.
 // `pairs: vision_text` lists every vision x text pair of the k-NN group (the full grid the
-// ceiling is computed over, §1.2).
+// ceiling is computed over, §1.2). `null_draws: N` adds ease's permutation null at the first
+// k (§1.1): ease_null (the mean over N seeded shuffles of the second model's rows),
+// ease_null_sd and ease_excess = ease − ease_null.
 //
-//   - {name: align_grid, kind: pair_similarity, table: alignment/similarity, knn: align_knn}
+//   - {name: align_grid, kind: pair_similarity, table: alignment/similarity, knn: align_knn,
+//      null_draws: 100}
 #include "tasks/group_keys.h"
 #include "tasks/knn_artifact.h"
 
@@ -14,15 +17,18 @@ class PairSimilarityTask final : public TaskKind {
   public:
     std::string_view name() const override { return "pair_similarity"; }
     std::vector<KeyRule> keys() const override {
-        return {
-            {.name = "knn", .type = KeyType::string, .required = true},
-            {.name = "pairs", .type = KeyType::string, .choices = {"vision_text", "same_base"}}};
+        return {{.name = "knn", .type = KeyType::string, .required = true},
+                {.name = "pairs", .type = KeyType::string, .choices = {"vision_text", "same_base"}},
+                {.name = "null_draws", .type = KeyType::integer, .min = 2, .max = 100000}};
     }
     std::vector<ColumnSpec> outputs(const TaskGroup& group, const YamlChecker& yc) const override {
         std::vector<ColumnSpec> out = {{"ease", ColumnType::f64, 0}};
         for (int k : knn_ks(group, yc))
             out.push_back({"ease_k" + std::to_string(k), ColumnType::f64, 0});
         out.push_back({"cka", ColumnType::f64, 0});
+        if (group.params.count("null_draws"))
+            for (const char* c : {"ease_null", "ease_null_sd", "ease_excess"})
+                out.push_back({c, ColumnType::f64, 0});
         return out;
     }
     bool lists_tasks() const override { return true; }
@@ -77,6 +83,13 @@ class PairSimilarityTask final : public TaskKind {
         row.emplace_back(similarity::mutual_knn(a.lists, b.lists, ks.front()));
         for (int k : ks) row.emplace_back(similarity::mutual_knn(a.lists, b.lists, k));
         row.emplace_back(similarity::linear_cka(a.probe.cast<double>(), b.probe.cast<double>()));
+        if (ctx.params.count("null_draws")) {
+            const int draws = static_cast<int>(ctx.params.at("null_draws").integer);
+            const auto null =
+                similarity::mutual_knn_null(a.lists, b.lists, ks.front(), draws, ctx.seed);
+            const double ease = std::get<double>(row.front());
+            row.insert(row.end(), {null.mean, null.sd, ease - null.mean});
+        }
         return row;
     }
 

@@ -214,6 +214,55 @@ std::vector<CountedCorrelation> budget_correlations(const StudyInput& in) {
     return out;
 }
 
+std::vector<GridPair> grid_pairs(const Grid& grid, const std::vector<double>& ease) {
+    std::vector<GridPair> out;
+    for (std::size_t i = 0; i < grid.size(); ++i)
+        out.push_back({grid.paradigm_a[i], grid.paradigm_b[i], ease[i]});
+    return out;
+}
+
+// The ceiling's other readings and the ease above its null (§1.2, §1.1), as predictors of the
+// evaluated pairs: ceiling_<v> and score_<v>, then ease_excess and score_excess (the
+// study's ceiling over the excess eases).
+NamedValues variant_predictors(const StudyInput& in) {
+    NamedValues out;
+    const auto add = [&](const std::string& suffix, const std::vector<double>& ease,
+                         CeilingVariant v, bool with_ease) {
+        const auto c = ceiling_per_row(grid_pairs(in.grid, ease), in.ceiling, v);
+        std::vector<double> e = stats::pick(ease, in.evaluated), ce = stats::pick(c, in.evaluated);
+        std::vector<double> score(e.size());
+        for (std::size_t i = 0; i < e.size(); ++i) score[i] = e[i] * ce[i];
+        if (with_ease) out.emplace_back("ease" + suffix, std::move(e));
+        if (!with_ease) out.emplace_back("ceiling" + suffix, std::move(ce));
+        out.emplace_back("score" + suffix, std::move(score));
+    };
+    for (CeilingVariant v : in.ceiling_variants)
+        if (v != CeilingVariant::pair)
+            add(std::string("_") + kCeilingVariantNames[static_cast<int>(v)], in.grid.ease, v,
+                false);
+    if (!in.grid.ease_excess.empty())
+        add("_excess", in.grid.ease_excess, CeilingVariant::pair, true);
+    return out;
+}
+
+// Within each group (e.g. one backbone): every predictor against every target.
+std::vector<CorrelationRow> within_groups(const StudyInput& in, const Predictors& preds) {
+    std::vector<CorrelationRow> out;
+    if (in.grid.within.empty()) return out;
+    std::vector<std::string> labels;
+    for (std::size_t r : in.evaluated) labels.push_back(in.grid.within[r]);
+    for (const auto& g : std::set<std::string>(labels.begin(), labels.end())) {
+        std::vector<std::size_t> rows;
+        for (std::size_t i = 0; i < labels.size(); ++i)
+            if (labels[i] == g) rows.push_back(i);
+        for (const auto& [p, x] : preds)
+            for (const auto& [t, y] : in.targets)
+                out.push_back(
+                    {g, p, t, stats::correlate_finite(stats::pick(x, rows), stats::pick(y, rows))});
+    }
+    return out;
+}
+
 }  // namespace
 
 const std::vector<double>& Scored::predictor(const std::string& name) const {
@@ -237,7 +286,10 @@ StudyResult analyse(const StudyInput& in) {
     Predictors preds;
     for (const char* p : kPredictors) preds.emplace_back(p, out.evaluated.predictor(p));
     for (const auto& extra : in.extra_predictors) preds.push_back(extra);
+    out.evaluated_variants = variant_predictors(in);
+    for (const auto& v : out.evaluated_variants) preds.push_back(v);
     out.correlations = correlations(preds, in.targets);
+    out.within = within_groups(in, preds);
     region_tables(out.regions, in.targets, out);
     out.budget_search = budget_search(preds, in.targets);
     lofo_tables(in, out);

@@ -27,7 +27,9 @@ struct Grid {
     std::vector<double> ease, cka;
     std::vector<std::pair<int, std::vector<double>>> ease_at_k;  // ease from the first k
                                                                  // neighbours, for each k
-    NamedLabels held_out;  // columns whose values LOFO holds out (default: the families)
+    std::vector<double> ease_excess;  // ease minus its permutation null (empty: not measured)
+    std::vector<std::string> within;  // a group label per pair (empty: no within-group table)
+    NamedLabels held_out;             // columns whose values LOFO holds out (default: the families)
     // Per pair: its family and paradigm labels, the metadata regressor's one-hot features.
     std::vector<std::vector<std::string>> metadata;
     std::size_t size() const { return ease.size(); }
@@ -46,7 +48,8 @@ struct StudyInput {
     std::map<std::string, std::vector<double>> targets;  // per evaluated pair, by name
     NamedValues extra_predictors;  // further predictors per evaluated pair (e.g. screening)
     CeilingStat ceiling;
-    int folds = 5;  // metadata regressor: K-fold
+    std::vector<CeilingVariant> ceiling_variants;  // read beside the study's (per pair)
+    int folds = 5;                                 // metadata regressor: K-fold
     double ridge_alpha = 1.0;
     std::uint64_t seed = 1;
     std::optional<Budgets> budgets;
@@ -96,11 +99,14 @@ struct MetadataRow {
 };
 
 struct StudyResult {
-    Scored grid;                               // every grid pair
-    std::vector<CeilingRow> ceilings;          // every paradigm pair
-    Scored evaluated;                          // the evaluated pairs
-    std::vector<std::string> regions;          // of the evaluated pairs
+    Scored grid;                       // every grid pair
+    std::vector<CeilingRow> ceilings;  // every paradigm pair
+    Scored evaluated;                  // the evaluated pairs
+    std::vector<std::string> regions;  // of the evaluated pairs
+    NamedValues evaluated_variants;    // per evaluated pair: ceiling_<v>, score_<v> for each
+                                       // variant, ease_excess and score_excess when measured
     std::vector<CorrelationRow> correlations;  // key empty
+    std::vector<CorrelationRow> within;        // key: the group
     std::vector<RegionRow> region_stats;
     std::vector<std::pair<std::string, stats::KruskalResult>> kruskal;  // per target
     std::vector<SearchRow> budget_search;

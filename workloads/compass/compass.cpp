@@ -74,6 +74,54 @@ std::map<ParadigmPair, double> ceilings(std::span<const GridPair> grid, const Ce
     return out;
 }
 
+CeilingVariant ceiling_variant(const std::string& name) {
+    for (std::size_t i = 0; i < std::size(kCeilingVariantNames); ++i)
+        if (name == kCeilingVariantNames[i]) return static_cast<CeilingVariant>(i);
+    throw std::invalid_argument("'" + name +
+                                "' is not a ceiling variant (pair, paradigm or leave_pair_out)");
+}
+
+namespace {
+// stat over the eases of the rows `rows` of the grid, without row `skip` (none: npos).
+double stat_of(std::span<const GridPair> grid, const std::vector<std::size_t>& rows,
+               const CeilingStat& stat, std::size_t skip = static_cast<std::size_t>(-1)) {
+    std::vector<double> v;
+    for (std::size_t r : rows)
+        if (r != skip) v.push_back(grid[r].ease);
+    return stat.apply(std::move(v));
+}
+}  // namespace
+
+std::vector<double> ceiling_per_row(std::span<const GridPair> grid, const CeilingStat& stat,
+                                    CeilingVariant variant) {
+    std::map<ParadigmPair, std::vector<std::size_t>> cell;
+    std::map<std::string, std::vector<std::size_t>> side_a, side_b;
+    for (std::size_t i = 0; i < grid.size(); ++i) {
+        cell[{grid[i].paradigm_a, grid[i].paradigm_b}].push_back(i);
+        side_a[grid[i].paradigm_a].push_back(i);
+        side_b[grid[i].paradigm_b].push_back(i);
+    }
+    std::vector<double> out(grid.size());
+    for (std::size_t i = 0; i < grid.size(); ++i) {
+        const auto& rows = cell.at({grid[i].paradigm_a, grid[i].paradigm_b});
+        switch (variant) {
+            case CeilingVariant::pair:
+                out[i] = stat_of(grid, rows, stat);
+                break;
+            case CeilingVariant::paradigm: {
+                const double a = stat_of(grid, side_a.at(grid[i].paradigm_a), stat);
+                const double b = stat_of(grid, side_b.at(grid[i].paradigm_b), stat);
+                out[i] = std::isnan(a) || std::isnan(b) ? kNaN : std::min(a, b);
+                break;
+            }
+            case CeilingVariant::leave_pair_out:
+                out[i] = stat_of(grid, rows, stat, i);
+                break;
+        }
+    }
+    return out;
+}
+
 namespace {
 // 1-based ranks, highest value first; NaN gets no rank (0).
 std::vector<std::int64_t> ranks_or_zero(const std::vector<double>& values) {

@@ -32,6 +32,17 @@ using ParadigmPair = std::pair<std::string, std::string>;
 // ceiling(P, Q) over every pair of the grid (§1.2); NaN eases are left out.
 std::map<ParadigmPair, double> ceilings(std::span<const GridPair> grid, const CeilingStat& stat);
 
+// The ceiling of each grid pair read two more ways (§1.2, "Three ceilings"):
+//   paradigm        min(stat over the pairs of P on side a, stat over the pairs of Q on side
+//                   b): each paradigm's own value (merging, P = Q: the same as per pair);
+//   leave_pair_out  stat over the pair's cell without the pair itself (NaN alone in it).
+enum class CeilingVariant { pair, paradigm, leave_pair_out };
+inline constexpr const char* kCeilingVariantNames[] = {"pair", "paradigm", "leave_pair_out"};
+// Parses a name of kCeilingVariantNames; std::invalid_argument otherwise.
+CeilingVariant ceiling_variant(const std::string& name);
+std::vector<double> ceiling_per_row(std::span<const GridPair> grid, const CeilingStat& stat,
+                                    CeilingVariant variant);
+
 // COMPASS's paradigm table (§1.2): per paradigm P, its alignment ceiling (the mean and the
 // max of ceiling(P, Q) over the text paradigms Q of the alignment grid) beside its merging
 // ceiling (ceiling(P, P) of the merge grid). Paradigms in order of name; one in only one grid

@@ -65,6 +65,7 @@ const formats::SafetensorsFile& CheckpointSource::base_file(std::size_t i) const
     return checkpoints_[b.checkpoint]->file_of(b.tensor);
 }
 bool CheckpointSource::matrix(std::size_t i) const { return info(i).shape.size() == 2; }
+bool CheckpointSource::kernel(std::size_t i) const { return info(i).shape.size() > 2; }
 bool CheckpointSource::mergeable(std::size_t i) const {
     return formats::dtype_is_float(info(i).dtype);
 }
@@ -196,6 +197,7 @@ void ModelMerge::merge(const TensorSource& source, std::size_t i, double rho,
     TensorScope scope;
     scope.name = source.name(i);
     scope.matrix = source.matrix(i);
+    scope.kernel = source.kernel(i);
     scope.in_scope = in_scope(scope.name);
     scope.merge_rho = rho;
     scope.row_length = source.row_length(i);

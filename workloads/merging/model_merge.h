@@ -23,7 +23,8 @@ class TensorSource {
     virtual ~TensorSource() = default;
     virtual std::size_t size() const = 0;
     virtual const std::string& name(std::size_t i) const = 0;
-    virtual bool matrix(std::size_t i) const = 0;     // a 2-D tensor
+    virtual bool matrix(std::size_t i) const = 0;             // a 2-D tensor
+    virtual bool kernel(std::size_t) const { return false; }  // an N-D tensor, N > 2
     virtual bool mergeable(std::size_t i) const = 0;  // floating point (others keep the base's)
     virtual std::uint64_t numel(std::size_t i) const = 0;
     // Coordinates along dimension 1 (a matrix's columns; a vector's length; d1 of an N-D
@@ -70,6 +71,7 @@ class CheckpointSource final : public TensorSource {
     std::size_t size() const override { return plan_.size(); }
     const std::string& name(std::size_t i) const override { return plan_[i].name; }
     bool matrix(std::size_t i) const override;
+    bool kernel(std::size_t i) const override;
     bool mergeable(std::size_t i) const override;
     std::uint64_t numel(std::size_t i) const override;
     std::uint64_t row_length(std::size_t i) const override;

@@ -63,6 +63,7 @@ struct MergeParams {
     double kappa = 1.0;                     // PRISM: λ = κ σ sqrt(2 ln n)
     double rho_gate = 0.1;                  // PRISM: no threshold when the merge's ρ is below
     double keep_floor = 0.001;              // PRISM: fraction a matrix keeps at least
+    bool floor_kernels = false;             // PRISM: the floor holds for N-D kernels too
     std::uint64_t seed = 0;                 // DARE's masks
     std::vector<double> weights;            // task arithmetic / DARE: w_i (empty: all 1)
     // Generalized task arithmetic (generalized.h); TIES is its magnitude + consensus case.
@@ -81,6 +82,8 @@ struct MergeParams {
 struct TensorScope {
     std::string name;
     bool matrix = false;          // a 2-D tensor (PRISM's keep-rate floor applies to these)
+    bool kernel = false;          // an N-D tensor, N > 2 (a convolution kernel: floored only
+                                  // with MergeParams::floor_kernels)
     bool in_scope = true;         // out-of-scope tensors keep θ0 (PRISM, and every method when
                                   // a scope is given)
     double merge_rho = 1.0;       // ρ of the whole merge over the in-scope tensors (§3.1)

@@ -155,14 +155,20 @@ void dare_drop(const MergeParams& p, const TensorScope& s, Block& b) {
     }
 }
 
+// Whether PRISM's keep-rate floor holds for the tensor: every matrix, and N-D kernels when
+// asked (§3.2).
+bool floored(const MergeParams& p, const TensorScope& s) {
+    return p.keep_floor > 0.0 && (s.matrix || (p.floor_kernels && s.kernel));
+}
+
 // The PRISM threshold of one tensor (§3.2): κ σ sqrt(2 ln n), 0 below the ρ-gate, lowered for
-// a matrix to keep at least `keep_floor` of its coordinates (a floor of every coordinate
-// keeps them all: λ = 0).
+// a floored tensor to keep at least `keep_floor` of its coordinates (a floor of every
+// coordinate keeps them all: λ = 0).
 double prism_lambda(const MergeParams& p, const TensorScope& s, std::size_t n, const FirstPass& f) {
     if (s.merge_rho < p.rho_gate || n < 2) return 0.0;
     const double sigma = std::sqrt(f.sum_var / static_cast<double>(n));
     double lambda = p.kappa * sigma * std::sqrt(2.0 * std::log(static_cast<double>(n)));
-    if (!s.matrix || p.keep_floor <= 0.0) return lambda;
+    if (!floored(p, s)) return lambda;
     const auto floor_k = static_cast<std::size_t>(std::ceil(p.keep_floor * static_cast<double>(n)));
     if (floor_k >= n) return 0.0;
     const std::vector<double>& mag = magnitudes(n);  // |τ̄_j|, kept by the first pass
@@ -397,7 +403,7 @@ TensorMergeStats merge_tensor(const MergeParams& p, const TensorScope& s, Tensor
         });
         return st;
     }
-    const bool floor = reads_merge_rho(p.method) && s.matrix && p.keep_floor > 0.0;
+    const bool floor = reads_merge_rho(p.method) && floored(p, s);
     const FirstPass f = needs_first_pass(p) ? first_pass(p, in, floor) : FirstPass{};
     merge_pass(p, s, in, out, f, st, kernels);
     return st;

@@ -4,11 +4,13 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
 
 #include "common/hash.h"
+#include "stats/summary.h"
 
 namespace compatbench::similarity {
 
@@ -214,6 +216,29 @@ double mutual_knn(const KnnLists& a, const KnnLists& b, int k) {
     for (double v : o) sum += v;
     return o.empty() ? std::numeric_limits<double>::quiet_NaN()
                      : sum / static_cast<double>(o.size());
+}
+
+NullEase mutual_knn_null(const KnnLists& a, const KnnLists& b, int k, int draws,
+                         std::uint64_t seed) {
+    if (draws < 2) throw std::invalid_argument("a permutation null needs at least 2 draws");
+    const auto n = static_cast<std::size_t>(b.n);
+    std::vector<std::int32_t> perm(n), inverse(n);
+    KnnLists shuffled = b;
+    std::vector<double> eases;
+    std::uint64_t state = seed;
+    for (int d = 0; d < draws; ++d) {
+        std::iota(perm.begin(), perm.end(), 0);
+        for (std::size_t i = n; i > 1; --i) std::swap(perm[i - 1], perm[splitmix64(state++) % i]);
+        for (std::size_t i = 0; i < n; ++i)
+            inverse[static_cast<std::size_t>(perm[i])] = static_cast<std::int32_t>(i);
+        for (int i = 0; i < b.n; ++i) {
+            const std::int32_t* from = b.row(perm[static_cast<std::size_t>(i)]);
+            std::int32_t* to = shuffled.index.data() + static_cast<std::size_t>(i) * b.k;
+            for (int j = 0; j < b.k; ++j) to[j] = inverse[static_cast<std::size_t>(from[j])];
+        }
+        eases.push_back(mutual_knn(a, shuffled, k));
+    }
+    return {stats::mean(eases), stats::sample_sd(eases)};
 }
 
 MatD normalized_rows(const MatD& x) {

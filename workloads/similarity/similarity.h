@@ -33,6 +33,15 @@ KnnLists knn_lists(const MatF& features, int k, int block = 256);
 std::vector<double> mutual_knn_overlap(const KnnLists& a, const KnnLists& b, int k);
 double mutual_knn(const KnnLists& a, const KnnLists& b, int k);
 
+// Ease above chance (§1.1, "Permutation null"): ease of a against b with b's rows shuffled
+// (b's lists relabelled, N_b'(i) = π⁻¹(N_b(π(i))): no neighbour search again), over `draws`
+// seeded permutations (Fisher-Yates over SplitMix64 from `seed`): their mean and sample sd.
+struct NullEase {
+    double mean = 0.0, sd = 0.0;
+};
+NullEase mutual_knn_null(const KnnLists& a, const KnnLists& b, int k, int draws,
+                         std::uint64_t seed);
+
 // Linear CKA of row-normalised features (§1.4), biased HSIC, no epsilon in the denominator.
 // Computed as ||Xcᵀ Yc||²_F / (||Xcᵀ Xc||_F ||Ycᵀ Yc||_F) with column-centred Xc, Yc, which
 // equals tr(KHLH) / sqrt(tr(KHKH) tr(LHLH)) without forming the n x n kernels.

@@ -278,6 +278,13 @@ TEST(Graph, KwayMergesOfEveryPairInAnOrderAtEachKeepFloor) {
               std::string::npos);
     EXPECT_NE(message(", methods: [prism], keep_floors: [0.2, 0.2]").find("given twice"),
               std::string::npos);
+    EXPECT_NE(message(", methods: [ties], floor_kernels: true").find("names none of it"),
+              std::string::npos);
+    EXPECT_EQ(message(", methods: [prism], floor_kernels: true"), "no error");
+    EXPECT_EQ(listed(", methods: [prism], backbones: [b]").size(),
+              listed(", methods: [prism]").size());
+    EXPECT_NE(message(", methods: [prism], backbones: [zz]").find("'zz' is not one backbone"),
+              std::string::npos);
     // Coefficients keep every digit: two 1e-7 apart are two tasks with their own values.
     const auto close = listed(", methods: [task_arithmetic], coefs: [0.1234567, 0.1234568]");
     ASSERT_EQ(close.size(), 4u);

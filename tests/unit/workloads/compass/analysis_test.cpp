@@ -115,3 +115,51 @@ TEST(CompassAnalysis, ExtraPredictorsJoinTheTables) {
     EXPECT_NEAR(find(r.correlations, "screen", "best").c.spearman.r, -0.4, 1e-12);
     EXPECT_THROW(r.evaluated.predictor("screen"), std::invalid_argument);
 }
+
+TEST(CompassAnalysis, CeilingReadThreeWays) {
+    // Single-pair cells: per pair each pair is its own ceiling, left out there is nothing.
+    const std::vector<GridPair> g = {
+        {"P", "Q", 0.2}, {"P", "R", 0.5}, {"S", "Q", 0.6}, {"S", "R", 0.1}};
+    const CeilingStat max;
+    EXPECT_EQ(ceiling_per_row(g, max, CeilingVariant::pair),
+              (std::vector<double>{0.2, 0.5, 0.6, 0.1}));
+    // Per paradigm: min(max over P's pairs 0.5 / S's 0.6, max over Q's 0.6 / R's 0.5).
+    EXPECT_EQ(ceiling_per_row(g, max, CeilingVariant::paradigm),
+              (std::vector<double>{0.5, 0.5, 0.6, 0.5}));
+    for (double c : ceiling_per_row(g, max, CeilingVariant::leave_pair_out))
+        EXPECT_TRUE(std::isnan(c));
+    EXPECT_THROW(ceiling_variant("cell"), std::invalid_argument);
+
+    // In the study: ceiling_<v> and score_<v> join the predictors; cells {0.2, 0.4} and
+    // {0.1, 0.3} left one out give 0.4, 0.2, 0.3, 0.1.
+    StudyInput in = four_pairs();
+    in.ceiling_variants = {CeilingVariant::paradigm, CeilingVariant::leave_pair_out};
+    const StudyResult r = analyse(in);
+    ASSERT_EQ(r.evaluated_variants.size(), 4u);
+    EXPECT_EQ(r.evaluated_variants[2].first, "ceiling_leave_pair_out");
+    EXPECT_EQ(r.evaluated_variants[2].second, (std::vector<double>{0.4, 0.2, 0.3, 0.1}));
+    EXPECT_EQ(r.evaluated_variants[3].first, "score_leave_pair_out");
+    EXPECT_DOUBLE_EQ(r.evaluated_variants[3].second[1], 0.4 * 0.2);
+    EXPECT_EQ(r.correlations.size(), 8u * 2u);
+    EXPECT_NEAR(find(r.correlations, "ceiling_paradigm", "linear").c.pearson.r,
+                find(r.correlations, "ceiling", "linear").c.pearson.r, 1e-12);
+}
+
+TEST(CompassAnalysis, EaseAboveItsNullAndWithinGroups) {
+    StudyInput in = four_pairs();
+    in.grid.ease_excess = {0.1, 0.3, 0.0, 0.2};  // the study's ceiling over these: 0.3, 0.2
+    in.grid.within = {"b1", "b1", "b2", "b2"};
+    const StudyResult r = analyse(in);
+    ASSERT_EQ(r.evaluated_variants.size(), 2u);
+    EXPECT_EQ(r.evaluated_variants[0].first, "ease_excess");
+    EXPECT_EQ(r.evaluated_variants[1].first, "score_excess");
+    const auto& s = r.evaluated_variants[1].second;
+    EXPECT_DOUBLE_EQ(s[0], 0.1 * 0.3);
+    EXPECT_DOUBLE_EQ(s[1], 0.3 * 0.3);
+    EXPECT_DOUBLE_EQ(s[3], 0.2 * 0.2);
+    // Within: 2 groups × 6 predictors × 2 targets, two pairs each.
+    ASSERT_EQ(r.within.size(), 2u * 6u * 2u);
+    EXPECT_EQ(r.within.front().key, "b1");
+    EXPECT_EQ(r.within.back().key, "b2");
+    for (const auto& w : r.within) EXPECT_EQ(w.c.n, 2u);
+}

@@ -191,6 +191,15 @@ TEST(Operators, PrismSoftThresholdGateAndFloor) {
     EXPECT_NEAR(st.lambda, 0.4, 1e-6);  // |m| = (1, 0.4, 0, 0): λ = the 2nd largest
     EXPECT_NEAR(floored[0], 0.6, 1e-6);
     EXPECT_EQ(floored[1], 0.0f);
+    // A convolution kernel gets the floor only when asked: else κ = 100 keeps nothing.
+    s.matrix = false;
+    s.kernel = true;
+    const std::vector<std::vector<float>> k = {{1, 0.5f, 0, 0}, {1, 0.3f, 0, 0}};
+    EXPECT_EQ(run(p, s, base, k)[0], 0.0f);
+    p.floor_kernels = true;
+    EXPECT_NEAR(run(p, s, base, k)[0], 0.6, 1e-6);
+    s.kernel = false;  // a vector stays unfloored either way
+    EXPECT_EQ(run(p, s, base, k)[0], 0.0f);
 }
 
 TEST(Operators, DareKeepsAboutHalfRescaledAndIsSeeded) {

@@ -152,3 +152,19 @@ TEST(MutualKnn, ExactDuplicateRowsTieExactly) {
         }
     }
 }
+
+TEST(MutualKnn, PermutationNullSitsAtChanceAndIsSeeded) {
+    // A model against itself: ease 1; with its rows shuffled, about k/(n-1) (chance).
+    const auto a = knn_lists(compatbench::test::random_matrix(200, 12, 5), 10);
+    EXPECT_DOUBLE_EQ(mutual_knn(a, a, 10), 1.0);
+    const NullEase null = mutual_knn_null(a, a, 10, 100, 42);
+    EXPECT_NEAR(null.mean, 10.0 / 199.0, 0.01);
+    EXPECT_GT(null.sd, 0.0);
+    EXPECT_LT(null.sd, 0.02);
+    // The same seed, the same draws; another seed, others.
+    EXPECT_EQ(mutual_knn_null(a, a, 10, 100, 42).mean, null.mean);
+    EXPECT_NE(mutual_knn_null(a, a, 10, 100, 43).mean, null.mean);
+    // At a smaller k the prefix of the same lists.
+    EXPECT_NEAR(mutual_knn_null(a, a, 5, 100, 42).mean, 5.0 / 199.0, 0.01);
+    EXPECT_THROW(mutual_knn_null(a, a, 10, 1, 42), std::invalid_argument);
+}
