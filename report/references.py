@@ -23,6 +23,9 @@ BASELINES = [("2 Conv+pooling (TensorFlow's tutorial)", 0.916),
 # retention (392 task-arithmetic merges).
 PAPER_ALIGNMENT_R = 0.90
 PAPER_MERGING_R = 0.70
+# COMPASS's paradigm story: vision encoders trained with language supervision (CLIP-like)
+# align best with text encoders.
+PAPER_ALIGNMENT_PARADIGM = "language-supervised (CLIP-like) vision encoders align best"
 # PRISM's claims (methods.md §3.1): the screening score of a specialist grows about as the
 # square root of its fine-tuning (exponent 1/2), and 1.9e-3 flags destructive merges of 7B
 # LLMs (a threshold that does not transfer across scales).

@@ -2,7 +2,7 @@
 
     python3 -m compatnets.finetune --backbone cnn_sup --task rotated --models DIR --data DATA
                                    --out DIR [--steps 300 --save-steps 50,100 --seed 1]
-                                   [--result FILE]
+                                   [--lr 1e-3 --tag T] [--result FILE]
     python3 -m compatnets.finetune evaluate --checkpoint MERGED --base BASE
                                    --finetuned A B [C ...] --tasks TASK_A TASK_B [TASK_C ...]
                                    --data DATA --models DIR --out FILE
@@ -24,6 +24,12 @@ checkpoint's head), the same at each --save-steps count as <backbone>_<task>@<st
 and the fine-tune's probe features DIR/finetune_features/<backbone>+<task>/probe.safetensors.
 FILE: {"ft_acc", "base_acc", "steps"}: the final test_acc and base_test_acc.
 
+--tag T (letters, digits, '-' and '.'; e.g. the learning rate's level, lr1e-3) names a
+fine-tune apart from the others of its backbone and task: DIR/finetunes/<backbone>_<task>_<T>
+.safetensors (and <backbone>_<task>_<T>@<steps>.safetensors), the probe features in
+DIR/finetune_features/<backbone>_<T>+<task>/, and metadata tag and lr besides. Without it,
+the names and bytes are those above.
+
 `evaluate` scores a merged checkpoint of K fine-tunes with each fine-tune's own head on its
 task's test images, beside the fine-tune and the base with the same head (read from the
 fine-tune's metadata when it holds them for this base, else computed), and writes
@@ -35,6 +41,7 @@ theirs.
 import argparse
 import json
 import os
+import re
 import sys
 
 import numpy as np
@@ -122,6 +129,8 @@ def backbone(models_dir, name):
     f = read(path)
     if "family" not in f.metadata or "dim" not in f.metadata:
         raise ValueError(f"{path}: no family or dim in its metadata (not written by compatnets.train)")
+    if f.metadata.get("modality", "vision") != "vision":
+        raise ValueError(f"{path}: a {f.metadata['modality']} encoder; fine-tunes are of vision encoders")
     dim = int(f.metadata["dim"])
     enc = models.encoder(f.metadata["family"], dim)
     enc.load_state_dict({k: torch.from_numpy(v) for k, v in f.tensors.items()})
@@ -162,6 +171,8 @@ def finetune(a):
     """Trains, saves and scores one fine-tune (and each saved step); returns the result."""
     if a.task not in TASKS:
         raise ValueError(f"unknown task '{a.task}' (one of {', '.join(TASKS)})")
+    if a.tag is not None and not re.fullmatch(r"[A-Za-z0-9.-]+", a.tag):
+        raise ValueError(f"fine-tune tag '{a.tag}': letters, digits, '-' and '.' only")
     g = deterministic(a.seed)
     enc, dim = backbone(a.models, a.backbone)
     head = nn.Linear(dim, TASKS[a.task])
@@ -169,14 +180,16 @@ def finetune(a):
     tx, ty = task_data(a.data, a.task, test=True)
     base_feats = features(backbone(a.models, a.backbone)[0], tx)
     opt = torch.optim.Adam(list(enc.parameters()) + list(head.parameters()), lr=a.lr)
-    name, saves = f"{a.backbone}_{a.task}", {int(s) for s in a.save_steps.split(",") if s}
+    tag = "" if a.tag is None else "_" + a.tag
+    name, saves = f"{a.backbone}_{a.task}{tag}", {int(s) for s in a.save_steps.split(",") if s}
+    tagged = {} if a.tag is None else {"tag": a.tag, "lr": repr(a.lr)}
     folder = os.path.join(a.out, "finetunes")
     os.makedirs(folder, exist_ok=True)
 
     def scored_save(path, step):
         """Saves the checkpoint with its test accuracy and the base's (same head)."""
         scores = {"test_acc": accuracy(enc, head, tx, ty), "base_test_acc": accuracy_of(head, base_feats, ty)}
-        meta = {"format": "pt", "backbone": a.backbone, "task": a.task, "steps": str(step)}
+        meta = {"format": "pt", "backbone": a.backbone, "task": a.task, "steps": str(step), **tagged}
         save(path, state(enc, head), metadata=dict(meta, **{k: repr(v) for k, v in scores.items()}))
         return scores
 
@@ -193,7 +206,7 @@ def finetune(a):
     with torch.no_grad():
         enc.eval()
         f = enc(as_images(probe)).numpy()
-    ff = os.path.join(a.out, "finetune_features", f"{a.backbone}+{a.task}")
+    ff = os.path.join(a.out, "finetune_features", f"{a.backbone}{tag}+{a.task}")
     os.makedirs(ff, exist_ok=True)
     save(os.path.join(ff, "probe.safetensors"), {"features": f.astype(np.float32)})
     return {"ft_acc": scores["test_acc"], "base_acc": scores["base_test_acc"], "steps": a.steps}
@@ -283,6 +296,7 @@ def main(argv=None):
             p.add_argument("--" + name, type=int, default=default)
         p.add_argument("--lr", type=float, default=1e-3)
         p.add_argument("--save-steps", default="")
+        p.add_argument("--tag", help="a name for this fine-tune's setting (e.g. lr1e-3)")
         p.add_argument("--result")
         job = finetune
     a = p.parse_args(argv)

@@ -13,12 +13,17 @@ take the token batches of `compatnets.text` (word ids, or character ids for `cha
             char  a character CNN: two 1-D convolutions, max over time
             gru   a word GRU; the mean of its states over the caption's words
             tfm   a word transformer, 2 layers, mean over the caption's words
+
+A text encoder has a width (its capacity): the hidden layer of `bow` (128 by default), the
+channels of `char` (64), the hidden size of `gru` (64), the model width of `tfm` (64, a
+multiple of its 4 attention heads). TEXT_WIDTH holds the defaults; vision encoders have none.
 """
 import torch
 from torch import nn
 
 VISION = ("mlp", "cnn", "res", "vit")
 TEXT = ("bow", "char", "gru", "tfm")
+TEXT_WIDTH = {"bow": 128, "char": 64, "gru": 64, "tfm": 64}
 MEAN, STD = 0.2860, 0.3530  # Fashion-MNIST's pixel mean and spread (training images)
 
 
@@ -87,10 +92,10 @@ class Vit(nn.Module):
 
 
 class Bow(nn.Module):
-    def __init__(self, dim, vocab):
+    def __init__(self, dim, vocab, width=128):
         super().__init__()
         self.vocab = vocab
-        self.net = nn.Sequential(nn.Linear(vocab, 128), nn.ReLU(), nn.Linear(128, dim))
+        self.net = nn.Sequential(nn.Linear(vocab, width), nn.ReLU(), nn.Linear(width, dim))
 
     def forward(self, ids):
         counts = torch.zeros(ids.shape[0], self.vocab).scatter_add_(1, ids, torch.ones_like(ids, dtype=torch.float))
@@ -99,12 +104,12 @@ class Bow(nn.Module):
 
 
 class Char(nn.Module):
-    def __init__(self, dim, vocab):
+    def __init__(self, dim, vocab, width=64):
         super().__init__()
         self.embed = nn.Embedding(vocab, 16, padding_idx=0)
-        self.net = nn.Sequential(nn.Conv1d(16, 64, 5, padding=2), nn.ReLU(),
-                                 nn.Conv1d(64, 64, 5, padding=2), nn.ReLU())
-        self.out = nn.Linear(64, dim)
+        self.net = nn.Sequential(nn.Conv1d(16, width, 5, padding=2), nn.ReLU(),
+                                 nn.Conv1d(width, width, 5, padding=2), nn.ReLU())
+        self.out = nn.Linear(width, dim)
 
     def forward(self, ids):
         h = self.net(self.embed(ids).transpose(1, 2))
@@ -118,11 +123,11 @@ def _mean_over_words(h, ids):
 
 
 class Gru(nn.Module):
-    def __init__(self, dim, vocab):
+    def __init__(self, dim, vocab, width=64):
         super().__init__()
         self.embed = nn.Embedding(vocab, 32, padding_idx=0)
-        self.gru = nn.GRU(32, 64, batch_first=True)
-        self.out = nn.Linear(64, dim)
+        self.gru = nn.GRU(32, width, batch_first=True)
+        self.out = nn.Linear(width, dim)
 
     def forward(self, ids):
         h, _ = self.gru(self.embed(ids))
@@ -144,13 +149,26 @@ class Tfm(nn.Module):
         return self.out(_mean_over_words(h, ids))
 
 
-def encoder(family, dim, vocab=None):
-    """A fresh encoder of `family` (VISION or TEXT) with `dim` output features."""
+def text_width(family, width=None):
+    """The width of a text encoder of `family`: `width`, or the family's default (TEXT_WIDTH)."""
+    width = TEXT_WIDTH[family] if width is None else width
+    if width < 1 or (family == "tfm" and width % 4):
+        raise ValueError(f"width {width} is not " + ("a positive multiple of the transformer's 4 "
+                                                     "attention heads" if family == "tfm" else "positive"))
+    return width
+
+
+def encoder(family, dim, vocab=None, width=None):
+    """A fresh encoder of `family` (VISION or TEXT) with `dim` output features; a text
+    encoder's `width` defaults to TEXT_WIDTH[family] (vision encoders take none)."""
     vision = {"mlp": Mlp, "cnn": Cnn, "res": Res, "vit": Vit}
     text = {"bow": Bow, "char": Char, "gru": Gru, "tfm": Tfm}
+    if family in vision and width is not None:
+        raise ValueError(f"encoder family '{family}' has no width (widths are for the text "
+                         f"families {', '.join(TEXT)})")
     if family in vision:
         return vision[family](dim)
     if family in text:
-        return text[family](dim, vocab)
+        return text[family](dim, vocab, text_width(family, width))
     raise ValueError(f"unknown encoder family '{family}' (vision: {', '.join(VISION)}; "
                      f"text: {', '.join(TEXT)})")

@@ -1,5 +1,7 @@
 """compatnets.finetune: fine-tunes keep the backbone's tensor names, save intermediate steps
-and probe features, and `evaluate` scores a checkpoint with each fine-tune's own head."""
+and probe features, and `evaluate` scores a checkpoint with each fine-tune's own head; a
+tagged fine-tune has its own names and records its tag and learning rate; mae and clip
+backbones fine-tune like the others."""
 import json
 import os
 import unittest
@@ -116,6 +118,50 @@ class FinetuneTest(MadeUpData, unittest.TestCase):
         again = finetune.task_data(data, "digits", test=True)
         self.assertEqual(first[0].shape, (597, 1, 28, 28))
         self.assertTrue(bool((first[0] == again[0]).all()) and bool((first[1] == again[1]).all()))
+
+    def finetune(self, backbone, task, *extra):
+        return quiet(finetune.main, ["--backbone", backbone, "--task", task, "--models", self.lib,
+                                     "--data", self.data, "--out", self.lib, "--steps", "6",
+                                     "--batch", "16", *extra])
+
+    def test_tagged_finetune(self):
+        code, err = self.finetune("cnn_sup", "fine", "--save-steps", "2", "--tag", "lr1e-3")
+        self.assertEqual(code, 0, err)
+        tagged = read(os.path.join(self.lib, "finetunes", "cnn_sup_fine_lr1e-3.safetensors"))
+        self.assertEqual((tagged.metadata["tag"], tagged.metadata["lr"]), ("lr1e-3", "0.001"))
+        plain = read(os.path.join(self.lib, "finetunes", "cnn_sup_fine.safetensors"))
+        self.assertNotIn("tag", plain.metadata)
+        for k, v in plain.tensors.items():  # the same fine-tune (same lr), named apart
+            self.assertTrue((tagged.tensors[k] == v).all(), k)
+        mid = read(os.path.join(self.lib, "finetunes", "cnn_sup_fine_lr1e-3@2.safetensors"))
+        self.assertEqual((mid.metadata["steps"], mid.metadata["tag"]), ("2", "lr1e-3"))
+        probe = os.path.join(self.lib, "finetune_features", "cnn_sup_lr1e-3+fine", "probe.safetensors")
+        self.assertEqual(load(probe)["features"].shape, (40, 8))
+        code, err = self.finetune("cnn_sup", "rotated", "--tag", "lr1e-2", "--lr", "1e-2")
+        self.assertEqual(code, 0, err)
+        path = os.path.join(self.lib, "finetunes", "cnn_sup_rotated_lr1e-2.safetensors")
+        self.assertEqual(read(path).metadata["lr"], "0.01")
+        m = self.evaluate(path, [path], ("rotated",))
+        self.assertEqual(m["acc_1"], m["ft_acc_1"])
+        code, err = self.finetune("cnn_sup", "fine", "--tag", "lr/2")
+        self.assertEqual(code, 2)
+        self.assertIn("fine-tune tag 'lr/2'", err)
+
+    def test_mae_and_clip_backbones(self):
+        for model in ("cnn_mae", "vit_clip+bow_clip"):
+            code, err = quiet(train.main, ["--model", model, "--data", self.data, "--out", self.lib,
+                                           "--steps", "3", "--batch", "16", "--dim", "8"])
+            self.assertEqual(code, 0, err)
+        for backbone in ("cnn_mae", "vit_clip"):
+            result = os.path.join(self.lib, backbone + ".json")
+            code, err = self.finetune(backbone, "coarse", "--result", result)
+            self.assertEqual(code, 0, err)
+            with open(result) as f:
+                r = json.load(f)
+            self.assertTrue(0 <= r["ft_acc"] <= 1 and 0 <= r["base_acc"] <= 1, r)
+        code, err = self.finetune("bow_clip", "coarse")
+        self.assertEqual(code, 2)
+        self.assertIn("bow_clip.safetensors: a text encoder", err)
 
     def test_unknown_task(self):
         code, err = quiet(finetune.main, ["--backbone", "cnn_sup", "--task", "juggling", "--models",
