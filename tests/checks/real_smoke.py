@@ -5,22 +5,40 @@ def study_tables(*args):
     argv = ["-", *args]
     import sys, h5py, numpy as np
     f = h5py.File(argv[1] + "/results.h5", "r")
-    assert f["meta/resumed_tasks"][()] == 80, f["meta/resumed_tasks"][()]  # every task of the config
+    assert f["meta/resumed_tasks"][()] == 125, f["meta/resumed_tasks"][()]  # every task of the config
     t = lambda path: {k: f[path][k][:] for k in f[path]}
     data, vision, text, pairs = t("real/data"), t("real/vision"), t("real/text"), t("alignment/pairs")
     assert data["encoder_images"].tolist() == [1500] and data["coco_images"].tolist() == [300]
     # The captions' oracle R@1 (compatnets.captions), recorded with the data, at its minimum.
     assert data["oracle_flickr"][0] >= 0.5 and data["oracle_coco"][0] >= 0.25, data
     assert data["oracle_coco"][0] < data["oracle_flickr"][0], data
-    assert [m.decode() for m in vision["model"]] == ["mlp_sup", "cnn_ae", "vit_simclr"]
+    assert [m.decode() for m in vision["model"]] == ["mlp_sup", "cnn_ae", "vit_simclr", "cnn_mae"]
     # Trained encoders beat chance (10 classes) on the held-out test images.
     assert (vision["probe_acc"] > 0.3).all() and (text["probe_acc"] > 0.3).all(), (vision, text)
-    assert vision["steps"].tolist() == [60] * 3 and np.isfinite(vision["final_loss"]).all()
-    assert len(pairs["vision"]) == 6 and np.allclose(pairs["score"], pairs["ease"] * pairs["ceiling"])
+    assert vision["steps"].tolist() == [60] * 4 and np.isfinite(vision["final_loss"]).all()
+    attributes = [f"probe_{a}" for a in ("ink", "brightness", "aspect", "symmetry", "fill",
+                                          "texture", "balance", "contrast")]
+    for enc in (vision, text):  # the eight attribute probes and their mean
+        probes = np.stack([enc[a] for a in attributes])
+        assert ((probes > 0) & (probes <= 1)).all() and np.allclose(enc["probe_attributes"], probes.mean(0))
+    # The language-supervised pair, trained together and exported each on its own.
+    clip = t("real/clip")
+    assert clip["model"].tolist() == [b"cnn_clip+bow_clip"] and clip["text_probe_acc"][0] > 0.3, clip
+    assert len(pairs["vision"]) == 20 and np.allclose(pairs["score"], pairs["ease"] * pairs["ceiling"])
+    # The ceiling read per paradigm and leaving the pair out (alone in its cell here: NaN),
+    # and ease above its permutation null (methods.md §1.1, §1.2).
+    assert np.allclose(pairs["score_paradigm"], pairs["ease"] * pairs["ceiling_paradigm"])
+    assert np.isnan(pairs["ceiling_leave_pair_out"]).all()
+    grid = t("alignment/similarity")
+    assert np.allclose(grid["ease_excess"], grid["ease"] - grid["ease_null"])
+    assert ((grid["ease_null"] > 0) & (grid["ease_null"] < 0.2)).all(), grid["ease_null"]
+    corr = t("alignment/analysis/correlations")
+    assert {b"score_excess", b"score_paradigm", b"ceiling_leave_pair_out"} <= set(corr["predictor"])
     assert (pairs["r10_flickr"] > 0).all() and (pairs["r10_coco"] > 0).all()
     models = t("real/models")
     assert sorted(m.decode() for m in models["paradigm"]) == sorted(
-        ["supervised", "autoencoder", "contrastive", "caption_label", "masked_word"])
+        ["supervised", "autoencoder", "contrastive", "masked_image", "language", "caption_label",
+         "masked_word", "autoencoder", "language"])
     # The encoder-roles study on the 3 vision encoders: 7 subsets, six benchmarks, IM and ranks.
     subsets = t("encoders/subsets")
     assert sorted(subsets["mask"].tolist()) == list(range(1, 8)), subsets["mask"]
@@ -50,7 +68,13 @@ def study_tables(*args):
     ops = t("prism/analysis/operators")
     assert len(ops["method"]) == 11 and (ops["n"] == 2).sum() == 10, ops
     assert len(t("prism/analysis/drift")["exponent"]) >= 1 and len(t("prism/analysis/screening")["score"]) == 3
-    print("real smoke: 3 vision and 2 text encoders trained, 6 pairs aligned, 7 encoder subsets scored, "
+    # Correlations within the backbone; a tagged convolutional fine-tune merged by PRISM with
+    # its keep floor on matrices only and on kernels too (the same merge, its own table).
+    assert set(t("merging/analysis/within")["group"]) == {b"mlp/supervised"}
+    cnn, kernels = t("prism/cnn"), t("prism/kernels")
+    assert cnn["backbone"].tolist() == kernels["backbone"].tolist() == [b"cnn_mae_lr3e-3"]
+    assert kernels["keep_fraction"][0] >= cnn["keep_fraction"][0] > 0, (cnn, kernels)
+    print("real smoke: 4 vision, 3 text encoders and a language-supervised pair trained, 20 pairs aligned, 7 encoder subsets scored, "
           "3 fine-tunes merged pairwise, 21 K-way and 3 drift merges scored, 1 and 2 ranks identical, "
           "resume reran nothing")
 
@@ -91,7 +115,7 @@ def align_advice_as_the_study(*args):
     p = {k: f["alignment/pairs"][k][:] for k in f["alignment/pairs"]}
     advice = json.load(open(w + "/align.json"))
     rows = {(a["vision"], a["text"]): a for a in advice["pairs"]}
-    assert len(rows) == len(p["vision"]) == 6, (len(rows), len(p["vision"]))
+    assert len(rows) == len(p["vision"]) == 20, (len(rows), len(p["vision"]))
     for i in range(len(p["vision"])):
         a = rows[(p["vision"][i].decode(), p["text"][i].decode())]
         for key in ("ease", "ceiling", "score"):
@@ -100,12 +124,12 @@ def align_advice_as_the_study(*args):
         assert a["region"] == p["region"][i].decode(), (a, p["region"][i])
     scores = [a["score"] for a in advice["pairs"]]
     assert scores == sorted(scores, reverse=True) and advice["ranked_by"] == "score"
-    assert [a["first"] for a in advice["pairs"]] == [True, True] + [False] * 4
-    assert len(list(csv.DictReader(open(w + "/align.csv")))) == 6
+    assert [a["first"] for a in advice["pairs"]] == [True, True] + [False] * 18
+    assert len(list(csv.DictReader(open(w + "/align.csv")))) == 20
     h5 = h5py.File(w + "/align.h5", "r")["advice/align"]
     assert [v.decode() for v in h5["vision"][:]] == [a["vision"] for a in advice["pairs"]]
-    assert h5["score"][:].tolist() == scores and h5["first"][:].tolist() == [1, 1, 0, 0, 0, 0]
-    print("advise align: the 6 pairs' ease, ceiling, score and region as the study's, CKA to 1e-9; the first 2 named")
+    assert h5["score"][:].tolist() == scores and h5["first"][:].tolist() == [1, 1] + [0] * 18
+    print("advise align: the 20 pairs' ease, ceiling, score and region as the study's, CKA to 1e-9; the first 2 named")
 
 
 def prism_merge_config(*args):
