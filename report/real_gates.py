@@ -183,6 +183,8 @@ def recovery_verdict(row, m1, destructive):
         return f"untested: {destructive} destructive merges (< {MIN_DESTRUCTIVE})"
     if row is None:
         return "untested: no pooled recovery row"
+    if int(row["ta_destroyed"]) == 0:  # no K-way merge destroyed: nothing to recover
+        return "untested: task arithmetic destroys none of the K-way merges"
     ok = float(row["diff_destroyed"]) > 0 and float(row["sign_p"]) < RECOVERY_P
     return "agrees: PRISM recovers" if ok else "disagrees: does not recover"
 

@@ -146,6 +146,8 @@ class MergingGates(unittest.TestCase):
         at_p = dict(row, sign_p=0.05)  # p must be below 0.05
         self.assertEqual(rg.recovery_verdict(at_p, True, 12), "disagrees: does not recover")
         self.assertEqual(rg.recovery_verdict(dict(row, diff_destroyed=-0.01), True, 12), "disagrees: does not recover")
+        self.assertEqual(rg.recovery_verdict(dict(row, ta_destroyed=0), True, 12),
+                         "untested: task arithmetic destroys none of the K-way merges")
 
     def test_merging_claims_wait_on_m2(self):
         corr = corr_table([("score", "retention", 0.6, 0.4, 0.75)])
