@@ -19,13 +19,18 @@ from report.references import PAPER_THRESHOLD
 
 def _file(out, name):
     """A model's checkpoint in the run folder: the model library's artifacts, or the real
-    library's models and fine-tunes ("mlp_sup+fine" is real/finetunes/mlp_sup_fine)."""
-    for path in (f"{out}/artifacts/models/{name}.safetensors",
-                 f"{out}/real/models/{name}.safetensors",
-                 f"{out}/real/finetunes/{name.replace('+', '_')}.safetensors"):
-        if os.path.isfile(path):
-            return path
-    return None
+    library's models and fine-tunes ("mlp_sup+fine" is real/finetunes/mlp_sup_fine); a level
+    of a backbone fine-tuned with `--tag` ("cnn_sup_lr3e-3", python/compatnets/finetune.py)
+    is the backbone's weights, and its fine-tune "cnn_sup_lr3e-3+fine" is
+    real/finetunes/cnn_sup_fine_lr3e-3."""
+    model, _, task = name.partition("+")
+    stem, _, tag = model.rpartition("_")
+    paths = [f"{out}/artifacts/models/{name}.safetensors", f"{out}/real/models/{name}.safetensors",
+             f"{out}/real/finetunes/{name.replace('+', '_')}.safetensors"]
+    if stem:
+        paths.append(f"{out}/real/finetunes/{stem}_{task}_{tag}.safetensors" if task
+                     else f"{out}/real/models/{stem}.safetensors")
+    return next((path for path in paths if os.path.isfile(path)), None)
 
 
 def study_pairs(merges):

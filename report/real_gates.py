@@ -14,7 +14,8 @@ SPREAD_OVER_SE = 4.0  # G2 (per split) and M2: the spread across pairs/merges �
 MIN_DESTRUCTIVE = 10  # M1: at least 10 destructive pair merges before PRISM's recovery is tested
 RECOVERY_P = 0.05  # PRISM recovers: mean gain on the merges TA destroys > 0 and sign test p < 0.05
 SPLITS = ("flickr", "coco")
-# The fine-tunes' test images per task (python/compatnets/finetune.py): 2000 for every task,
+# The fine-tunes' test images per task (python/compatnets/finetune.py): the flickr and coco
+# images (2000 in configs/real.yaml; the run's /real/data says) for every task,
 # scikit-learn's digits 597.
 TEST_IMAGES = 2000
 TEST_IMAGES_BY_TASK = {"digits": 597}
@@ -82,7 +83,10 @@ def alignment_regime(r1, images, oracle_flickr):
 
 
 def ci_verdict(paper, low, high):
-    """"agrees" when the paper's r lies inside the measured Pearson 95% CI, else "disagrees"."""
+    """"agrees" when the paper's r lies inside the measured Pearson 95% CI, else "disagrees";
+    no verdict without a finite interval (fewer than 4 pairs, or |r| = 1)."""
+    if not (math.isfinite(float(low)) and math.isfinite(float(high))):
+        return "no verdict: no finite 95% CI"
     return "agrees" if low <= paper <= high else "disagrees"
 
 
@@ -113,14 +117,18 @@ def paradigm_claim(vision, vision_paradigm, r1_flickr):
     *_clip; "agrees" when it has the highest median R@1 on flickr of the vision paradigms."""
     vision, paradigms = np.asarray(vision).astype(str), np.asarray(vision_paradigm).astype(str)
     r1 = np.asarray(r1_flickr, float)
-    medians = {p: float(np.median(r1[paradigms == p])) for p in dict.fromkeys(paradigms)}
+    medians = {p: float(np.nanmedian(r1[paradigms == p])) if np.isfinite(r1[paradigms == p]).any()
+               else math.nan for p in dict.fromkeys(paradigms)}
     language = sorted(set(paradigms[np.char.endswith(vision, "_clip")]))
     out = {"medians": medians, "language": ", ".join(language)}
     if len(language) != 1:
         out["verdict"] = ("no verdict: no vision encoder named *_clip" if not language else
                           "no verdict: the *_clip vision encoders have several paradigms")
         return out
-    best = max(medians.values())
+    if not math.isfinite(medians[language[0]]):
+        out["verdict"] = "no verdict: the language paradigm has no finite R@1"
+        return out
+    best = max(v for v in medians.values() if math.isfinite(v))
     out["verdict"] = "agrees" if medians[language[0]] >= best else "disagrees"
     return out
 
@@ -138,21 +146,23 @@ def capped_table(corr, caps):
             "cap": np.array([caps.get(t, math.nan) for t in corr["target"]], float)}
 
 
-def retention_se(acc_a, acc_b, ft_acc_a, ft_acc_b, task_a, task_b):
+def retention_se(acc_a, acc_b, ft_acc_a, ft_acc_b, task_a, task_b, images=TEST_IMAGES):
     """Per merge, the binomial standard error of its retention ½(acc_a/ft_a + acc_b/ft_b):
-    0.5·sqrt(acc_a(1 − acc_a)/n_a/ft_a² + acc_b(1 − acc_b)/n_b/ft_b²), n the task's test images."""
-    n = lambda tasks: np.array([TEST_IMAGES_BY_TASK.get(str(t), TEST_IMAGES) for t in tasks], float)  # noqa: E731
+    0.5·sqrt(acc_a(1 − acc_a)/n_a/ft_a² + acc_b(1 − acc_b)/n_b/ft_b²), n the task's test images
+    (`images` for the Fashion-MNIST tasks)."""
+    n = lambda tasks: np.array([TEST_IMAGES_BY_TASK.get(str(t), images) for t in tasks], float)  # noqa: E731
     a, b = np.asarray(acc_a, float), np.asarray(acc_b, float)
     fa, fb = np.asarray(ft_acc_a, float), np.asarray(ft_acc_b, float)
     return 0.5 * np.sqrt(a * (1 - a) / n(task_a) / fa ** 2 + b * (1 - b) / n(task_b) / fb ** 2)
 
 
-def merging_regime(pairs):
+def merging_regime(pairs, images=TEST_IMAGES):
     """The merging study's regime over /merging/pairs: M1 (destructive pair merges, for PRISM's
-    recovery) and M2 (retention's spread across merges against one merge's SE). Returns
-    {"destructive", "spread", "median_se", "gates": [M1, M2], "m1", "m2"}."""
+    recovery) and M2 (retention's spread across merges against one merge's SE; `images` the
+    Fashion-MNIST tasks' test images). Returns {"destructive", "spread", "median_se", "gates":
+    [M1, M2], "m1", "m2"}."""
     se = retention_se(pairs["acc_a"], pairs["acc_b"], pairs["ft_acc_a"], pairs["ft_acc_b"],
-                      pairs["task_a"], pairs["task_b"])
+                      pairs["task_a"], pairs["task_b"], images)
     retention = np.asarray(pairs["retention"], float)
     spread = float(np.std(retention, ddof=1)) if len(retention) > 1 else math.nan
     destructive = int(np.sum(np.asarray(pairs["destructive"]) == 1))

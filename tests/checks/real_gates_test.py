@@ -118,6 +118,14 @@ def merges(retention, destructive=None, acc=0.5, ft=1.0, task="fine"):
 
 
 class MergingGates(unittest.TestCase):
+    def test_paradigm_claim_leaves_nan_out_in_any_order(self):
+        vision = np.array(["cnn_clip", "cnn_sup", "vit_sup", "res_ae"])
+        paradigm = np.array(["language", "supervised", "supervised", "autoencoder"])
+        r1 = np.array([0.3, np.nan, 0.2, np.nan])
+        for order in ([0, 1, 2, 3], [3, 2, 1, 0], [1, 3, 0, 2]):
+            out = rg.paradigm_claim(vision[order], paradigm[order], r1[order])
+            self.assertEqual(out["verdict"], "agrees", order)
+
     def test_retention_se_by_hand(self):
         se = rg.retention_se([0.8], [0.5], [0.9], [1.0], ["fine"], ["digits"])
         self.assertAlmostEqual(se[0], 0.5 * math.sqrt(0.8 * 0.2 / 2000 / 0.81 + 0.5 * 0.5 / 597 / 1.0))
@@ -146,6 +154,7 @@ class MergingGates(unittest.TestCase):
         at_p = dict(row, sign_p=0.05)  # p must be below 0.05
         self.assertEqual(rg.recovery_verdict(at_p, True, 12), "disagrees: does not recover")
         self.assertEqual(rg.recovery_verdict(dict(row, diff_destroyed=-0.01), True, 12), "disagrees: does not recover")
+        self.assertEqual(rg.ci_verdict(0.9, float("nan"), float("nan")), "no verdict: no finite 95% CI")
         self.assertEqual(rg.recovery_verdict(dict(row, ta_destroyed=0), True, 12),
                          "untested: task arithmetic destroys none of the K-way merges")
 
