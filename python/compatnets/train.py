@@ -21,7 +21,8 @@ Written, for each encoder <model>:
 
     DIR/models/<model>.safetensors            the encoder's weights (F32, state-dict names);
                                               metadata format, family, modality, dim, and
-                                              width (text encoders)
+                                              width (a text encoder not of its family's
+                                              default width)
     DIR/features/<model>/<split>.safetensors  "features" (rows × dim, F32) of the splits
                                               train, probe, flickr, coco: one row per image
                                               (vision) or per caption (text)
@@ -249,8 +250,8 @@ def export(spec, enc, data, out):
     state = {k: v.detach().numpy().astype(np.float32) for k, v in enc.state_dict().items()}
     meta = {"format": "pt", "family": spec.family, "modality": spec.modality,
             "dim": str(_dim(enc))}
-    if spec.width is not None:
-        meta["width"] = str(spec.width)
+    if spec.width is not None and spec.width != models.TEXT_WIDTH[spec.family]:
+        meta["width"] = str(spec.width)  # the default's files keep their bytes of before
     save(os.path.join(out, "models", spec.name + ".safetensors"), state, metadata=meta)
     folder = os.path.join(out, "features", spec.name)
     os.makedirs(folder, exist_ok=True)

@@ -79,7 +79,8 @@ class TrainTest(MadeUpData, unittest.TestCase):
         self.assertEqual((r["steps"], r["params"]), (3, cnn))
         self.assertTrue(r["text_params"] > 0 and np.isfinite(r["final_loss"]))
         meta = read(os.path.join(out, "models", "gru_clip.safetensors")).metadata
-        self.assertEqual((meta["family"], meta["modality"], meta["width"]), ("gru", "text", "64"))
+        self.assertEqual((meta["family"], meta["modality"]), ("gru", "text"))
+        self.assertNotIn("width", meta)  # the family's default width: as before widths existed
         self.assertNotIn("width", read(os.path.join(out, "models", "cnn_clip.safetensors")).metadata)
         again = os.path.join(self.dir.name, "clip_again")
         self.assertEqual(self.run_model("cnn_clip+gru_clip", again), (0, r))

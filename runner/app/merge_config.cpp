@@ -185,7 +185,8 @@ void own_parameters(Reader& r, const YAML::Node& root, const YAML::Node& models)
         rules.insert(rules.end(),
                      {{.name = "kappa", .type = KeyType::real, .min = 0, .max = 1e6},
                       {.name = "rho_gate", .type = KeyType::real, .min = 0, .max = 1},
-                      {.name = "keep_floor", .type = KeyType::real, .min = 0, .max = 1}});
+                      {.name = "keep_floor", .type = KeyType::real, .min = 0, .max = 1},
+                      {.name = "floor_kernels", .type = KeyType::boolean}});
     const YAML::Node p = root["parameters"];
     if (p) {
         r.yc.check_map(p, "parameters", rules);
@@ -194,6 +195,8 @@ void own_parameters(Reader& r, const YAML::Node& root, const YAML::Node& models)
         };
         real("coef", q.coef), real("drop", q.drop), real("kappa", q.kappa);
         real("rho_gate", q.rho_gate), real("keep_floor", q.keep_floor);
+        if (p["floor_kernels"])
+            q.floor_kernels = r.yc.as_bool(p["floor_kernels"], "parameters.floor_kernels");
         if (p["normalize"] && p["normalize"].Scalar() == "sum")
             q.normalize = merging::Normalize::sum;
         if (p["dare_then"]) q.dare_then_ties = p["dare_then"].Scalar() == "ties";

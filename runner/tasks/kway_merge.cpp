@@ -259,7 +259,8 @@ class KwayMergeTask final : public TaskKind {
         const auto p0 = m.base.params();
         std::vector<merging::MemorySource::Tensor> tensors(p0.size());
         for (std::size_t t = 0; t < p0.size(); ++t)
-            tensors[t] = {p0[t].name, p0[t].shape.size() == 2, zoo::param_values(p0[t]), {}};
+            tensors[t] = {p0[t].name, p0[t].shape.size() == 2, zoo::param_values(p0[t]), {},
+                          p0[t].shape.size() > 2};
         for (std::size_t i = 0; i < m.finetunes.size(); ++i) {
             const auto pf = m.finetunes[i].params();
             if (pf.size() != p0.size())

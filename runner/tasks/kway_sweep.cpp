@@ -183,21 +183,26 @@ Sweep read_sweep(const TaskGroup& group, const TaskGroup& fts, const YamlChecker
         if (std::count(w.keep_floors.begin(), w.keep_floors.end(), w.keep_floors[i]) > 1)
             yc.fail(group.node["keep_floors"][i], index_path(base + ".keep_floors", i),
                     "given twice");
-    for (const char* key : {"keep_floors", "floor_kernels"})
-        if (group.node[key] && std::none_of(w.methods.begin(), w.methods.end(), prism_family))
+    const bool kernels = group.params.count("floor_kernels") &&
+                         parse_bool(group.params.at("floor_kernels").text).value_or(false);
+    for (const auto& [key, set] : {std::pair<const char*, bool>{"keep_floors", !w.keep_floors.empty()},
+                                   {"floor_kernels", kernels}})
+        if (set && std::none_of(w.methods.begin(), w.methods.end(), prism_family))
             yc.fail(group.node[key], base + "." + key,
                     "sets the PRISM family's keep floor, and 'methods' names none of it");
     if (fts.params.count("steps")) w.final_steps = fts.params.at("steps").integer;
     if (is_checkpoint_set(fts)) w.final_steps = manifest_steps(group, fts, yc);
     w.backbones = string_list_key(group, "backbones", yc, {});
     const auto all = backbones_of(fts);
-    for (std::size_t i = 0; i < w.backbones.size(); ++i)
+    for (std::size_t i = 0; i < w.backbones.size(); ++i) {
         if (std::none_of(all.begin(), all.end(),
-                         [&](const Members& bb) { return bb.backbone == w.backbones[i]; }) ||
-            std::count(w.backbones.begin(), w.backbones.end(), w.backbones[i]) > 1)
+                         [&](const Members& bb) { return bb.backbone == w.backbones[i]; }))
             yc.fail(group.node["backbones"][i], index_path(base + ".backbones", i),
-                    "'" + w.backbones[i] + "' is not one backbone of '" + fts.name +
-                        "' (each listed once)");
+                    "'" + w.backbones[i] + "' is not one backbone of '" + fts.name + "'");
+        if (std::count(w.backbones.begin(), w.backbones.end(), w.backbones[i]) > 1)
+            yc.fail(group.node["backbones"][i], index_path(base + ".backbones", i),
+                    "'" + w.backbones[i] + "' is listed twice");
+    }
     return w;
 }
 

@@ -28,6 +28,10 @@ expect_code 0 mpi 2 merge dare.yaml --out out_dare2 > /dev/null
 expect_code 0 mpi 2 merge prism.yaml --out out_prism2 > /dev/null
 cmp out_dare/model.safetensors out_dare2/model.safetensors || fail "dare differs on 2 ranks"
 cmp out_prism/model.safetensors out_prism2/model.safetensors || fail "prism differs on 2 ranks"
+# floor_kernels: the floor on tensors of more than two dimensions too; this set has none.
+write prismk prism "{kappa: 1.0, floor_kernels: true}" "${ALL[@]}"
+expect_code 0 mpi 0 merge prismk.yaml --out out_prismk > /dev/null
+cmp out_prism/model.safetensors out_prismk/model.safetensors || fail "floor_kernels changed 2-D tensors"
 { cat ta.yaml; echo "shard_mb: 0.05"; echo "out_dtype: float32"; } > sharded.yaml
 expect_code 0 mpi 2 merge sharded.yaml --out out_sharded > /dev/null
 pycheck merge_cli sharded_equals_single_file "$SRC/python"

@@ -108,11 +108,13 @@ class MemorySource final : public TensorSource {
         bool matrix = false;
         std::vector<float> base;
         std::vector<std::vector<float>> models;
+        bool kernel = false;  // more than two dimensions
     };
     explicit MemorySource(std::vector<Tensor> tensors) : tensors_(std::move(tensors)) {}
     std::size_t size() const override { return tensors_.size(); }
     const std::string& name(std::size_t i) const override { return tensors_[i].name; }
     bool matrix(std::size_t i) const override { return tensors_[i].matrix; }
+    bool kernel(std::size_t i) const override { return tensors_[i].kernel; }
     bool mergeable(std::size_t) const override { return true; }
     std::uint64_t numel(std::size_t i) const override { return tensors_[i].base.size(); }
     InterferenceSums interference(std::size_t i) const override;

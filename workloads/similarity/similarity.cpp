@@ -221,9 +221,15 @@ double mutual_knn(const KnnLists& a, const KnnLists& b, int k) {
 NullEase mutual_knn_null(const KnnLists& a, const KnnLists& b, int k, int draws,
                          std::uint64_t seed) {
     if (draws < 2) throw std::invalid_argument("a permutation null needs at least 2 draws");
+    if (a.n != b.n || k < 1 || k > a.k || k > b.k)
+        throw std::invalid_argument("a permutation null of k = " + std::to_string(k) +
+                                    " needs lists of one sample count with k neighbours each");
     const auto n = static_cast<std::size_t>(b.n);
     std::vector<std::int32_t> perm(n), inverse(n);
-    KnnLists shuffled = b;
+    KnnLists shuffled;  // the first k of b's lists are all the overlap reads
+    shuffled.n = b.n;
+    shuffled.k = k;
+    shuffled.index.resize(n * static_cast<std::size_t>(k));
     std::vector<double> eases;
     std::uint64_t state = seed;
     for (int d = 0; d < draws; ++d) {
@@ -233,8 +239,8 @@ NullEase mutual_knn_null(const KnnLists& a, const KnnLists& b, int k, int draws,
             inverse[static_cast<std::size_t>(perm[i])] = static_cast<std::int32_t>(i);
         for (int i = 0; i < b.n; ++i) {
             const std::int32_t* from = b.row(perm[static_cast<std::size_t>(i)]);
-            std::int32_t* to = shuffled.index.data() + static_cast<std::size_t>(i) * b.k;
-            for (int j = 0; j < b.k; ++j) to[j] = inverse[static_cast<std::size_t>(from[j])];
+            std::int32_t* to = shuffled.index.data() + static_cast<std::size_t>(i) * k;
+            for (int j = 0; j < k; ++j) to[j] = inverse[static_cast<std::size_t>(from[j])];
         }
         eases.push_back(mutual_knn(a, shuffled, k));
     }

@@ -281,6 +281,9 @@ TEST(Graph, KwayMergesOfEveryPairInAnOrderAtEachKeepFloor) {
     EXPECT_NE(message(", methods: [ties], floor_kernels: true").find("names none of it"),
               std::string::npos);
     EXPECT_EQ(message(", methods: [prism], floor_kernels: true"), "no error");
+    EXPECT_EQ(message(", methods: [ties], floor_kernels: false"), "no error");
+    EXPECT_NE(message(", methods: [prism], backbones: [b, b]").find("'b' is listed twice"),
+              std::string::npos);
     EXPECT_EQ(listed(", methods: [prism], backbones: [b]").size(),
               listed(", methods: [prism]").size());
     EXPECT_NE(message(", methods: [prism], backbones: [zz]").find("'zz' is not one backbone"),
