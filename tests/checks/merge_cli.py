@@ -86,3 +86,14 @@ def screen_outputs_agree(*args):
     for k in ("k", "coef", "interference", "rho", "score", "tensors"):
         assert a[k] == b[k], k
     print("screen of the merge YAML equals screen --base --models --coef")
+
+
+def same_tensors(*args):
+    """Two merge outputs hold the same tensors, bit for bit (their metadata record their own
+    parameters): python3 -m checks merge_cli same_tensors PYTHON_DIR A B."""
+    import sys, numpy as np
+    sys.path.insert(0, args[0])
+    from compatnets.safetensors import load
+    a, b = load(args[1]), load(args[2])
+    assert set(a) == set(b) and all(np.array_equal(a[n], b[n]) for n in a), (args[1], args[2])
+    print(f"{args[2]}: the same {len(a)} tensors as {args[1]}")

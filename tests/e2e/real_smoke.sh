@@ -130,7 +130,7 @@ case "\$*" in *_ties_*) echo "error: the evaluation crashed (made to, by the tes
 cd "$SRC/python" && exec "$PY" -m compatnets.finetune evaluate "\$@"
 SH
 chmod +x "$B/eval.sh"
-sed -n '/- name: real_checkpoints/,/^analyses:/p' "$SRC/configs/real-smoke.yaml" | sed -e '$d' \
+sed -n '/- name: real_checkpoints$/,/^  # A convolutional backbone/p' "$SRC/configs/real-smoke.yaml" | sed -e '$d' \
     -e '/after: \[real_finetune\]/d' -e "s|manifest: real-smoke.checkpoints.yaml|manifest: ckpt.yaml|" \
     -e '/^    server:/{N;/kway_evaluate/s/^    server:[^\n]*\n//}' \
     -e "/command: &kway_evaluate/{n;s|.*|      $B/eval.sh|}" \
