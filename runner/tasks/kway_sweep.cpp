@@ -103,6 +103,11 @@ struct Sweep {
     std::vector<std::string> backbones;  // `backbones`: only these (empty: every one)
 };
 
+// A boolean key of the group: set and true.
+bool flag_of(const TaskGroup& group, const std::string& key) {
+    return group.params.count(key) && parse_bool(group.params.at(key).text).value_or(false);
+}
+
 // A fixed order of a backbone's fine-tunes, the group's `order` of tasks or else drawn from
 // the backbone's name: its K-way merges take the first K, so they are nested.
 std::vector<std::size_t> merge_order(const Members& bb, const Sweep& w, const TaskGroup& group,
@@ -165,8 +170,7 @@ Sweep read_sweep(const TaskGroup& group, const TaskGroup& fts, const YamlChecker
     w.kappas = real_list_key(group, "kappas", yc, {0.25, 0.5, 1, 2, 3}, 0, 100);
     if (group.params.count("kappa_coef")) w.kappa_coef = group.params.at("kappa_coef").as_double();
     string_list_key(group, "scope", yc, {});  // checked here, read by each task
-    if (group.params.count("checkpoints") &&
-        parse_bool(group.params.at("checkpoints").text).value_or(false)) {
+    if (flag_of(group, "checkpoints")) {
         const auto& lists = fts.listed.front().lists;
         if (!lists.count("checkpoint_steps"))
             yc.fail(group.node["checkpoints"], base + ".checkpoints",
@@ -183,10 +187,9 @@ Sweep read_sweep(const TaskGroup& group, const TaskGroup& fts, const YamlChecker
         if (std::count(w.keep_floors.begin(), w.keep_floors.end(), w.keep_floors[i]) > 1)
             yc.fail(group.node["keep_floors"][i], index_path(base + ".keep_floors", i),
                     "given twice");
-    const bool kernels = group.params.count("floor_kernels") &&
-                         parse_bool(group.params.at("floor_kernels").text).value_or(false);
-    for (const auto& [key, set] : {std::pair<const char*, bool>{"keep_floors", !w.keep_floors.empty()},
-                                   {"floor_kernels", kernels}})
+    for (const auto& [key, set] :
+         {std::pair<const char*, bool>{"keep_floors", !w.keep_floors.empty()},
+          {"floor_kernels", flag_of(group, "floor_kernels")}})
         if (set && std::none_of(w.methods.begin(), w.methods.end(), prism_family))
             yc.fail(group.node[key], base + "." + key,
                     "sets the PRISM family's keep floor, and 'methods' names none of it");

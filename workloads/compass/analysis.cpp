@@ -12,6 +12,14 @@ namespace {
 
 using Predictors = NamedValues;
 
+// Every grid pair's paradigms with the given ease.
+std::vector<GridPair> grid_pairs(const Grid& grid, const std::vector<double>& ease) {
+    std::vector<GridPair> out;
+    for (std::size_t i = 0; i < grid.size(); ++i)
+        out.push_back({grid.paradigm_a[i], grid.paradigm_b[i], ease[i]});
+    return out;
+}
+
 // Ease, ceiling, score and CKA of the grid rows `rows`, the ceiling taken over the grid
 // rows kept by `keep` (§1.2; LOFO drops a family's pairs from the ceiling too).
 Scored score_pairs(const Grid& grid, const std::vector<double>& ease, const std::vector<bool>& keep,
@@ -33,12 +41,9 @@ Scored score_pairs(const Grid& grid, const std::vector<double>& ease, const std:
 }
 
 std::vector<CeilingRow> ceiling_rows(const Grid& grid, const CeilingStat& stat) {
-    std::vector<GridPair> pairs;
+    const std::vector<GridPair> pairs = grid_pairs(grid, grid.ease);
     std::map<ParadigmPair, std::int64_t> count;
-    for (std::size_t i = 0; i < grid.size(); ++i) {
-        pairs.push_back({grid.paradigm_a[i], grid.paradigm_b[i], grid.ease[i]});
-        ++count[{grid.paradigm_a[i], grid.paradigm_b[i]}];
-    }
+    for (const auto& p : pairs) ++count[{p.paradigm_a, p.paradigm_b}];
     std::vector<CeilingRow> out;
     for (const auto& [key, c] : ceilings(pairs, stat)) out.push_back({key, count[key], c});
     return out;
@@ -214,34 +219,32 @@ std::vector<CountedCorrelation> budget_correlations(const StudyInput& in) {
     return out;
 }
 
-std::vector<GridPair> grid_pairs(const Grid& grid, const std::vector<double>& ease) {
-    std::vector<GridPair> out;
-    for (std::size_t i = 0; i < grid.size(); ++i)
-        out.push_back({grid.paradigm_a[i], grid.paradigm_b[i], ease[i]});
-    return out;
-}
-
 // The ceiling's other readings and the ease above its null (§1.2, §1.1), as predictors of the
 // evaluated pairs: ceiling_<v> and score_<v>, then ease_excess and score_excess (the
 // study's ceiling over the excess eases).
 NamedValues variant_predictors(const StudyInput& in) {
-    NamedValues out;
-    const auto add = [&](const std::string& suffix, const std::vector<double>& ease,
-                         CeilingVariant v, bool with_ease) {
+    // The evaluated pairs' ease, ceiling (read the way `v` says) and their product.
+    const auto scored = [&](const std::vector<double>& ease, CeilingVariant v) {
         const auto c = ceiling_per_row(grid_pairs(in.grid, ease), in.ceiling, v);
-        std::vector<double> e = stats::pick(ease, in.evaluated), ce = stats::pick(c, in.evaluated);
-        std::vector<double> score(e.size());
-        for (std::size_t i = 0; i < e.size(); ++i) score[i] = e[i] * ce[i];
-        if (with_ease) out.emplace_back("ease" + suffix, std::move(e));
-        if (!with_ease) out.emplace_back("ceiling" + suffix, std::move(ce));
-        out.emplace_back("score" + suffix, std::move(score));
+        Scored s;
+        s.ease = stats::pick(ease, in.evaluated);
+        s.ceiling = stats::pick(c, in.evaluated);
+        for (std::size_t i = 0; i < s.ease.size(); ++i) s.score.push_back(s.ease[i] * s.ceiling[i]);
+        return s;
     };
-    for (CeilingVariant v : in.ceiling_variants)
-        if (v != CeilingVariant::pair)
-            add(std::string("_") + kCeilingVariantNames[static_cast<int>(v)], in.grid.ease, v,
-                false);
-    if (!in.grid.ease_excess.empty())
-        add("_excess", in.grid.ease_excess, CeilingVariant::pair, true);
+    NamedValues out;
+    for (CeilingVariant v : in.ceiling_variants) {
+        if (v == CeilingVariant::pair) continue;
+        const std::string name = kCeilingVariantNames[static_cast<int>(v)];
+        Scored s = scored(in.grid.ease, v);
+        out.emplace_back("ceiling_" + name, std::move(s.ceiling));
+        out.emplace_back("score_" + name, std::move(s.score));
+    }
+    if (!in.grid.ease_excess.empty()) {
+        Scored s = scored(in.grid.ease_excess, CeilingVariant::pair);
+        out.emplace_back("ease_excess", std::move(s.ease));
+        out.emplace_back("score_excess", std::move(s.score));
+    }
     return out;
 }
 

@@ -101,12 +101,13 @@ std::vector<double> ceiling_per_row(std::span<const GridPair> grid, const Ceilin
         side_a[grid[i].paradigm_a].push_back(i);
         side_b[grid[i].paradigm_b].push_back(i);
     }
+    const auto per_pair = ceilings(grid, stat);
     std::vector<double> out(grid.size());
     for (std::size_t i = 0; i < grid.size(); ++i) {
         const auto& rows = cell.at({grid[i].paradigm_a, grid[i].paradigm_b});
         switch (variant) {
             case CeilingVariant::pair:
-                out[i] = stat_of(grid, rows, stat);
+                out[i] = per_pair.at({grid[i].paradigm_a, grid[i].paradigm_b});
                 break;
             case CeilingVariant::paradigm: {
                 const double a = stat_of(grid, side_a.at(grid[i].paradigm_a), stat);
