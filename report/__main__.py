@@ -13,7 +13,7 @@ from report.h5 import scalar
 from report.page import Report
 from report.lm import lm_section
 from report.real import real_section
-from report.studies import compass_section, encoders_section, prism_section
+from report.studies import compass_section, encoders_section, prism_section, roles_variants_section
 
 
 def main(argv=None):
@@ -40,6 +40,8 @@ def main(argv=None):
         prism_section(rep, f)
         advice_study_section(rep, f, args.out, args.compatbench)
         encoders_section(rep, f)
+        encoders_section(rep, f, "encoders_frozen", "Encoder roles, encoders frozen")
+        roles_variants_section(rep, f)
         real_section(rep, f, library)
         lm_section(rep, f)
         run_facts(rep, f)

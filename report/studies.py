@@ -172,12 +172,12 @@ def prism_section(rep, f):
                    title="drift fits")
 
 
-def encoders_section(rep, f):
-    s = table(f, "/encoders/subsets")
+def encoders_section(rep, f, study="encoders", title="Encoder roles"):
+    s = table(f, f"/{study}/subsets")
     if s is None:
         return
-    a = "/encoders/analysis/"
-    rep.section("encoders", "Encoder roles: subsets, capacity and necessity, effective rank")
+    a = f"/{study}/analysis/"
+    rep.section(study, f"{title}: subsets, capacity and necessity, effective rank")
     masks = sorted(set(s["mask"]))
     mean = {m: np.nanmean(s["average"][s["mask"] == m]) for m in masks}
     size = {m: int(s["size"][s["mask"] == m][0]) for m in masks}
@@ -213,7 +213,7 @@ def encoders_section(rep, f):
         axes[2].axhline(0, color="k", lw=0.8)
         axes[2].legend(fontsize=7)
         axes[2].set_title("TR vs IM: leave-one-out drop (#rank)")
-    rep.figure(fig, "Encoder roles: subsets by size, Capacity–Necessity, TR vs IM")
+    rep.figure(fig, f"{title}: subsets by size, Capacity–Necessity, TR vs IM")
     er = table(f, a + "erank")
     if er is not None:
         fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
@@ -230,9 +230,40 @@ def encoders_section(rep, f):
         axes[1].set_ylabel("mean effective rank")
         axes[1].legend(fontsize=7)
         axes[1].set_title("effective rank by subset size")
-        rep.figure(fig, "Encoder roles: pre-projector effective rank")
+        rep.figure(fig, f"{title}: pre-projector effective rank")
     rep.html_table(table(f, a + "taxonomy"), ["encoder", "capacity", "necessity", "top_category",
                    "top_category_share", "delta_rank_with_core", "role"], title="taxonomy")
     rep.html_table(table(f, a + "by_size"), ["size", "best", "best_score", "fraction_of_full",
                    "im_best", "im_best_score"], title="best subset per size")
     rep.html_table(table(f, a + "ranking_agreement"), None, title="TR vs IM agreement")
+    rep.html_table(table(f, a + "best_pair"), ["pair", "chosen_by", "score", "anchor", "anchor_delta_rank",
+                   "complement", "complement_delta_rank", "gap_closed", "gap_closed_from_anchor"],
+                   title="best pair: anchor and complement (gap_closed: from the complement, the seed's)")
+    rep.html_table(table(f, a + "claims"), ["claim", "statistic", "n", "value", "p", "paper", "verdict"],
+                   title="the seed's claims (the regime first; methods.md §4)")
+
+
+def roles_variants_section(rep, f):
+    """Joint against frozen encoders (configs/real*.yaml run both): per encoder, capacity,
+    necessity, singleton erank, mean Δrank and role under each; the claims side by side."""
+    joint, frozen = "/encoders/analysis/", "/encoders_frozen/analysis/"
+    tj, tf = table(f, joint + "taxonomy"), table(f, frozen + "taxonomy")
+    if tj is None or tf is None:
+        return
+    rep.section("roles_variants", "Encoder roles: encoders tuned jointly against frozen")
+    ej, ef = table(f, joint + "erank"), table(f, frozen + "erank")
+    dj, df = table(f, joint + "delta_rank"), table(f, frozen + "delta_rank")
+    mean_delta = lambda d, e: float(np.nanmean(d["delta_rank"][d["encoder"] == e])) if d is not None else np.nan
+    rows = {"encoder": tj["encoder"]}
+    for label, tx, er, dr in (("joint", tj, ej, dj), ("frozen", tf, ef, df)):
+        rows[f"{label}_capacity"] = tx["capacity"]
+        rows[f"{label}_necessity"] = tx["necessity"]
+        rows[f"{label}_role"] = tx["role"]
+        rows[f"{label}_erank"] = er["singleton_erank"] if er is not None else np.full(len(tx["encoder"]), np.nan)
+        rows[f"{label}_mean_delta_rank"] = np.array([mean_delta(dr, e) for e in tx["encoder"]])
+    rep.html_table(rows, list(rows), title="per encoder: joint against frozen (Δrank is 0 by construction when frozen)")
+    cj, cf = table(f, joint + "claims"), table(f, frozen + "claims")
+    if cj is not None and cf is not None:
+        both = {"claim": cj["claim"], "paper": cj["paper"], "joint_value": cj["value"],
+                "joint_verdict": cj["verdict"], "frozen_value": cf["value"], "frozen_verdict": cf["verdict"]}
+        rep.html_table(both, list(both), title="the seed's claims, joint and frozen")

@@ -1,12 +1,23 @@
-"""One subset of the encoder-roles study on the PyTorch library: a projector and task heads
-trained on the concatenated frozen features of a subset of vision encoders.
+"""One subset of the encoder-roles study on the PyTorch library: the subset's vision encoders,
+a projector and six task heads, trained together (`--tune joint`) or on the encoders'
+frozen features (`--tune frozen`).
 
-    python3 -m compatnets.roles --encoders cnn_sup+vit_rot --features DIR --data DATA
-                                --replicate 0 --out WORKDIR --result FILE [--steps 300]
+    python3 -m compatnets.roles --encoders cnn_sup+vit_mae --pool cnn_sup+...+mlp_ae
+        --models DIR --data DATA --replicate 1 --out WORKDIR --result FILE
+        [--tune joint] [--steps 300] [--batch 128] [--lr 1e-3] [--encoder-lr-scale 0.1]
+        [--pool-model FILE]
 
-The encoders' features come from `compatnets.train` (DIR/<encoder>/<split>.safetensors);
-the model trains on the `train` split's images and is scored on the test images (`flickr`
-and `coco`). The benchmarks, each a classification from the frozen features:
+DIR is a library trained by `compatnets.train`: each encoder's weights DIR/models/<e>.safetensors
+(metadata family and dim) and features DIR/features/<e>/<split>.safetensors. Before anything
+trains, every pool encoder is checked against them: its features are `dim` wide and have one
+row per image of their split; a disagreement is refused naming the file.
+
+The model: each encoder's output, standardised with the mean and spread of its features on
+the `train` images (fixed, so both variants start from the same inputs), the blocks
+concatenated -> projector (64, ReLU) -> one head per benchmark. `joint` trains the encoders
+(from the library's weights, at lr × encoder-lr-scale) with the projector and heads (at lr);
+`frozen` trains only the projector and heads. Both draw the same batches of the `train`
+images and are scored on the test images (`flickr` and `coco`). The benchmarks:
 
     Classes      fine        the 10 Fashion-MNIST classes
                  coarse      the 4 groups (top, dress or trousers, footwear, bag)
@@ -16,10 +27,12 @@ and `coco`). The benchmarks, each a classification from the frozen features:
                  brightness  the tertile of the ink's brightness
 
 Written (the `encoder_subset` kind's contract): FILE {"<benchmark>": accuracy, ...} of the
-model trained on the subset (training-time removal); WORKDIR/im.json the same for the
-full-pool model of this replicate with the other encoders' features zeroed (inference-time
-masking; --pool names the full pool); WORKDIR/features.safetensors each subset encoder's
-probe features (its pre-projector features, for the effective rank).
+model trained on the subset (training-time removal); WORKDIR/features.safetensors each
+subset encoder's pre-projector block on the `probe` images after training (what the
+projector reads: the standardised output; for the effective rank); WORKDIR/im.json the
+full-pool model of this replicate scored with the other encoders' blocks zeroed
+(inference-time masking). That model is read from --pool-model (the full pool's
+WORKDIR/model.safetensors: a run on the whole pool writes it), else trained here.
 """
 import argparse
 import json
@@ -28,15 +41,18 @@ import sys
 
 import numpy as np
 
-from .jobs import deterministic, finish  # first: exits with a message without PyTorch
+from .jobs import as_images, deterministic, finish  # first: exits with a message without PyTorch
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
 from torch.nn import functional as F  # noqa: E402
 
 from . import captions as cap  # noqa: E402
-from .safetensors import load, save  # noqa: E402
+from . import models  # noqa: E402
+from .safetensors import load, read, save  # noqa: E402
 
 BENCHMARKS = {"fine": 10, "coarse": 4, "aspect": 3, "symmetry": 3, "ink": 3, "brightness": 3}
+SPLITS = ("train", "probe", "flickr", "coco")
+TUNES = ("joint", "frozen")
 
 
 def targets(data, split, cuts):
@@ -49,35 +65,113 @@ def targets(data, split, cuts):
     return {k: torch.from_numpy(np.asarray(v, np.int64)) for k, v in out.items()}
 
 
-def features(folder, encoders, splits):
-    """{encoder: float32 tensor} of each encoder's features, the splits stacked in order."""
-    out = {}
-    for e in encoders:
-        parts = [load(os.path.join(folder, e, s + ".safetensors"))["features"] for s in splits]
-        out[e] = torch.from_numpy(np.concatenate(parts).astype(np.float32))
-    return out
+class Library:
+    """The pool's encoders in DIR, checked against their features and the data's images."""
+
+    def __init__(self, models_dir, data, pool):
+        self.dir, self.pool, self.dims, self.families = models_dir, pool, {}, {}
+        self.images = {s: load(os.path.join(data, "images", s + ".safetensors"))["images"] for s in SPLITS}
+        for e in pool:
+            path = os.path.join(models_dir, "models", e + ".safetensors")
+            meta = read(path).metadata
+            if "family" not in meta or "dim" not in meta:
+                raise ValueError(f"{path}: no family or dim in its metadata (not written by compatnets.train)")
+            if meta["family"] not in models.VISION:
+                raise ValueError(f"{path}: a {meta['family']} encoder; the pool holds vision encoders")
+            self.dims[e], self.families[e] = int(meta["dim"]), meta["family"]
+            for s in SPLITS:
+                self._check(e, s)
+
+    def _check(self, e, split):
+        path = self.feature_path(e, split)
+        f = load(path)["features"]
+        rows = len(self.images[split])
+        if f.ndim != 2 or f.shape[1] != self.dims[e]:
+            raise ValueError(f"{path}: features of shape {tuple(f.shape)}, but the model "
+                             f"{e}.safetensors gives {self.dims[e]} features per image")
+        if f.shape[0] != rows:
+            raise ValueError(f"{path}: {f.shape[0]} rows, but the {split} split has {rows} images")
+
+    def feature_path(self, e, split):
+        return os.path.join(self.dir, "features", e, split + ".safetensors")
+
+    def features(self, e, split):
+        return torch.from_numpy(load(self.feature_path(e, split))["features"].astype(np.float32))
+
+    def encoder(self, e):
+        enc = models.encoder(self.families[e], self.dims[e])
+        f = read(os.path.join(self.dir, "models", e + ".safetensors"))
+        enc.load_state_dict({k: torch.from_numpy(v) for k, v in f.tensors.items()})
+        return enc
 
 
 class Model(nn.Module):
-    """Standardised concatenated features -> projector (64, ReLU) -> one head per benchmark."""
+    """Standardised encoder blocks, concatenated -> projector (64, ReLU) -> one head per
+    benchmark. The encoders are part of the model (the `joint` variant trains them); a
+    frozen model reads its blocks from the stored features instead of running them."""
 
-    def __init__(self, dim):
+    def __init__(self, lib, names):
         super().__init__()
-        self.proj = nn.Sequential(nn.Linear(dim, 64), nn.ReLU())
+        self.names = list(names)
+        self.encoders = nn.ModuleDict({e: lib.encoder(e) for e in self.names})
+        for e in self.names:
+            train = lib.features(e, "train")
+            self.register_buffer("mean_" + e, train.mean(0))
+            self.register_buffer("sd_" + e, train.std(0) + 1e-6)
+        width = sum(lib.dims[e] for e in self.names)
+        self.proj = nn.Sequential(nn.Linear(width, 64), nn.ReLU())
         self.heads = nn.ModuleDict({b: nn.Linear(64, n) for b, n in BENCHMARKS.items()})
 
-    def forward(self, x):
-        h = self.proj(x)
+    def standardise(self, e, z):
+        return (z - getattr(self, "mean_" + e)) / getattr(self, "sd_" + e)
+
+    def forward(self, blocks, keep=None):
+        """Scores of {benchmark: logits} from each encoder's block; `keep` names the blocks
+        kept, the others zeroed (inference-time masking)."""
+        h = torch.cat([blocks[e] if keep is None or e in keep else torch.zeros_like(blocks[e])
+                       for e in self.names], 1)
+        h = self.proj(h)
         return {b: head(h) for b, head in self.heads.items()}
 
 
-def train_model(x, y, seed, steps, batch=256):
+class Blocks:
+    """Each encoder's standardised block of a split's rows: from the encoders on the images
+    (joint), or from the stored features (frozen: the same numbers without the encoders)."""
+
+    def __init__(self, model, lib, split, joint):
+        self.model, self.joint = model, joint
+        self.images = as_images(lib.images[split]) if joint else None
+        self.stored = None if joint else {e: lib.features(e, split) for e in model.names}
+
+    def rows(self, idx=None):
+        if self.joint:
+            x = self.images if idx is None else self.images[idx]
+            return {e: self.model.standardise(e, enc(x)) for e, enc in self.model.encoders.items()}
+        return {e: self.model.standardise(e, f if idx is None else f[idx]) for e, f in self.stored.items()}
+
+    @torch.no_grad()
+    def all(self):
+        """Every row, in batches of 256 with the encoders in evaluation mode."""
+        self.model.eval()
+        n = len(self.images) if self.joint else len(next(iter(self.stored.values())))
+        parts = [self.rows(torch.arange(i, min(i + 256, n))) for i in range(0, n, 256)]
+        self.model.train()
+        return {e: torch.cat([p[e] for p in parts]) for e in self.model.names}
+
+
+def train_model(model, blocks, y, a, seed):
+    """Adam on the summed cross-entropies; the encoders (joint) at lr × encoder-lr-scale."""
     g = deterministic(seed)
-    model = Model(x.shape[1])
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-    for _ in range(steps):
-        idx = torch.randint(0, len(x), (batch,), generator=g)
-        out = model(x[idx])
+    groups = [{"params": list(model.proj.parameters()) + list(model.heads.parameters()), "lr": a.lr}]
+    if a.tune == "joint":
+        groups.append({"params": list(model.encoders.parameters()), "lr": a.lr * a.encoder_lr_scale})
+    else:
+        model.encoders.requires_grad_(False)
+    opt = torch.optim.Adam(groups)
+    n = len(y["fine"])
+    for _ in range(a.steps):
+        idx = torch.randint(0, n, (a.batch,), generator=g)
+        out = model(blocks.rows(idx))
         loss = sum(F.cross_entropy(out[b], y[b][idx]) for b in BENCHMARKS)
         opt.zero_grad()
         loss.backward()
@@ -86,49 +180,101 @@ def train_model(x, y, seed, steps, batch=256):
 
 
 @torch.no_grad()
-def scores(model, x, y):
-    out = model(x)
+def scores(model, blocks, y, keep=None):
+    out = model(blocks, keep)
     return {b: float((out[b].argmax(1) == y[b]).float().mean()) for b in BENCHMARKS}
 
 
-def standardise(train, test):
-    mu, sd = train.mean(0), train.std(0) + 1e-6
-    return (train - mu) / sd, (test - mu) / sd
+class Study:
+    """What every model of one run reads: the library, the labels and the test split."""
+
+    def __init__(self, a, pool):
+        self.a, self.lib = a, Library(a.models, a.data, pool)
+        with open(os.path.join(a.data, "data.json")) as f:
+            cuts = json.load(f)["thresholds"]
+        self.y_train = targets(a.data, "train", cuts)
+        tests = [targets(a.data, s, cuts) for s in ("flickr", "coco")]
+        self.y_test = {k: torch.cat([t[k] for t in tests]) for k in BENCHMARKS}
+        self.lib.images["test"] = np.concatenate([self.lib.images["flickr"], self.lib.images["coco"]])
+
+    def blocks(self, model, split):
+        if split == "test" and self.a.tune == "frozen":
+            parts = [Blocks(model, self.lib, s, False).all() for s in ("flickr", "coco")]
+            return {e: torch.cat([p[e] for p in parts]) for e in model.names}
+        return Blocks(model, self.lib, split, self.a.tune == "joint").all()
+
+    def trained(self, names, seed):
+        model = Model(self.lib, names)
+        torch.manual_seed(seed)  # the projector and heads: the same start in both variants
+        for layer in [model.proj[0], *model.heads.values()]:
+            layer.reset_parameters()
+        return train_model(model, Blocks(model, self.lib, "train", self.a.tune == "joint"),
+                           self.y_train, self.a, seed)
+
+    def score(self, model, keep=None):
+        return scores(model, self.blocks(model, "test"), self.y_test, keep)
+
+
+def save_model(path, model, a):
+    tmp = f"{path}.{os.getpid()}.tmp"
+    meta = {"format": "pt", "pool": "+".join(model.names), "tune": a.tune, "replicate": str(a.replicate)}
+    save(tmp, {k: v.detach().numpy() for k, v in model.state_dict().items()}, metadata=meta)
+    os.replace(tmp, path)
+
+
+def pool_model(study, pool, seed):
+    """The replicate's full-pool model: read from --pool-model, else trained here."""
+    a = study.a
+    if not a.pool_model:
+        return study.trained(pool, seed)
+    f = read(a.pool_model)
+    if f.metadata.get("pool") != "+".join(pool) or f.metadata.get("tune") != a.tune \
+            or f.metadata.get("replicate") != str(a.replicate):
+        raise ValueError(f"{a.pool_model}: the model of pool {f.metadata.get('pool')}, "
+                         f"{f.metadata.get('tune')}, replicate {f.metadata.get('replicate')}; this run "
+                         f"needs pool {'+'.join(pool)}, {a.tune}, replicate {a.replicate}")
+    model = Model(study.lib, pool)
+    model.load_state_dict({k: torch.from_numpy(v) for k, v in f.tensors.items()})
+    return model
 
 
 def run(a):
+    if a.tune not in TUNES:
+        raise ValueError(f"--tune {a.tune}: one of {', '.join(TUNES)}")
     seed = 1000 + a.replicate
     deterministic(seed)
     subset = a.encoders.split("+")
     pool = a.pool.split("+") if a.pool else subset
     if not set(subset) <= set(pool):
         raise ValueError(f"the subset {a.encoders} is not within the pool {a.pool}")
-    with open(os.path.join(a.data, "data.json")) as f:
-        cuts = json.load(f)["thresholds"]
-    y_train = targets(a.data, "train", cuts)
-    tests = [targets(a.data, s, cuts) for s in ("flickr", "coco")]
-    y_test = {k: torch.cat([t[k] for t in tests]) for k in BENCHMARKS}
-    train_f, test_f = features(a.features, pool, ["train"]), features(a.features, pool, ["flickr", "coco"])
-    xs, xt = standardise(torch.cat([train_f[e] for e in subset], 1), torch.cat([test_f[e] for e in subset], 1))
-    tr = scores(train_model(xs, y_train, seed, a.steps), xt, y_test)
-    xs, xt = standardise(torch.cat([train_f[e] for e in pool], 1), torch.cat([test_f[e] for e in pool], 1))
-    keep = torch.cat([torch.full((test_f[e].shape[1],), float(e in subset)) for e in pool])
-    im = scores(train_model(xs, y_train, seed, a.steps), xt * keep, y_test)
+    study = Study(a, pool)
+    model = study.trained(subset, seed)
+    tr = study.score(model)
     os.makedirs(a.out, exist_ok=True)
+    probe = study.blocks(model, "probe")
+    save(os.path.join(a.out, "features.safetensors"), {e: probe[e].numpy() for e in subset})
+    if set(subset) == set(pool):
+        save_model(os.path.join(a.out, "model.safetensors"), model, a)
+        im = tr
+    else:
+        im = study.score(pool_model(study, pool, seed), keep=set(subset))
     with open(os.path.join(a.out, "im.json"), "w") as f:
         json.dump(im, f)
-    probe = features(a.features, subset, ["probe"])
-    save(os.path.join(a.out, "features.safetensors"), {e: probe[e].numpy() for e in subset})
     return tr
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python3 -m compatnets.roles", description=__doc__.split("\n")[0])
-    for name in ("encoders", "features", "data", "out"):
+    for name in ("encoders", "models", "data", "out"):
         p.add_argument("--" + name, required=True)
     p.add_argument("--pool", help="the full pool, '+'-joined (default: the subset)")
     p.add_argument("--replicate", type=int, default=0)
+    p.add_argument("--tune", default="joint", help="joint (encoders trained too) or frozen")
     p.add_argument("--steps", type=int, default=300)
+    p.add_argument("--batch", type=int, default=128)
+    p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--encoder-lr-scale", type=float, default=0.1)
+    p.add_argument("--pool-model", help="the full pool's model.safetensors of this replicate")
     p.add_argument("--result")
     a = p.parse_args(argv)
     return finish(run, a, a.result)

@@ -10,19 +10,22 @@
 //   ranking_agreement   singleton and leave-one-out: Spearman and Kendall between the TR and
 //                       IM values, and which encoder ranks first under each
 //   by_size             best subset per size (TR; IM beside it), its share of S(full), mean
-//   best_pair           the best pair against the pair of the two highest-Capacity encoders,
-//                       with the gap each closes: (S(pair) - S(s)) / (S(full) - S(s)), s the
-//                       pair's better singleton
+//   best_pair           the best pair against the pair of the two highest-Capacity encoders:
+//                       anchor (the better singleton) and complement with their singleton
+//                       scores and Δrank, the gap closed (S(pair) - S(c)) / (S(full) - S(c))
+//                       from the complement c (the seed's) and the same from the anchor
 //   saturation          per category: the best score per size and the size from which it is
 //                       within `tolerance` (default 0.01) of its maximum
 //   erank               per encoder: singleton erank and score, mean erank by subset size
-//   erank_pairs         Δrank of each encoder in each pair against alone
+//   delta_rank          Δrank of each encoder in each subset of two or more against alone
 //   erank_summary       Spearman(singleton erank, singleton score); Pearson(score residual
 //                       after a linear fit on parameter count, the subset's mean erank)
 //   taxonomy            core: capacity and necessity >= their medians; else specialist: over
 //                       half of its positive per-category necessity in one category; else
 //                       adaptive complement: necessity below the median and a positive mean
 //                       Δrank when paired with the core encoders; else replaceable
+//   claims              the regime gate, then the seed's claims, each agrees, disagrees or
+//                       untested by its rule (methods.md §4)
 //
 //   - {name: encoders, kind: encoder_roles, study: encoders, input: subsets}
 #include <algorithm>
@@ -85,11 +88,14 @@ std::vector<TableData> score_tables(const roles::RolesResult& r) {
     std::vector<TableData> out = {cn, rk, ag, bs};
     if (!r.best_pair.empty()) {
         TableData bp = TableData::make(
-            "best_pair", {str("pair"), str("chosen_by"), f64("score"), str("better_singleton"),
-                          f64("singleton_score"), f64("gap_closed")});
+            "best_pair",
+            {str("pair"), str("chosen_by"), f64("score"), str("anchor"), f64("anchor_score"),
+             f64("anchor_delta_rank"), str("complement"), f64("complement_score"),
+             f64("complement_delta_rank"), f64("gap_closed"), f64("gap_closed_from_anchor")});
         for (const auto& b : r.best_pair)
-            bp.add_row({b.pair, b.chosen_by, b.score, b.better_singleton, b.singleton_score,
-                        b.gap_closed});
+            bp.add_row({b.pair, b.chosen_by, b.score, b.anchor, b.anchor_score, b.anchor_delta_rank,
+                        b.complement, b.complement_score, b.complement_delta_rank, b.gap_closed,
+                        b.gap_closed_from_anchor});
         out.push_back(bp);
     }
     return out;
@@ -120,12 +126,12 @@ std::vector<TableData> erank_and_role_tables(const roles::RolesResult& r, std::s
         for (double m : e.mean_erank_by_size) row.emplace_back(m);
         er.add_row(std::move(row));
     }
-    TableData ep =
-        TableData::make("erank_pairs", {str("encoder"), str("partner"), f64("erank_alone"),
-                                        f64("erank_in_pair"), f64("delta_rank")});
-    ep.print = false;
-    for (const auto& p : r.erank_pairs)
-        ep.add_row({p.encoder, p.partner, p.erank_alone, p.erank_in_pair, p.delta_rank});
+    TableData dr = TableData::make("delta_rank",
+                                   {str("subset"), i64("size"), str("encoder"), f64("erank_alone"),
+                                    f64("erank_in_subset"), f64("delta_rank")});
+    dr.print = false;
+    for (const auto& d : r.delta_rank)
+        dr.add_row({d.subset, d.size, d.encoder, d.erank_alone, d.erank_in_subset, d.delta_rank});
     TableData es =
         TableData::make("erank_summary", {str("statistic"), i64("n"), f64("r"), f64("p")});
     for (const auto& s : r.erank_summary) es.add_row({s.statistic, s.n, s.r, s.p});
@@ -136,7 +142,12 @@ std::vector<TableData> erank_and_role_tables(const roles::RolesResult& r, std::s
     for (const auto& t : r.taxonomy)
         tx.add_row({t.encoder, t.capacity, t.necessity, t.capacity_median, t.necessity_median,
                     t.top_category, t.top_category_share, t.delta_rank_with_core, t.role});
-    return {sat, er, ep, es, tx};
+    TableData cl =
+        TableData::make("claims", {str("claim"), str("statistic"), i64("n"), f64("value"), f64("p"),
+                                   str("paper"), str("verdict")});
+    for (const auto& c : r.claims)
+        cl.add_row({c.claim, c.statistic, c.n, c.value, c.p, c.paper, c.verdict});
+    return {sat, er, dr, es, tx, cl};
 }
 
 class EncoderRolesAnalysis final : public AnalysisKind {

@@ -182,6 +182,11 @@ std::vector<std::string> TextTemplate::words(
     return out;
 }
 
+bool TextTemplate::uses(const std::string& name) const {
+    return std::any_of(pieces_.begin(), pieces_.end(),
+                       [&](const Piece& p) { return p.placeholder && p.text == name; });
+}
+
 void TextTemplate::check_plain_words() const {
     for (const auto& piece : pieces_) {
         if (piece.placeholder) continue;

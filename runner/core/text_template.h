@@ -44,6 +44,8 @@ class TextTemplate {
     // a shell would read (quotes, $, `, \, ;, &, |, <, >, parentheses, *, ?, ~, #): such a
     // template cannot become an argument list.
     void check_plain_words() const;
+    // Whether `{name}` stands in the template.
+    bool uses(const std::string& name) const;
 
   private:
     struct Piece {

@@ -25,9 +25,12 @@
 // It writes {result}: {"<benchmark>": score, ...}; optionally {workdir}/im.json (the same
 // keys: the full-pool model scored with the encoders outside the subset zeroed) and
 // {workdir}/features.safetensors (one tensor per encoder name: its pre-projector features on
-// a probe set, rows = samples) for the effective ranks. Missing optional files give NaN.
+// a probe set, rows = samples, as many for each) for the effective ranks. Missing optional
+// files give NaN. A command that names {pool_workdir} (the workdir of the same replicate's
+// full-pool task) runs after that task, as the native path does, and can read its model.
 #include <cmath>
 
+#include "core/text_template.h"
 #include "formats/matrix.h"
 #include "formats/safetensors.h"
 #include "roles/analysis.h"
@@ -121,6 +124,16 @@ Layout layout_of(const TaskGroup& group, const std::vector<TaskGroup>* earlier,
     return l;
 }
 
+// The id of one subset's task: <group>/r<replicate>/mask<mask>.
+std::string subset_id(const std::string& group, std::int64_t replicate, unsigned mask) {
+    return group + "/r" + std::to_string(replicate) + "/mask" + std::to_string(mask);
+}
+
+bool reads_pool_workdir(const TaskGroup& group) {
+    return is_command(group) &&
+           TextTemplate::parse(group.params.at("command").text, {}, true).uses("pool_workdir");
+}
+
 class EncoderSubsetTask final : public TaskKind {
   public:
     std::string_view name() const override { return "encoder_subset"; }
@@ -178,7 +191,7 @@ class EncoderSubsetTask final : public TaskKind {
         const TaskGroup* pool =
             is_command(group) ? nullptr : &earlier_group(group, "pool", earlier, "zoo_encoder", yc);
         const auto id_of = [&](std::int64_t seed, unsigned mask) {
-            return group.name + "/r" + std::to_string(seed) + "/mask" + std::to_string(mask);
+            return subset_id(group.name, seed, mask);
         };
         std::vector<ListedTask> out;
         for (std::int64_t seed = 1; seed <= seeds; ++seed) {
@@ -206,8 +219,9 @@ class EncoderSubsetTask final : public TaskKind {
                     for (const auto& m : pool->listed)
                         if (m.params.at("modality_label").text == "pool")
                             t.after.push_back(pool->name + "/" + m.suffix);
-                    if (mask != full) t.after.push_back(id_of(seed, full));
                 }
+                if ((pool || reads_pool_workdir(group)) && mask != full)
+                    t.after.push_back(id_of(seed, full));
                 out.push_back(std::move(t));
             }
         }
@@ -324,7 +338,12 @@ class EncoderSubsetTask final : public TaskKind {
         const fs::path workdir = ctx.out_dir / "work" / task_file_stem(ctx.id);
         fs::remove(workdir / "im.json");
         fs::remove(workdir / "features.safetensors");
-        const Row r = run_shell_task(ctx, ctx.params.at("command").text, {}, cols);
+        const std::string pool_task =
+            subset_id(ctx.group.name, ctx.params.at("replicate").integer,
+                      static_cast<unsigned>(ctx.params.at("full_mask").integer));
+        const Row r = run_shell_task(
+            ctx, ctx.params.at("command").text,
+            {{"pool_workdir", (ctx.out_dir / "work" / task_file_stem(pool_task)).string()}}, cols);
         for (const auto& v : r) scores.push_back(std::get<double>(v));
         if (fs::exists(workdir / "im.json")) {
             const nlohmann::json j = formats::read_json(workdir / "im.json");
@@ -338,12 +357,19 @@ class EncoderSubsetTask final : public TaskKind {
         const fs::path feats = workdir / "features.safetensors";
         if (fs::exists(feats)) {
             const auto f = formats::SafetensorsFile::open(feats.string());
+            std::string first;  // the first encoder's tensor: every other has its rows
             for (std::size_t e = 0; e < pool.size(); ++e) {
                 const auto* t = f.find(pool[e]);
                 if (!t) continue;
                 if (t->shape.size() != 2)
                     throw formats::FormatError(feats.string() + ": tensor '" + pool[e] +
                                                "' must be 2-D (samples x features)");
+                if (first.empty()) first = pool[e];
+                if (t->shape[0] != f.at(first).shape[0])
+                    throw formats::FormatError(feats.string() + ": tensor '" + pool[e] + "' has " +
+                                               std::to_string(t->shape[0]) + " rows, '" + first +
+                                               "' " + std::to_string(f.at(first).shape[0]) +
+                                               ": one probe set for every encoder");
                 const MatF m = formats::read_matrix(f, *t);
                 erank[e] = similarity::effective_rank(m.cast<double>(), true);
             }

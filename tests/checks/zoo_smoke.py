@@ -229,7 +229,7 @@ def encoder_roles_study(*args):
     assert np.allclose(cn["capacity"][o], [S[1] / S[7], S[2] / S[7], S[4] / S[7]])
     assert np.allclose(cn["necessity"][o], [S[7] - S[6], S[7] - S[5], S[7] - S[3]])
     for t in ("rankings", "ranking_agreement", "by_size", "best_pair", "saturation", "erank",
-              "erank_pairs", "erank_summary", "taxonomy"):
+              "delta_rank", "erank_summary", "taxonomy", "claims"):
         assert t in f["encoders/analysis"], t
     assert "replicate1.safetensors" in str(list(__import__("os").listdir(argv[1] + "/artifacts/encoders/subsets")))
     print("encoder roles on the smoke zoo: 14 subset models; IM, erank pattern and capacity/necessity checked")

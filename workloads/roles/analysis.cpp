@@ -14,6 +14,7 @@ namespace {
 
 using stats::kNaN;
 using Scores = std::map<unsigned, double>;
+using stats::CorrelationResult;
 
 // The subset of `size` encoders with the highest score (0 when none was trained).
 unsigned best_of_size(const Subsets& s, const Scores& m, int size) {
@@ -104,8 +105,24 @@ void by_size(const Subsets& s, RolesResult& out) {
     }
 }
 
-// The best pair against the pair of the two highest-Capacity encoders, with the gap each
-// closes: (S(pair) - S(s)) / (S(full) - S(s)), s the pair's better singleton.
+// Encoder e's effective rank in subset u minus its singleton's (NaN where either is absent).
+double delta_rank(const Subsets& s, unsigned u, std::size_t e) {
+    const auto at = [&](unsigned m) { return s.erank.count(m) ? s.erank.at(m)[e] : kNaN; };
+    return at(u) - at(s.bit(e));
+}
+
+// The pair's two members as (anchor, complement): the higher singleton score first.
+std::pair<std::size_t, std::size_t> anchor_complement(const Subsets& s, unsigned pair,
+                                                      const std::vector<double>& singleton) {
+    std::vector<std::size_t> members;
+    for (std::size_t e = 0; e < s.encoders.size(); ++e)
+        if (pair & s.bit(e)) members.push_back(e);
+    if (singleton[members[1]] > singleton[members[0]]) std::swap(members[0], members[1]);
+    return {members[0], members[1]};
+}
+
+// The best pair against the pair of the two highest-Capacity encoders: each member's
+// singleton score and Δrank, and the gap the pair closes from either member (§4).
 void best_pair(const Subsets& s, const std::vector<double>& capacity,
                const std::vector<double>& singleton, RolesResult& out) {
     const std::size_t n = s.encoders.size();
@@ -116,13 +133,17 @@ void best_pair(const Subsets& s, const std::vector<double>& capacity,
         if (cap_rank[e] <= 2) cap_pair |= s.bit(e);
     for (const auto& [pair, label] : {std::pair{best_of_size(s, s.tr, 2), "best pair"},
                                       std::pair{cap_pair, "top-2 capacity"}}) {
-        std::size_t one = n;
-        for (std::size_t e = 0; e < n; ++e)
-            if ((pair & s.bit(e)) && (one == n || singleton[e] > singleton[one])) one = e;
-        const double sp = s.at(s.tr, pair), s1 = one < n ? singleton[one] : kNaN;
-        out.best_pair.push_back({s.names(pair), label, sp,
-                                 one < n ? s.encoders[one] : std::string(), s1,
-                                 (sp - s1) / (s.at(s.tr, s.full) - s1)});
+        if (std::popcount(pair) != 2) {
+            out.notes.push_back(std::string(label) + ": no pair was trained");
+            continue;
+        }
+        const auto [a, c] = anchor_complement(s, pair, singleton);
+        const double sp = s.at(s.tr, pair), full = s.at(s.tr, s.full);
+        out.best_pair.push_back({s.names(pair), label, sp, s.encoders[a], singleton[a],
+                                 delta_rank(s, pair, a), s.encoders[c], singleton[c],
+                                 delta_rank(s, pair, c),
+                                 (sp - singleton[c]) / (full - singleton[c]),
+                                 (sp - singleton[a]) / (full - singleton[a])});
     }
 }
 
@@ -153,7 +174,8 @@ double mean_erank(const Subsets& s, std::size_t e, int size) {
     return c ? t / c : kNaN;
 }
 
-// Singleton erank and Δrank in every pair (delta[e][q]: e beside q against e alone).
+// Singleton erank, mean erank per size, and Δrank of every member of every subset of two
+// or more; returns delta[e][q]: e beside q against e alone.
 std::vector<std::vector<double>> erank_tables(const Subsets& s, const std::vector<double>& score,
                                               std::vector<double>& single, RolesResult& out) {
     const std::size_t n = s.encoders.size();
@@ -165,16 +187,16 @@ std::vector<std::vector<double>> erank_tables(const Subsets& s, const std::vecto
             row.mean_erank_by_size.push_back(mean_erank(s, e, z));
         out.erank.push_back(std::move(row));
     }
+    for (unsigned u = 1; u <= s.full; ++u)
+        for (std::size_t e = 0; e < n; ++e)
+            if (std::popcount(u) >= 2 && (u & s.bit(e)))
+                out.delta_rank.push_back({s.names(u), std::popcount(u), s.encoders[e], single[e],
+                                          s.erank.count(u) ? s.erank.at(u)[e] : kNaN,
+                                          delta_rank(s, u, e)});
     std::vector<std::vector<double>> delta(n, std::vector<double>(n, kNaN));
     for (std::size_t e = 0; e < n; ++e)
-        for (std::size_t q = 0; q < n; ++q) {
-            if (q == e) continue;
-            const unsigned pair = s.bit(e) | s.bit(q);
-            const double in_pair = s.erank.count(pair) ? s.erank.at(pair)[e] : kNaN;
-            delta[e][q] = in_pair - single[e];
-            out.erank_pairs.push_back(
-                {s.encoders[e], s.encoders[q], single[e], in_pair, delta[e][q]});
-        }
+        for (std::size_t q = 0; q < n; ++q)
+            if (q != e) delta[e][q] = delta_rank(s, s.bit(e) | s.bit(q), e);
     return delta;
 }
 
@@ -243,6 +265,79 @@ void taxonomy(const Subsets& s, const std::vector<double>& capacity,
     }
 }
 
+// A claim's verdict: untested without the regime or the statistic, else by its rule.
+std::string verdict(bool regime, double value, bool agrees) {
+    if (!regime || std::isnan(value)) return "untested";
+    return agrees ? "agrees" : "disagrees";
+}
+
+// The regime gate of §4: the spread of S(U) over the subsets against the median standard
+// error of one subset's mean over its replicates (NaN with a single replicate).
+double regime_ratio(const Subsets& s) {
+    std::vector<double> means, se;
+    for (const auto& [u, v] : s.tr) {
+        means.push_back(v);
+        const double e = s.at(s.sd, u) / std::sqrt(s.at(s.replicates, u));
+        if (std::isfinite(e)) se.push_back(e);
+    }
+    return se.empty() ? kNaN : stats::sample_sd(means) / stats::median(se);
+}
+
+// Spearman(the complement's Δrank in each pair, the pair's score) over the trained pairs.
+CorrelationResult pairs_by_complement(const Subsets& s, const std::vector<double>& singleton) {
+    std::vector<double> x, y;
+    for (const auto& [u, v] : s.tr) {
+        if (std::popcount(u) != 2) continue;
+        const double d = delta_rank(s, u, anchor_complement(s, u, singleton).second);
+        if (std::isfinite(d) && std::isfinite(v)) x.push_back(d), y.push_back(v);
+    }
+    return stats::spearman(x, y);
+}
+
+// §4 "The seed's claims": the regime gate, then each claim by its rule.
+void claims(const Subsets& s, const std::vector<double>& singleton, RolesResult& out) {
+    const double ratio = regime_ratio(s);
+    const bool regime = ratio >= 4;
+    out.claims.push_back({"regime", "sd of S(U) over the subsets / median standard error of S(U)",
+                          static_cast<std::int64_t>(s.tr.size()), ratio, kNaN, "",
+                          std::isnan(ratio) ? "untested"
+                          : regime          ? "holds"
+                                            : "fails"});
+    const auto add = [&](const char* claim, const char* statistic, std::int64_t n, double value,
+                         double p, const char* paper, bool agrees) {
+        out.claims.push_back(
+            {claim, statistic, n, value, p, paper, verdict(regime, value, agrees)});
+    };
+    const SummaryRow& own = out.erank_summary.front();
+    add("singletons_from_own_rank", "spearman(singleton erank, singleton score)", own.n, own.r,
+        own.p, "singleton scores follow own rank", own.r > 0 && own.p < 0.05);
+    const auto pc = pairs_by_complement(s, singleton);
+    add("pairs_from_complement_delta_rank", "spearman(complement's delta rank, pair score)",
+        static_cast<std::int64_t>(pc.n), pc.r, pc.p, "pairs follow the complement's delta rank",
+        pc.r > 0 && pc.p < 0.05);
+    if (out.best_pair.size() == 2 && out.best_pair[1].chosen_by == "top-2 capacity") {
+        const BestPairRow &best = out.best_pair[0], &top2 = out.best_pair[1];
+        add("full_pool_saturation", "gap closed by the best pair from its complement", 1,
+            best.gap_closed, kNaN, "0.97", best.gap_closed >= 0.9);
+        const auto se2 = [&](const std::string& names) {
+            for (const auto& [u, v] : s.tr)
+                if (s.names(u) == names) return std::pow(s.at(s.sd, u), 2) / s.at(s.replicates, u);
+            return kNaN;
+        };
+        const double diff = best.score - top2.score,
+                     se = std::sqrt(se2(best.pair) + se2(top2.pair));
+        add("top2_capacity_pair_suboptimal", "S(best pair) - S(top-2 capacity pair)", 2, diff, kNaN,
+            "suboptimal", best.pair != top2.pair && diff > 2 * se);
+        add("anchor_holds_complement_expands", "delta rank of the best pair's complement", 1,
+            best.complement_delta_rank, kNaN, "the complement's rank expands",
+            best.complement_delta_rank > 0 && best.complement_delta_rank > best.anchor_delta_rank);
+    }
+    const AgreementRow& first = out.ranking_agreement.front();
+    add("retraining_ranks_differently", "kendall(TR, IM singleton scores); first encoders", first.n,
+        first.kendall, first.kendall_p, "another encoder ranks first",
+        first.tr_first != first.im_first);
+}
+
 }  // namespace
 
 double Subsets::at(const std::map<unsigned, double>& m, unsigned mask) const {
@@ -295,6 +390,7 @@ Subsets subset_means(const Replicates& r) {
         s.im[mask] = mean(r.im_average);
         s.params[mask] = mean(r.params);
         s.sd[mask] = stats::sample_sd(stats::pick(r.average, at));
+        s.replicates[mask] = static_cast<double>(at.size());
         for (const auto& c : s.categories) s.category[c][mask] = mean(r.category.at(c));
         for (const auto& e : r.erank) s.erank[mask].push_back(mean(e));
     }
@@ -317,6 +413,7 @@ RolesResult analyse(const Subsets& s, double tolerance) {
     const auto delta = erank_tables(s, tr.one, single_erank, out);
     erank_summary(s, single_erank, tr.one, out);
     taxonomy(s, capacity, necessity, by_category, delta, out);
+    claims(s, tr.one, out);
     return out;
 }
 

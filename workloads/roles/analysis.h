@@ -34,7 +34,7 @@ struct Replicates {
 struct Subsets {
     std::vector<std::string> encoders, categories;
     unsigned full = 0;
-    std::map<unsigned, double> tr, im, sd, params;
+    std::map<unsigned, double> tr, im, sd, params, replicates;
     std::map<std::string, std::map<unsigned, double>> category;
     std::map<unsigned, std::vector<double>> erank;  // per encoder, NaN where absent
 
@@ -74,11 +74,16 @@ struct SizeRow {
     std::string im_best;
     double im_best_score;
 };
+// A pair's anchor is its member with the higher singleton score, its complement the other;
+// gap_closed = (S(pair) - S({complement})) / (S(full) - S({complement})), the seed's
+// definition (from the weaker member), gap_closed_from_anchor the same from the anchor.
 struct BestPairRow {
     std::string pair, chosen_by;
     double score;
-    std::string better_singleton;
-    double singleton_score, gap_closed;
+    std::string anchor;
+    double anchor_score, anchor_delta_rank;
+    std::string complement;
+    double complement_score, complement_delta_rank, gap_closed, gap_closed_from_anchor;
 };
 struct SaturationRow {
     std::string category;
@@ -90,9 +95,21 @@ struct ErankRow {
     double singleton_erank, singleton_score;
     std::vector<double> mean_erank_by_size;  // size 1..n
 };
-struct ErankPairRow {
-    std::string encoder, partner;
-    double erank_alone, erank_in_pair, delta_rank;
+// Δrank of an encoder in a subset of two or more: its erank there minus its singleton's.
+struct DeltaRankRow {
+    std::string subset;
+    std::int64_t size;
+    std::string encoder;
+    double erank_alone, erank_in_subset, delta_rank;
+};
+// One of the seed's claims judged by the rule of methods.md §4: "agrees", "disagrees", or
+// "untested" (the regime gate failed or the statistic is undefined). The row `regime` is the
+// gate itself: "holds" or "fails".
+struct ClaimRow {
+    std::string claim, statistic;
+    std::int64_t n;
+    double value, p;
+    std::string paper, verdict;
 };
 struct SummaryRow {
     std::string statistic;
@@ -115,9 +132,10 @@ struct RolesResult {
     std::vector<BestPairRow> best_pair;  // empty for fewer than two encoders
     std::vector<SaturationRow> saturation;
     std::vector<ErankRow> erank;
-    std::vector<ErankPairRow> erank_pairs;
+    std::vector<DeltaRankRow> delta_rank;
     std::vector<SummaryRow> erank_summary;
     std::vector<TaxonomyRow> taxonomy;
+    std::vector<ClaimRow> claims;
     std::vector<std::string> notes;  // missing subsets, undefined statistics
 };
 

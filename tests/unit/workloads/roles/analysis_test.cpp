@@ -1,7 +1,9 @@
 // methods.md §4: Capacity, Necessity, rankings, effective rank and the role taxonomy.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
+#include <stdexcept>
 
 #include "roles/analysis.h"
 
@@ -21,6 +23,30 @@ Replicates two_encoders() {
     r.category["c1"] = {0.4, 0.2, 0.5, 0.5};
     r.erank = {{3, NAN, 4, 4}, {NAN, 2, 1.5, 1.5}};
     return r;
+}
+
+// Three encoders a, b, c; three replicates of every subset (sd 0.01). Singletons 0.5, 0.3,
+// 0.4; the best pair a+b (0.7) is not the top-2 Capacity pair a+c (0.6); the full pool 0.72.
+Subsets three_encoders(double sd = 0.01) {
+    Subsets s;
+    s.encoders = {"a", "b", "c"};
+    s.full = 7;
+    s.tr = {{1, 0.5}, {2, 0.3}, {4, 0.4}, {3, 0.7}, {5, 0.6}, {6, 0.55}, {7, 0.72}};
+    s.im = s.tr;
+    for (const auto& [u, v] : s.tr) {
+        s.sd[u] = sd;
+        s.replicates[u] = 3;
+        s.params[u] = std::popcount(u);
+    }
+    s.erank = {{1, {3, NAN, NAN}},   {2, {NAN, 2, NAN}},   {4, {NAN, NAN, 1}}, {3, {3.1, 2.5, NAN}},
+               {5, {2.8, NAN, 1.5}}, {6, {NAN, 2.2, 0.8}}, {7, {3, 2, 1}}};
+    return s;
+}
+
+const ClaimRow& claim(const RolesResult& r, const std::string& name) {
+    for (const auto& c : r.claims)
+        if (c.claim == name) return c;
+    throw std::runtime_error("no claim " + name);
 }
 
 }  // namespace
@@ -73,15 +99,59 @@ TEST(EncoderRoles, EffectiveRankAndTaxonomy) {
     const RolesResult r = analyse(subset_means(two_encoders()), 0.01);
     EXPECT_DOUBLE_EQ(r.erank[0].singleton_erank, 3);
     EXPECT_DOUBLE_EQ(r.erank[1].mean_erank_by_size[1], 1.5);
-    ASSERT_EQ(r.erank_pairs.size(), 2u);
-    EXPECT_DOUBLE_EQ(r.erank_pairs[0].delta_rank, 1.0);
-    EXPECT_DOUBLE_EQ(r.erank_pairs[1].delta_rank, -0.5);
+    ASSERT_EQ(r.delta_rank.size(), 2u);  // a and b in a+b
+    EXPECT_EQ(r.delta_rank[0].subset, "a+b");
+    EXPECT_DOUBLE_EQ(r.delta_rank[0].delta_rank, 1.0);
+    EXPECT_DOUBLE_EQ(r.delta_rank[1].delta_rank, -0.5);
     // Medians: capacity (0.833, 0.5) -> 0.667; necessity (0.3, 0.1) -> 0.2.
     ASSERT_EQ(r.taxonomy.size(), 2u);
     EXPECT_EQ(r.taxonomy[0].role, "core");
     EXPECT_EQ(r.taxonomy[1].role, "specialist");  // all its category necessity in c1
     EXPECT_DOUBLE_EQ(r.taxonomy[1].top_category_share, 1.0);
     EXPECT_EQ(r.taxonomy[1].top_category, "c1");
+}
+
+TEST(EncoderRoles, TheBestPairsAnchorAndComplement) {
+    const RolesResult r = analyse(three_encoders(), 0.01);
+    ASSERT_EQ(r.best_pair.size(), 2u);
+    const BestPairRow& best = r.best_pair[0];
+    EXPECT_EQ(best.pair, "a+b");
+    EXPECT_EQ(best.anchor, "a");
+    EXPECT_EQ(best.complement, "b");
+    EXPECT_DOUBLE_EQ(best.complement_score, 0.3);
+    EXPECT_NEAR(best.anchor_delta_rank, 0.1, 1e-12);
+    EXPECT_NEAR(best.complement_delta_rank, 0.5, 1e-12);
+    EXPECT_NEAR(best.gap_closed, 0.4 / 0.42, 1e-12);  // from the complement: the seed's
+    EXPECT_NEAR(best.gap_closed_from_anchor, 0.2 / 0.22, 1e-12);
+    const BestPairRow& top2 = r.best_pair[1];
+    EXPECT_EQ(top2.pair, "a+c");
+    EXPECT_EQ(top2.complement, "c");
+    EXPECT_NEAR(top2.anchor_delta_rank, -0.2, 1e-12);
+    EXPECT_EQ(r.delta_rank.size(), 9u);  // 3 pairs × 2 + the full pool × 3
+}
+
+TEST(EncoderRoles, TheSeedsClaimsByTheirRules) {
+    const RolesResult r = analyse(three_encoders(), 0.01);
+    ASSERT_EQ(r.claims.size(), 7u);
+    EXPECT_EQ(r.claims[0].claim, "regime");
+    EXPECT_EQ(r.claims[0].verdict, "holds");
+    EXPECT_GT(r.claims[0].value, 4);
+    // Singleton erank (3, 2, 1) against score (0.5, 0.3, 0.4): rho 0.5, not significant.
+    EXPECT_NEAR(claim(r, "singletons_from_own_rank").value, 0.5, 1e-12);
+    EXPECT_EQ(claim(r, "singletons_from_own_rank").verdict, "disagrees");
+    // The complements' Δrank (0.5, 0.5, 0.2) against the pairs' scores (0.7, 0.6, 0.55).
+    EXPECT_NEAR(claim(r, "pairs_from_complement_delta_rank").value, 1.5 / std::sqrt(3.0), 1e-12);
+    EXPECT_EQ(claim(r, "pairs_from_complement_delta_rank").verdict, "disagrees");
+    EXPECT_EQ(claim(r, "full_pool_saturation").verdict, "agrees");  // 0.952 >= 0.9
+    EXPECT_NEAR(claim(r, "top2_capacity_pair_suboptimal").value, 0.1, 1e-12);
+    EXPECT_EQ(claim(r, "top2_capacity_pair_suboptimal").verdict, "agrees");
+    EXPECT_EQ(claim(r, "anchor_holds_complement_expands").verdict, "agrees");
+    EXPECT_EQ(claim(r, "retraining_ranks_differently").verdict, "disagrees");  // IM = TR
+    // A spread within the replicates' noise: the gate fails and no claim is judged.
+    const RolesResult noisy = analyse(three_encoders(0.2), 0.01);
+    EXPECT_EQ(noisy.claims[0].verdict, "fails");
+    for (std::size_t i = 1; i < noisy.claims.size(); ++i)
+        EXPECT_EQ(noisy.claims[i].verdict, "untested") << noisy.claims[i].claim;
 }
 
 TEST(EncoderRoles, MissingSubsetIsNoted) {
