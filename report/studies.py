@@ -245,25 +245,33 @@ def encoders_section(rep, f, study="encoders", title="Encoder roles"):
 
 def roles_variants_section(rep, f):
     """Joint against frozen encoders (configs/real*.yaml run both): per encoder, capacity,
-    necessity, singleton erank, mean Δrank and role under each; the claims side by side."""
-    joint, frozen = "/encoders/analysis/", "/encoders_frozen/analysis/"
-    tj, tf = table(f, joint + "taxonomy"), table(f, frozen + "taxonomy")
-    if tj is None or tf is None:
+    necessity, singleton erank, mean Δrank and role under each; the claims side by side.
+    Rows are matched by name (encoder, claim), not by position."""
+    studies = {"joint": "/encoders/analysis/", "frozen": "/encoders_frozen/analysis/"}
+    tx = {k: table(f, a + "taxonomy") for k, a in studies.items()}
+    if any(t is None for t in tx.values()):
         return
     rep.section("roles_variants", "Encoder roles: encoders tuned jointly against frozen")
-    ej, ef = table(f, joint + "erank"), table(f, frozen + "erank")
-    dj, df = table(f, joint + "delta_rank"), table(f, frozen + "delta_rank")
-    mean_delta = lambda d, e: float(np.nanmean(d["delta_rank"][d["encoder"] == e])) if d is not None else np.nan
-    rows = {"encoder": tj["encoder"]}
-    for label, tx, er, dr in (("joint", tj, ej, dj), ("frozen", tf, ef, df)):
-        rows[f"{label}_capacity"] = tx["capacity"]
-        rows[f"{label}_necessity"] = tx["necessity"]
-        rows[f"{label}_role"] = tx["role"]
-        rows[f"{label}_erank"] = er["singleton_erank"] if er is not None else np.full(len(tx["encoder"]), np.nan)
-        rows[f"{label}_mean_delta_rank"] = np.array([mean_delta(dr, e) for e in tx["encoder"]])
+    encoders = list(tx["joint"]["encoder"])
+    rows = {"encoder": np.array(encoders)}
+    for label, a in studies.items():
+        er, dr = table(f, a + "erank"), table(f, a + "delta_rank")
+        pick = lambda t, col, e: t[col][list(t["encoder"]).index(e)] if t is not None and e in list(t["encoder"]) else np.nan
+        rows[f"{label}_capacity"] = np.array([pick(tx[label], "capacity", e) for e in encoders])
+        rows[f"{label}_necessity"] = np.array([pick(tx[label], "necessity", e) for e in encoders])
+        rows[f"{label}_role"] = np.array([str(pick(tx[label], "role", e)) for e in encoders])
+        rows[f"{label}_erank"] = np.array([pick(er, "singleton_erank", e) for e in encoders], float)
+        rows[f"{label}_mean_delta_rank"] = np.array(
+            [np.nanmean(dr["delta_rank"][dr["encoder"] == e]) if dr is not None and (dr["encoder"] == e).any()
+             else np.nan for e in encoders])
     rep.html_table(rows, list(rows), title="per encoder: joint against frozen (Δrank is 0 by construction when frozen)")
-    cj, cf = table(f, joint + "claims"), table(f, frozen + "claims")
-    if cj is not None and cf is not None:
-        both = {"claim": cj["claim"], "paper": cj["paper"], "joint_value": cj["value"],
-                "joint_verdict": cj["verdict"], "frozen_value": cf["value"], "frozen_verdict": cf["verdict"]}
-        rep.html_table(both, list(both), title="the seed's claims, joint and frozen")
+    cl = {k: table(f, a + "claims") for k, a in studies.items()}
+    if any(t is None for t in cl.values()):
+        return
+    names = list(cl["joint"]["claim"])
+    both = {"claim": np.array(names), "paper": cl["joint"]["paper"]}
+    for label, t in cl.items():
+        at = {c: i for i, c in enumerate(t["claim"])}
+        both[f"{label}_value"] = np.array([t["value"][at[c]] if c in at else np.nan for c in names])
+        both[f"{label}_verdict"] = np.array([t["verdict"][at[c]] if c in at else "" for c in names])
+    rep.html_table(both, list(both), title="the seed's claims, joint and frozen")

@@ -32,9 +32,13 @@ subset encoder's pre-projector block on the `probe` images after training (what 
 projector reads: the standardised output; for the effective rank); WORKDIR/im.json the
 full-pool model of this replicate scored with the other encoders' blocks zeroed
 (inference-time masking). That model is read from --pool-model (the full pool's
-WORKDIR/model.safetensors: a run on the whole pool writes it), else trained here.
+WORKDIR/model.safetensors: a run on the whole pool writes it, with its pool, variant,
+replicate, settings and a digest of the library's files, all checked on reading), else
+trained here. Every pool encoder's stored features must also be its model's output (its
+first 64 `train` images, to 1e-3).
 """
 import argparse
+import hashlib
 import json
 import os
 import sys
@@ -81,6 +85,7 @@ class Library:
             self.dims[e], self.families[e] = int(meta["dim"]), meta["family"]
             for s in SPLITS:
                 self._check(e, s)
+            self._check_weights(e)
 
     def _check(self, e, split):
         path = self.feature_path(e, split)
@@ -91,6 +96,26 @@ class Library:
                              f"{e}.safetensors gives {self.dims[e]} features per image")
         if f.shape[0] != rows:
             raise ValueError(f"{path}: {f.shape[0]} rows, but the {split} split has {rows} images")
+
+    @torch.no_grad()
+    def _check_weights(self, e):
+        """The stored `train` features are the model's own output (its first 64 images)."""
+        enc = self.encoder(e).eval()
+        mine = enc(as_images(self.images["train"][:64])).numpy()
+        stored = self.features(e, "train")[:64].numpy()
+        if np.abs(mine - stored).max() > 1e-3 * (1 + np.abs(stored).max()):
+            raise ValueError(f"{self.feature_path(e, 'train')}: not the output of the model "
+                             f"{os.path.join(self.dir, 'models', e + '.safetensors')} (re-exported "
+                             "one without the other?)")
+
+    def digest(self):
+        """SHA-256 over the pool's model and train-feature files: what a saved model depends on."""
+        h = hashlib.sha256()
+        for e in self.pool:
+            for path in (os.path.join(self.dir, "models", e + ".safetensors"), self.feature_path(e, "train")):
+                with open(path, "rb") as f:
+                    h.update(f.read())
+        return h.hexdigest()
 
     def feature_path(self, e, split):
         return os.path.join(self.dir, "features", e, split + ".safetensors")
@@ -215,32 +240,46 @@ class Study:
         return scores(model, self.blocks(model, "test"), self.y_test, keep)
 
 
-def save_model(path, model, a):
+def model_metadata(study, names):
+    """What a full-pool model's use for masking depends on: its pool, variant, replicate,
+    training settings and the library's files."""
+    a = study.a
+    return {"pool": "+".join(names), "tune": a.tune, "replicate": str(a.replicate),
+            "steps": str(a.steps), "batch": str(a.batch), "lr": repr(a.lr),
+            "encoder_lr_scale": repr(a.encoder_lr_scale) if a.tune == "joint" else "",
+            "library": study.lib.digest()}
+
+
+def save_model(path, model, study):
     tmp = f"{path}.{os.getpid()}.tmp"
-    meta = {"format": "pt", "pool": "+".join(model.names), "tune": a.tune, "replicate": str(a.replicate)}
+    meta = dict(model_metadata(study, model.names), format="pt")
     save(tmp, {k: v.detach().numpy() for k, v in model.state_dict().items()}, metadata=meta)
     os.replace(tmp, path)
 
 
 def pool_model(study, pool, seed):
     """The replicate's full-pool model: read from --pool-model, else trained here."""
-    a = study.a
-    if not a.pool_model:
+    path = study.a.pool_model
+    if not path:
         return study.trained(pool, seed)
-    f = read(a.pool_model)
-    if f.metadata.get("pool") != "+".join(pool) or f.metadata.get("tune") != a.tune \
-            or f.metadata.get("replicate") != str(a.replicate):
-        raise ValueError(f"{a.pool_model}: the model of pool {f.metadata.get('pool')}, "
-                         f"{f.metadata.get('tune')}, replicate {f.metadata.get('replicate')}; this run "
-                         f"needs pool {'+'.join(pool)}, {a.tune}, replicate {a.replicate}")
+    f = read(path)
+    for key, want in model_metadata(study, pool).items():
+        if f.metadata.get(key) != want:
+            raise ValueError(f"{path}: a model of {key} {f.metadata.get(key)!r}; this run needs "
+                             f"{want!r} (the full pool's task of another run or library?)")
     model = Model(study.lib, pool)
-    model.load_state_dict({k: torch.from_numpy(v) for k, v in f.tensors.items()})
+    try:
+        model.load_state_dict({k: torch.from_numpy(v) for k, v in f.tensors.items()})
+    except RuntimeError as e:
+        raise ValueError(f"{path}: its tensors do not fit the pool's model ({e})") from None
     return model
 
 
 def run(a):
     if a.tune not in TUNES:
         raise ValueError(f"--tune {a.tune}: one of {', '.join(TUNES)}")
+    if a.steps < 0 or a.batch < 1:
+        raise ValueError(f"--steps {a.steps} --batch {a.batch}: steps >= 0 and batch >= 1")
     seed = 1000 + a.replicate
     deterministic(seed)
     subset = a.encoders.split("+")
@@ -248,13 +287,14 @@ def run(a):
     if not set(subset) <= set(pool):
         raise ValueError(f"the subset {a.encoders} is not within the pool {a.pool}")
     study = Study(a, pool)
-    model = study.trained(subset, seed)
+    whole = set(subset) == set(pool)
+    model = study.trained(pool if whole else subset, seed)  # the full pool in the pool's order
     tr = study.score(model)
     os.makedirs(a.out, exist_ok=True)
     probe = study.blocks(model, "probe")
     save(os.path.join(a.out, "features.safetensors"), {e: probe[e].numpy() for e in subset})
-    if set(subset) == set(pool):
-        save_model(os.path.join(a.out, "model.safetensors"), model, a)
+    if whole:
+        save_model(os.path.join(a.out, "model.safetensors"), model, study)
         im = tr
     else:
         im = study.score(pool_model(study, pool, seed), keep=set(subset))

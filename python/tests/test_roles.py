@@ -16,23 +16,27 @@ roles = torch_module("roles")
 
 
 def make_library(folder, data):
-    """folder/models/<e>.safetensors (an MLP of 6 features) and folder/features/<e>/<split>:
-    `good`'s features carry the label, `noise`'s do not."""
+    """folder/models/<e>.safetensors (an MLP of 6 features) and folder/features/<e>/<split>,
+    its output on each split's images (as compatnets.train exports them): `good` a random
+    MLP, whose features carry the made-up images' label; `noise` one of zero weights, whose
+    features are constant."""
     import torch
     from compatnets import models
-    rng = np.random.default_rng(0)
+    from compatnets.jobs import as_images
     os.makedirs(os.path.join(folder, "models"))
-    for i, (e, informative) in enumerate((("good", True), ("noise", False))):
+    for i, e in enumerate(("good", "noise")):
         torch.manual_seed(i)
         enc = models.encoder("mlp", 6)
+        if e == "noise":
+            for p in enc.parameters():
+                torch.nn.init.zeros_(p)
         save(os.path.join(folder, "models", e + ".safetensors"),
              {k: v.numpy() for k, v in enc.state_dict().items()}, metadata={"family": "mlp", "dim": "6"})
         os.makedirs(os.path.join(folder, "features", e))
         for split in roles.SPLITS:
-            labels = load(os.path.join(data, "images", split + ".safetensors"))["labels"]
-            f = rng.normal(size=(len(labels), 6)).astype(np.float32)
-            if informative:
-                f[np.arange(len(labels)), labels % 6] += 4
+            images = load(os.path.join(data, "images", split + ".safetensors"))["images"]
+            with torch.no_grad():
+                f = enc.eval()(as_images(images)).numpy()
             save(os.path.join(folder, "features", e, split + ".safetensors"), {"features": f})
 
 
@@ -68,10 +72,18 @@ class RolesTest(MadeUpData, unittest.TestCase):
                   for s in ("train", "probe")}
         expect = (stored["probe"] - stored["train"].mean(0)) / (stored["train"].std(0, ddof=1) + 1e-6)
         np.testing.assert_allclose(probe["good"], expect, rtol=1e-4, atol=1e-4)
-        # The informative encoder alone beats the noise alone on the classes.
+        # The informative encoder alone beats the constant one on the classes.
         noise = os.path.join(self.dir.name, "noise")
         self.run_subset("noise", noise, "good+noise", "--tune", "frozen")
         self.assertGreater(tr["fine"], self.outputs(noise)[0]["fine"] + 0.2)
+
+    def test_joint_and_frozen_start_alike(self):
+        """Before any step, the joint block (the encoder on the images) is the frozen one
+        (the stored features), both standardised alike."""
+        outs = [os.path.join(self.dir.name, "start_" + t) for t in roles.TUNES]
+        for out, tune in zip(outs, roles.TUNES):
+            self.assertEqual(self.run_subset("good", out, "good", "--tune", tune, "--steps", "0")[0], 0)
+        np.testing.assert_allclose(*(self.outputs(o)[2]["good"] for o in outs), rtol=1e-5, atol=1e-5)
 
     def test_joint_tunes_the_encoders(self):
         frozen, joint = (os.path.join(self.dir.name, "v_" + t) for t in ("frozen", "joint"))
@@ -103,13 +115,28 @@ class RolesTest(MadeUpData, unittest.TestCase):
         code, err = self.run_subset("noise", os.path.join(self.dir.name, "r2"), "good+noise",
                                     "--pool-model", model, "--replicate", "2")
         self.assertEqual(code, 2)
-        self.assertIn("model.safetensors: the model of pool good+noise, joint, replicate 0", err)
+        self.assertIn("model.safetensors: a model of replicate '0'; this run needs '2'", err)
+        code, err = self.run_subset("noise", os.path.join(self.dir.name, "fz"), "good+noise",
+                                    "--pool-model", model, "--tune", "frozen")
+        self.assertIn("model.safetensors: a model of tune 'joint'; this run needs 'frozen'", err)
+        broken = os.path.join(self.dir.name, "broken_model.safetensors")
+        f = load(model)
+        f.pop("proj.0.bias")
+        save(broken, f, metadata=roles.read(model).metadata)
+        code, err = self.run_subset("noise", os.path.join(self.dir.name, "bm"), "good+noise",
+                                    "--pool-model", broken)
+        self.assertEqual(code, 2)
+        self.assertIn("broken_model.safetensors: its tensors do not fit the pool's model", err)
 
-    def test_same_replicate_same_scores(self):
+    def test_same_replicate_same_bytes(self):
         a, b = (os.path.join(self.dir.name, n) for n in ("r1", "r2"))
         self.run_subset("good+noise", a)
         self.run_subset("good+noise", b)
-        self.assertEqual(self.outputs(a)[:2], self.outputs(b)[:2])
+        for name in ("features.safetensors", "model.safetensors", "im.json"):
+            with open(os.path.join(a, name), "rb") as fa, open(os.path.join(b, name), "rb") as fb:
+                self.assertEqual(fa.read(), fb.read(), name)
+        with open(a + ".json") as fa, open(b + ".json") as fb:
+            self.assertEqual(fa.read(), fb.read())
 
     def test_a_pool_that_disagrees_with_its_files(self):
         code, err = self.run_subset("good+other", os.path.join(self.dir.name, "x"))
@@ -119,12 +146,14 @@ class RolesTest(MadeUpData, unittest.TestCase):
         self.assertEqual(code, 2)
         self.assertIn("models/gone.safetensors", err)
         for broken, message in (((5, 6), "the probe split has 40 images"),
-                                ((40, 7), "but the model good.safetensors gives 6 features")):
+                                ((40, 7), "but the model good.safetensors gives 6 features"),
+                                ((60, 6), "not the output of the model")):
             lib = os.path.join(self.dir.name, "broken")
             shutil.rmtree(lib, ignore_errors=True)
             shutil.copytree(self.library, lib)
-            bad = os.path.join(lib, "features", "good", "probe.safetensors")
-            save(bad, {"features": np.zeros(broken, np.float32)})
+            split = "train" if broken[0] == 60 else "probe"
+            bad = os.path.join(lib, "features", "good", split + ".safetensors")
+            save(bad, {"features": np.ones(broken, np.float32)})
             out = os.path.join(self.dir.name, "z")
             code, err = self.run_subset("good", out, library=lib)
             self.assertEqual(code, 2)

@@ -109,6 +109,17 @@ def pool_workdir_run(*args):
     print("pool_workdir: 93 subsets after their full pools")
 
 
+def full_pools_failed_alone(*args):
+    """No {pool_workdir}: the three full pools failed and the other 90 subsets are done."""
+    argv = ["-", *args]
+    import h5py
+    f = h5py.File(argv[1] + "/results.h5", "r")
+    status = dict(zip((t.decode() for t in f["tasks/id"][:]), (t.decode() for t in f["tasks/status"][:])))
+    assert sorted(t for t, st in status.items() if st == "failed") == [f"subsets/r{r}/mask31" for r in (1, 2, 3)]
+    assert sum(st == "done" for st in status.values()) == 90, status
+    print("without {pool_workdir}: 3 full pools failed alone, 90 done")
+
+
 def full_pool_failed(*args):
     """The full pool of replicate 2 failed: its 30 other subsets are skipped behind it, the
     other replicates' 62 are done."""

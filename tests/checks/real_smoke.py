@@ -54,7 +54,7 @@ def study_tables(*args):
         taxonomy = t(study + "/analysis/taxonomy")
         assert len(taxonomy["encoder"]) == 3 and np.isfinite(t(study + "/analysis/erank")["singleton_erank"]).all()
         claims = t(study + "/analysis/claims")
-        assert claims["verdict"].tolist()[0] == b"untested"  # one replicate: no standard error
+        assert set(claims["verdict"].tolist()) == {b"untested"}, claims  # one replicate: no standard error
     assert (np.abs(t("encoders/analysis/delta_rank")["delta_rank"]) > 1e-3).all()
     assert (t("encoders_frozen/analysis/delta_rank")["delta_rank"] == 0).all()
     # The merging study on real fine-tunes of mlp_sup: 3 tasks, 3 pairs merged and scored.

@@ -19,6 +19,9 @@ expect_code 1 env FAIL_MASK=6 "$BIN" run encoders.yaml --out bad --log-level war
 grep -q "mmvp" bad.txt || { cat bad.txt; fail "the missing benchmark is not named"; }
 grep -q "result.json" bad.txt || { cat bad.txt; fail "the result file is not named"; }
 pycheck encoders_real bad_result_named bad
+# Without {pool_workdir} no subset waits for its full pool: those failing fail alone.
+expect_code 1 env FAIL_MASK=31 "$BIN" run encoders.yaml --out nopool --log-level warn > /dev/null 2>&1
+pycheck encoders_real full_pools_failed_alone nopool
 # {pool_workdir}: the subsets read their full pool's model.json (made by the same script).
 sed -e 's#--result {result}"#--result {result} --pool-dir {pool_workdir}"#' encoders.yaml > pool.yaml
 grep -q "pool-dir {pool_workdir}" pool.yaml || fail "the example config's command changed"

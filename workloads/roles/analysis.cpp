@@ -1,8 +1,10 @@
 #include "roles/analysis.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 
 #include "stats/correlation.h"
@@ -106,19 +108,29 @@ void by_size(const Subsets& s, RolesResult& out) {
 }
 
 // Encoder e's effective rank in subset u minus its singleton's (NaN where either is absent).
+// Differences below 1e-9 are 0: a mean over a different number of equal replicates.
 double delta_rank(const Subsets& s, unsigned u, std::size_t e) {
     const auto at = [&](unsigned m) { return s.erank.count(m) ? s.erank.at(m)[e] : kNaN; };
-    return at(u) - at(s.bit(e));
+    const double d = at(u) - at(s.bit(e));
+    return std::abs(d) < 1e-9 ? 0.0 : d;
 }
 
-// The pair's two members as (anchor, complement): the higher singleton score first.
-std::pair<std::size_t, std::size_t> anchor_complement(const Subsets& s, unsigned pair,
-                                                      const std::vector<double>& singleton) {
+// The pair's two members as (anchor, complement): the higher singleton score first; nullopt
+// when either singleton is missing (no anchor can be named).
+std::optional<std::pair<std::size_t, std::size_t>> anchor_complement(
+    const Subsets& s, unsigned pair, const std::vector<double>& singleton) {
     std::vector<std::size_t> members;
     for (std::size_t e = 0; e < s.encoders.size(); ++e)
         if (pair & s.bit(e)) members.push_back(e);
+    if (std::isnan(singleton[members[0]]) || std::isnan(singleton[members[1]])) return {};
     if (singleton[members[1]] > singleton[members[0]]) std::swap(members[0], members[1]);
-    return {members[0], members[1]};
+    return std::pair{members[0], members[1]};
+}
+
+// The gap a pair's score closes from a singleton's up to the full pool's: NaN unless the full
+// pool beats that singleton.
+double gap_closed(double pair, double singleton, double full) {
+    return full > singleton ? (pair - singleton) / (full - singleton) : kNaN;
 }
 
 // The best pair against the pair of the two highest-Capacity encoders: each member's
@@ -133,17 +145,20 @@ void best_pair(const Subsets& s, const std::vector<double>& capacity,
         if (cap_rank[e] <= 2) cap_pair |= s.bit(e);
     for (const auto& [pair, label] : {std::pair{best_of_size(s, s.tr, 2), "best pair"},
                                       std::pair{cap_pair, "top-2 capacity"}}) {
-        if (std::popcount(pair) != 2) {
-            out.notes.push_back(std::string(label) + ": no pair was trained");
+        const auto members =
+            std::popcount(pair) == 2 ? anchor_complement(s, pair, singleton) : std::nullopt;
+        if (!members) {
+            out.notes.push_back(std::string(label) + ": no pair with both singletons trained");
+            out.best_pair.push_back({s.names(pair), label, s.at(s.tr, pair), "", kNaN, kNaN, "",
+                                     kNaN, kNaN, kNaN, kNaN});
             continue;
         }
-        const auto [a, c] = anchor_complement(s, pair, singleton);
+        const auto [a, c] = *members;
         const double sp = s.at(s.tr, pair), full = s.at(s.tr, s.full);
         out.best_pair.push_back({s.names(pair), label, sp, s.encoders[a], singleton[a],
                                  delta_rank(s, pair, a), s.encoders[c], singleton[c],
-                                 delta_rank(s, pair, c),
-                                 (sp - singleton[c]) / (full - singleton[c]),
-                                 (sp - singleton[a]) / (full - singleton[a])});
+                                 delta_rank(s, pair, c), gap_closed(sp, singleton[c], full),
+                                 gap_closed(sp, singleton[a], full)});
     }
 }
 
@@ -277,10 +292,11 @@ double regime_ratio(const Subsets& s) {
     std::vector<double> means, se;
     for (const auto& [u, v] : s.tr) {
         means.push_back(v);
-        const double e = s.at(s.sd, u) / std::sqrt(s.at(s.replicates, u));
-        if (std::isfinite(e)) se.push_back(e);
+        se.push_back(s.at(s.sd, u) / std::sqrt(s.at(s.replicates, u)));
+        if (!std::isfinite(se.back())) return kNaN;  // a subset of one replicate: no noise measured
     }
-    return se.empty() ? kNaN : stats::sample_sd(means) / stats::median(se);
+    const double m = se.empty() ? kNaN : stats::median(se);
+    return m > 0 ? stats::sample_sd(means) / m : kNaN;  // equal replicates measure no noise either
 }
 
 // Spearman(the complement's Δrank in each pair, the pair's score) over the trained pairs.
@@ -288,13 +304,23 @@ CorrelationResult pairs_by_complement(const Subsets& s, const std::vector<double
     std::vector<double> x, y;
     for (const auto& [u, v] : s.tr) {
         if (std::popcount(u) != 2) continue;
-        const double d = delta_rank(s, u, anchor_complement(s, u, singleton).second);
+        const auto members = anchor_complement(s, u, singleton);
+        const double d = members ? delta_rank(s, u, members->second) : kNaN;
         if (std::isfinite(d) && std::isfinite(v)) x.push_back(d), y.push_back(v);
     }
     return stats::spearman(x, y);
 }
 
-// §4 "The seed's claims": the regime gate, then each claim by its rule.
+// S(U)'s squared standard error over its replicates, U named as Subsets::names gives it.
+double squared_se(const Subsets& s, const std::string& names) {
+    for (const auto& [u, v] : s.tr)
+        if (s.names(u) == names) return std::pow(s.at(s.sd, u), 2) / s.at(s.replicates, u);
+    return kNaN;
+}
+
+// §4 "The seed's claims": the regime gate, then each claim by its rule. Every row is
+// written; a claim whose statistic cannot be had is untested. The Δrank claims are untested
+// where no encoder's rank moved (frozen encoders: Δrank is 0 by construction).
 void claims(const Subsets& s, const std::vector<double>& singleton, RolesResult& out) {
     const double ratio = regime_ratio(s);
     const bool regime = ratio >= 4;
@@ -304,37 +330,35 @@ void claims(const Subsets& s, const std::vector<double>& singleton, RolesResult&
                           : regime          ? "holds"
                                             : "fails"});
     const auto add = [&](const char* claim, const char* statistic, std::int64_t n, double value,
-                         double p, const char* paper, bool agrees) {
+                         double p, const char* paper, bool testable, bool agrees) {
         out.claims.push_back(
-            {claim, statistic, n, value, p, paper, verdict(regime, value, agrees)});
+            {claim, statistic, n, value, p, paper, verdict(regime && testable, value, agrees)});
     };
+    const bool moved = std::any_of(out.delta_rank.begin(), out.delta_rank.end(),
+                                   [](const DeltaRankRow& d) { return d.delta_rank != 0; });
     const SummaryRow& own = out.erank_summary.front();
     add("singletons_from_own_rank", "spearman(singleton erank, singleton score)", own.n, own.r,
-        own.p, "singleton scores follow own rank", own.r > 0 && own.p < 0.05);
+        own.p, "singleton scores follow own rank", true, own.r > 0 && own.p < 0.05);
     const auto pc = pairs_by_complement(s, singleton);
     add("pairs_from_complement_delta_rank", "spearman(complement's delta rank, pair score)",
         static_cast<std::int64_t>(pc.n), pc.r, pc.p, "pairs follow the complement's delta rank",
-        pc.r > 0 && pc.p < 0.05);
-    if (out.best_pair.size() == 2 && out.best_pair[1].chosen_by == "top-2 capacity") {
-        const BestPairRow &best = out.best_pair[0], &top2 = out.best_pair[1];
-        add("full_pool_saturation", "gap closed by the best pair from its complement", 1,
-            best.gap_closed, kNaN, "0.97", best.gap_closed >= 0.9);
-        const auto se2 = [&](const std::string& names) {
-            for (const auto& [u, v] : s.tr)
-                if (s.names(u) == names) return std::pow(s.at(s.sd, u), 2) / s.at(s.replicates, u);
-            return kNaN;
-        };
-        const double diff = best.score - top2.score,
-                     se = std::sqrt(se2(best.pair) + se2(top2.pair));
-        add("top2_capacity_pair_suboptimal", "S(best pair) - S(top-2 capacity pair)", 2, diff, kNaN,
-            "suboptimal", best.pair != top2.pair && diff > 2 * se);
-        add("anchor_holds_complement_expands", "delta rank of the best pair's complement", 1,
-            best.complement_delta_rank, kNaN, "the complement's rank expands",
-            best.complement_delta_rank > 0 && best.complement_delta_rank > best.anchor_delta_rank);
-    }
+        moved, pc.r > 0 && pc.p < 0.05);
+    const BestPairRow none{"", "", kNaN, "", kNaN, kNaN, "", kNaN, kNaN, kNaN, kNaN};
+    const BestPairRow& best = out.best_pair.size() > 0 ? out.best_pair[0] : none;
+    const BestPairRow& top2 = out.best_pair.size() > 1 ? out.best_pair[1] : none;
+    add("full_pool_saturation", "gap closed by the best pair from its complement", 1,
+        best.gap_closed, kNaN, "0.97", true, best.gap_closed >= 0.9);
+    const double diff = best.score - top2.score,
+                 se = std::sqrt(squared_se(s, best.pair) + squared_se(s, top2.pair));
+    add("top2_capacity_pair_suboptimal", "S(best pair) - S(top-2 capacity pair)", 2, diff, kNaN,
+        "suboptimal", std::isfinite(se), best.pair != top2.pair && diff > 2 * se);
+    const double dc = best.complement_delta_rank, da = best.anchor_delta_rank;
+    add("anchor_holds_complement_expands", "delta rank of the best pair's complement", 1,
+        std::isfinite(da) ? dc : kNaN, kNaN, "the complement's rank expands", moved,
+        dc > 0 && dc > da);
     const AgreementRow& first = out.ranking_agreement.front();
     add("retraining_ranks_differently", "kendall(TR, IM singleton scores); first encoders", first.n,
-        first.kendall, first.kendall_p, "another encoder ranks first",
+        first.kendall, first.kendall_p, "another encoder ranks first", true,
         first.tr_first != first.im_first);
 }
 

@@ -154,6 +154,44 @@ TEST(EncoderRoles, TheSeedsClaimsByTheirRules) {
         EXPECT_EQ(noisy.claims[i].verdict, "untested") << noisy.claims[i].claim;
 }
 
+TEST(EncoderRoles, ClaimsThatCannotBeJudgedAreUntested) {
+    // One replicate per subset: no standard error, so no regime and no verdict.
+    Subsets one = three_encoders();
+    for (auto& [u, n] : one.replicates) n = 1;
+    for (auto& [u, sd] : one.sd) sd = NAN;
+    const RolesResult r1 = analyse(one, 0.01);
+    ASSERT_EQ(r1.claims.size(), 7u);
+    for (const auto& c : r1.claims) EXPECT_EQ(c.verdict, "untested") << c.claim;
+    // Equal replicates measure no noise either.
+    Subsets equal = three_encoders(0.0);
+    EXPECT_EQ(analyse(equal, 0.01).claims[0].verdict, "untested");
+    // Frozen encoders: every erank as alone, so Δrank is 0 and its claims are untested.
+    Subsets frozen = three_encoders();
+    for (auto& [u, v] : frozen.erank)
+        for (std::size_t e = 0; e < 3; ++e)
+            if (u & (1u << e)) v[e] = frozen.erank.at(1u << e)[e];
+    const RolesResult rf = analyse(frozen, 0.01);
+    EXPECT_EQ(claim(rf, "pairs_from_complement_delta_rank").verdict, "untested");
+    EXPECT_EQ(claim(rf, "anchor_holds_complement_expands").verdict, "untested");
+    EXPECT_EQ(claim(rf, "full_pool_saturation").verdict, "agrees");  // Δrank plays no part
+    // A singleton that beats the full pool: the gap from it is undefined.
+    Subsets over = three_encoders();
+    over.tr[2] = 0.75;  // b alone above the full pool's 0.72
+    const RolesResult ro = analyse(over, 0.01);
+    EXPECT_EQ(ro.best_pair[0].anchor, "b");
+    EXPECT_TRUE(std::isnan(ro.best_pair[0].gap_closed_from_anchor));
+    // A missing singleton: the pair has no anchor; its row says so and judges nothing.
+    Subsets gone = three_encoders();
+    gone.tr.erase(2);
+    const RolesResult rg = analyse(gone, 0.01);
+    EXPECT_EQ(rg.best_pair[0].pair, "a+b");
+    EXPECT_EQ(rg.best_pair[0].anchor, "");
+    EXPECT_TRUE(std::isnan(rg.best_pair[0].gap_closed));
+    EXPECT_EQ(claim(rg, "full_pool_saturation").verdict, "untested");
+    EXPECT_EQ(claim(rg, "anchor_holds_complement_expands").verdict, "untested");
+    ASSERT_EQ(rg.claims.size(), 7u);
+}
+
 TEST(EncoderRoles, MissingSubsetIsNoted) {
     Replicates in = two_encoders();
     in.mask = {1, 3, 3, 3};  // subset {b} never finished
