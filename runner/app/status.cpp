@@ -205,6 +205,24 @@ json running_json(const std::vector<RunningTask>& tasks) {
     return running;
 }
 
+// The state of a run no longer live, beyond what it wrote: killed while running, or in its
+// final writes (status.json still "finishing": whatever results.h5 says), or complete
+// without its results.h5.
+void settle_state(std::string& state, bool live, bool finishing, bool have_results, json& notes) {
+    if (live) return;
+    if (state == "running") state = "stopped";  // killed: status.json never closed
+    if (finishing) {
+        state = "stopped";
+        notes.push_back(
+            "the run ended while writing results.h5: it may be incomplete; --resume rebuilds "
+            "it from the ledger");
+    }
+    if (state == "complete" && !have_results) {
+        state = "incomplete";
+        notes.push_back("results.h5 is missing: --resume rebuilds it from the ledger");
+    }
+}
+
 json status_report(const std::string& out) {
     const fs::path dir(out);
     const std::string ledger_path = (dir / "ledger.jsonl").string();
@@ -239,11 +257,8 @@ json status_report(const std::string& out) {
         closed = results_counts((dir / "results.h5").string(), meta_status, notes);
         if (!meta_status.empty()) state = meta_status;
     }
-    if (!live && state == "running") state = "stopped";  // killed: status.json never closed
-    if (!live && state == "complete" && !fs::exists(dir / "results.h5")) {
-        state = "incomplete";
-        notes.push_back("results.h5 is missing: --resume rebuilds it from the ledger");
-    }
+    settle_state(state, live, have_snap && snap.state == "finishing",
+                 fs::exists(dir / "results.h5"), notes);
     const double now = now_epoch();
     // The ETA and its range at `updated`, counted down to now while the run lives.
     const auto left = [&](double at_update) {

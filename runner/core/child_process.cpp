@@ -14,7 +14,9 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iostream>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -68,6 +70,39 @@ struct SpawnAttr {
     _exit(128 + sig);
 }
 
+// The guard's children now: the program, and as its subreaper the program's orphans.
+std::vector<pid_t> guard_children() {
+    std::vector<pid_t> out;
+    std::ifstream in("/proc/self/task/" + std::to_string(getpid()) + "/children");
+    for (pid_t p = 0; in >> p;) out.push_back(p);
+    return out;
+}
+
+// Ends every descendant the program left, in its group or not: SIGTERM to the group and once
+// to each of the guard's children (and the group it leads), SIGKILL after half the grace
+// period, until none is left (the orphans of those it ends reach the guard in turn) or a
+// grace period after the SIGKILLs (a process that cannot be signalled or is stuck in the
+// kernel does not hold the guard for good).
+void end_descendants(std::chrono::milliseconds grace) {
+    kill(0, SIGTERM);  // the guard ignores it
+    const auto kill_at = Clock::now() + grace / 2, give_up = kill_at + grace;
+    std::set<pid_t> termed;
+    while (Clock::now() < give_up) {
+        while (waitpid(-1, nullptr, WNOHANG) > 0) {
+        }
+        const std::vector<pid_t> left = guard_children();
+        if (left.empty()) return;
+        const bool late = Clock::now() >= kill_at;
+        for (pid_t p : left) {
+            if (!late && !termed.insert(p).second) continue;
+            const int sig = late ? SIGKILL : SIGTERM;
+            kill(p, sig);
+            kill(-p, sig);  // a daemon in a session of its own leads its group
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+}
+
 // The rank that started the group is gone: end the group as the rank would have, SIGTERM
 // and SIGKILL after the grace period; the last signal ends the guard too.
 [[noreturn]] void end_orphaned_group(std::chrono::milliseconds grace) {
@@ -93,7 +128,7 @@ int guard_main(int argc, char** argv) {
         return -1;
     }
     // It ends its whole group: only ever as the leader of a group of its own.
-    if (argc < 5 || getpgrp() != getpid()) {
+    if (argc < 6 || getpgrp() != getpid()) {
         std::cerr << "compatbench " << kGuardVerb << ": internal use only\n";
         return 2;
     }
@@ -108,20 +143,29 @@ int guard_main(int argc, char** argv) {
     sigprocmask(SIG_BLOCK, &waited, nullptr);
     prctl(PR_SET_PDEATHSIG, SIGUSR2);
     if (getppid() != parent) end_orphaned_group(grace);  // died before prctl
+    const bool keep_background = std::string(argv[4]) == "1";
+    if (!keep_background) prctl(PR_SET_CHILD_SUBREAPER, 1);
 
     pid_t child = -1;
     const SpawnAttr attr(false);
-    const int rc = posix_spawn(&child, argv[4], nullptr, &attr.attr, argv + 4, environ);
+    const int rc = posix_spawn(&child, argv[5], nullptr, &attr.attr, argv + 5, environ);
     if (rc != 0) {
-        std::cerr << "compatbench: cannot start " << argv[4] << ": " << std::strerror(rc) << "\n";
+        std::cerr << "compatbench: cannot start " << argv[5] << ": " << std::strerror(rc) << "\n";
         return 127;
     }
     while (true) {
         siginfo_t info;
         const int sig = sigwaitinfo(&waited, &info);
-        if (sig == SIGUSR2) end_orphaned_group(grace);
-        int status = 0;
-        if (sig == SIGCHLD && waitpid(child, &status, WNOHANG) == child) end_as(status);
+        if (sig == SIGUSR2) {
+            if (!keep_background) end_descendants(grace);
+            end_orphaned_group(grace);
+        }
+        int status = 0;  // the program's; orphans reaped as the subreaper are not waited for
+        for (pid_t r; sig == SIGCHLD && (r = waitpid(-1, &status, WNOHANG)) > 0;) {
+            if (r != child) continue;
+            if (!keep_background) end_descendants(grace);
+            end_as(status);
+        }
     }
 }
 
@@ -188,7 +232,7 @@ std::vector<std::string> environment_with(const EnvOverrides& env) {
 
 ChildProcess::ChildProcess(const std::string& command, const std::filesystem::path& log_path,
                            std::uint64_t limit, std::chrono::milliseconds grace,
-                           const EnvOverrides& env, int pass_fd)
+                           const EnvOverrides& env, int pass_fd, bool keep_background)
     : grace_(grace) {
     if (!g_can_guard)
         throw std::logic_error(
@@ -210,8 +254,9 @@ ChildProcess::ChildProcess(const std::string& command, const std::filesystem::pa
     const SpawnAttr attr(true);
     const std::string parent = std::to_string(getpid());
     const std::string grace_ms = std::to_string(grace.count());
-    const char* argv[] = {"compatbench", kGuardVerb, parent.c_str(),  grace_ms.c_str(),
-                          "/bin/sh",     "-c",       command.c_str(), nullptr};
+    const char* argv[] = {
+        "compatbench", kGuardVerb, parent.c_str(),  grace_ms.c_str(), keep_background ? "1" : "0",
+        "/bin/sh",     "-c",       command.c_str(), nullptr};
     const std::vector<std::string> entries = environment_with(env);
     std::vector<char*> envp;
     for (const auto& e : entries) envp.push_back(const_cast<char*>(e.c_str()));
@@ -261,6 +306,7 @@ void ChildProcess::drain(bool to_end) {
 }
 
 bool ChildProcess::wait_for(std::chrono::milliseconds slice) {
+    if (reaped_) return true;  // reaped already: a second waitpid would find no child
     if (pidfd_ >= 0) {
         pollfd p[2] = {{pidfd_, POLLIN, 0}, {out_, POLLIN, 0}};
         poll(p, out_ >= 0 ? 2 : 1, static_cast<int>(slice.count()));

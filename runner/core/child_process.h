@@ -4,6 +4,9 @@
 //   - through a guard: this binary again (`compatbench __guard`), which starts the shell,
 //     relays its exit status, and ends the group when the rank that started it dies, even
 //     by SIGKILL (the kernel tells the guard: PR_SET_PDEATHSIG);
+//   - the guard is the children's subreaper (PR_SET_CHILD_SUBREAPER): a daemon that left
+//     the group (setsid, a new session) is still its descendant, and when the shell ends
+//     the guard ends every descendant left, unless `keep_background`;
 //   - with its output moved into a log of at most `limit` bytes (head and tail kept).
 #pragma once
 
@@ -24,10 +27,10 @@ namespace compatbench {
 inline constexpr const char* kGuardVerb = "__guard";
 // Called first in the main() of every program that starts commands (compatbench, the unit
 // tests): when this process was started as a guard (argv = {exe, "__guard", PARENT_PID,
-// GRACE_MS, PROGRAM, ARGS...}) it lives the guard's whole life and returns the program's
-// exit code (or ends by its signal); otherwise it notes that this binary can serve as a
-// guard and returns -1. A ChildProcess refuses to start in a program whose main() did not
-// call it (its guard would be that program run again).
+// GRACE_MS, KEEP_BACKGROUND (0 or 1), PROGRAM, ARGS...}) it lives the guard's whole life and
+// returns the program's exit code (or ends by its signal); otherwise it notes that this binary can
+// serve as a guard and returns -1. A ChildProcess refuses to start in a program whose main() did
+// not call it (its guard would be that program run again).
 int guard_main(int argc, char** argv);
 
 // A wait() status as words: "exit code N" or "killed by signal N".
@@ -56,12 +59,13 @@ using EnvOverrides = std::vector<std::pair<std::string, std::string>>;
 // `/bin/sh -c command` under a guard, in its own process group; its output goes through a
 // pipe into a CappedLog, or (limit 0) straight into the log file. `env` is set over the
 // rank's environment; `pass_fd` (when >= 0) is this process's descriptor that the command
-// gets as descriptor 3 (a command server's socket, tasks/command_server.h).
+// gets as descriptor 3 (a command server's socket, tasks/command_server.h). With
+// `keep_background`, what the shell leaves running outlives it (daemons kept on purpose).
 class ChildProcess {
   public:
     ChildProcess(const std::string& command, const std::filesystem::path& log_path,
                  std::uint64_t limit, std::chrono::milliseconds grace, const EnvOverrides& env = {},
-                 int pass_fd = -1);
+                 int pass_fd = -1, bool keep_background = false);
     ~ChildProcess();
     ChildProcess(const ChildProcess&) = delete;
     ChildProcess& operator=(const ChildProcess&) = delete;

@@ -1,6 +1,7 @@
 #include "core/text_template.h"
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 #include <vector>
 
@@ -29,24 +30,97 @@ std::string task_file_stem(const std::string& id) {
     }
     if (stem.size() > 100) stem.resize(100);
     char hex[17];
-    return stem + "-" + std::string(hex64(fnv1a64(id), hex).substr(0, 8));
+    return stem + "-" + std::string(hex64(fnv1a64(id), hex));
 }
 
-std::string quoted_placeholder(const std::string& command) {
-    // Per nesting level, what opened it (none, `(` of $(…), or a backquote) and the quote we
-    // are inside (', " or none): a command substitution's words are read afresh, even within
-    // double quotes.
+namespace {
+
+// The placeholder `{name}` starting at i (a single brace), or "" (a doubled brace, or none).
+std::string placeholder_at(const std::string& text, std::size_t i) {
+    if (text[i] != '{' || (i + 1 < text.size() && text[i + 1] == '{')) return "";
+    const std::size_t end = text.find('}', i);
+    return end == std::string::npos ? "" : text.substr(i, end - i + 1);
+}
+
+// The first placeholder in text[from, to), skipping doubled braces; "" for none.
+std::string placeholder_in(const std::string& text, std::size_t from, std::size_t to) {
+    for (std::size_t i = from; i < to && i < text.size(); ++i) {
+        if (text[i] == '{' && i + 1 < text.size() && text[i + 1] == '{') {
+            ++i;
+        } else if (std::string p = placeholder_at(text, i); !p.empty()) {
+            return p;
+        }
+    }
+    return "";
+}
+
+// A here-document's delimiter word after `<<` or `<<-` at i (quotes and backslashes, which
+// only make its body literal, removed); i ends past it.
+std::string heredoc_delimiter(const std::string& cmd, std::size_t& i) {
+    while (i < cmd.size() && (cmd[i] == ' ' || cmd[i] == '\t')) ++i;
+    std::string word;
+    for (; i < cmd.size() && std::string(" \t\n;&|()<>").find(cmd[i]) == std::string::npos; ++i)
+        if (cmd[i] != '\'' && cmd[i] != '"' && cmd[i] != '\\') word += cmd[i];
+    return word;
+}
+
+// Past the bodies of the here-documents opened on the line that ends at `newline`: the
+// index of the last body's closing line's newline. `found` gets a placeholder in a body.
+std::size_t skip_heredoc_bodies(const std::string& cmd, std::size_t newline,
+                                const std::vector<std::pair<std::string, bool>>& pending,
+                                std::string& found) {
+    std::size_t at = newline;
+    for (const auto& [delimiter, strip_tabs] : pending) {
+        while (at < cmd.size()) {
+            const std::size_t start = at + 1, stop = std::min(cmd.find('\n', start), cmd.size());
+            std::size_t text = start;
+            while (strip_tabs && text < stop && cmd[text] == '\t') ++text;
+            at = stop;
+            if (cmd.compare(text, stop - text, delimiter) == 0) break;
+            if (found.empty()) found = placeholder_in(cmd, start, stop);
+        }
+    }
+    return at;
+}
+
+}  // namespace
+
+UnsafePlaceholder unsafe_placeholder(const std::string& command) {
+    // Per nesting level, what opened it (none, `(` of $(…), `a` of $((…)), or a backquote)
+    // and the quote we are inside (', " or none): a command substitution's words are read
+    // afresh, even within double quotes. Here-documents wait for the end of their line.
     struct Level {
         char opener = 0, quote = 0;
+        int depth = 0;  // parentheses opened inside $(…) or $((…)), not yet closed
     };
     std::vector<Level> levels = {{}};
+    std::vector<std::pair<std::string, bool>> heredocs;
+    const auto word_start = [&](std::size_t i) {
+        return i == 0 || std::string(" \t\n;&|()").find(command[i - 1]) != std::string::npos;
+    };
     for (std::size_t i = 0; i < command.size(); ++i) {
         const char c = command[i];
         Level& l = levels.back();
-        const bool next_same = i + 1 < command.size() && command[i + 1] == c;
-        if (c == '\\' && l.quote != '\'') {
+        const auto at = [&](const char* text) {
+            return command.compare(i, std::strlen(text), text) == 0;
+        };
+        if ((c == '\\' || c == '$') && l.quote != '\'' && i + 1 < command.size() &&
+            !placeholder_at(command, i + 1).empty()) {
+            // `\{v}` leaves the value's first quote bare; `${v}` under bash is `$'…'`.
+            return {placeholder_at(command, i + 1), c == '$' ? "after a $" : "after a backslash"};
+        } else if (c == '\\' && l.quote != '\'') {
             ++i;  // an escaped character quotes nothing
-        } else if (l.quote != '\'' && c == '$' && i + 1 < command.size() && command[i + 1] == '(') {
+        } else if (l.quote == 0 && (l.opener == '(' || l.opener == 'a') && c == '(') {
+            ++l.depth;
+        } else if (l.quote == 0 && l.depth > 0 && c == ')') {
+            --l.depth;
+        } else if (l.quote != '\'' && at("$((")) {
+            levels.push_back({'a', 0});
+            i += 2;
+        } else if (l.quote == 0 && l.opener == 'a' && at("))")) {
+            levels.pop_back();
+            ++i;
+        } else if (l.quote != '\'' && at("$(")) {
             levels.push_back({'(', 0});
             ++i;
         } else if (l.quote == 0 && c == ')' && l.opener == '(') {
@@ -56,29 +130,50 @@ std::string quoted_placeholder(const std::string& command) {
                 levels.pop_back();
             else
                 levels.push_back({'`', 0});
+        } else if (l.quote == 0 && c == '#' && word_start(i)) {
+            const std::size_t eol = std::min(command.find('\n', i), command.size());
+            if (std::string p = placeholder_in(command, i, eol); !p.empty())
+                return {p, "in a comment"};
+            i = eol - 1;  // the newline is read next: it may start here-document bodies
+        } else if (l.quote == 0 && l.opener != 'a' && at("<<") && !at("<<<")) {
+            i += 2;
+            const bool strip_tabs = i < command.size() && command[i] == '-';
+            if (strip_tabs) ++i;
+            heredocs.emplace_back(heredoc_delimiter(command, i), strip_tabs);
+            --i;
+        } else if (l.quote == 0 && c == '\n' && !heredocs.empty()) {
+            std::string found;
+            i = skip_heredoc_bodies(command, i, heredocs, found);
+            heredocs.clear();
+            if (!found.empty()) return {found, "in a here-document"};
         } else if (l.quote == 0 && (c == '\'' || c == '"')) {
             l.quote = c;
         } else if (l.quote != 0 && c == l.quote) {
             l.quote = 0;
-        } else if ((c == '{' || c == '}') && next_same) {
+        } else if ((c == '{' || c == '}') && i + 1 < command.size() && command[i + 1] == c) {
             ++i;  // a literal brace
-        } else if (c == '{') {
-            const std::size_t end = command.find('}', i);
-            if (end == std::string::npos) return "";
-            if (l.quote != 0) return command.substr(i, end - i + 1);
-            i = end;
+        } else if (std::string p = placeholder_at(command, i); !p.empty()) {
+            if (l.quote != 0) return {p, "inside quotes"};
+            for (const auto& level : levels)
+                if (level.opener == 'a') return {p, "inside $(( ))"};
+            i += p.size() - 1;
         }
     }
-    return "";
+    return {};
 }
 
 void check_placeholders_unquoted(const std::string& command) {
-    const std::string p = quoted_placeholder(command);
+    const auto [p, where] = unsafe_placeholder(command);
     if (p.empty()) return;
-    throw std::invalid_argument("the placeholder " + p +
-                                " sits inside quotes, where the shell would still run a " +
-                                "value's $(...) or backquotes: write it bare, as in `echo " + p +
-                                "` for `echo \"" + p + "\"` (each value is quoted as one word)");
+    if (where == "inside quotes")
+        throw std::invalid_argument(
+            "the placeholder " + p + " sits inside quotes, where the shell would still run a " +
+            "value's $(...) or backquotes: write it bare, as in `echo " + p + "` for `echo \"" + p +
+            "\"` (each value is quoted as one word)");
+    throw std::invalid_argument("the placeholder " + p + " stands " + where +
+                                ", where the shell reads a value as code: pass it as an "
+                                "argument or a variable set on its own, as in `v=" +
+                                p + "; ...\"$v\"`");
 }
 
 TextTemplate TextTemplate::parse(const std::string& text, const std::vector<std::string>& known,

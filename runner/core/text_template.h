@@ -11,17 +11,24 @@ namespace compatbench {
 // 'text' with every ' written as '\'' : safe as one word of /bin/sh.
 std::string shell_quote(const std::string& text);
 
-// The first `{name}` of a shell command template that sits inside '…' or "…" quotes, "" when
-// none. Each value is shell-quoted as a bare word; inside double quotes that quoting is
-// text, and a value's $(…) or backquotes would run: such templates are refused.
-std::string quoted_placeholder(const std::string& command);
+// The first `{name}` of a shell command template that stands where the shell would still
+// read a value as code, and where: "inside quotes" (each value is shell-quoted as a bare
+// word; inside "…" that quoting is text, so a value's $(…) or backquotes would run),
+// "in a here-document" (its body is expanded, its quotes are text), "inside $(( ))"
+// (arithmetic evaluates its text) or "in a comment" (a value's newline would end it).
+// Both empty when none.
+struct UnsafePlaceholder {
+    std::string placeholder, where;
+};
+UnsafePlaceholder unsafe_placeholder(const std::string& command);
 
-// std::invalid_argument for a command template with a placeholder inside quotes, saying how
-// to write it.
+// std::invalid_argument for a command template with such a placeholder, saying how to
+// write it.
 void check_placeholders_unquoted(const std::string& command);
 
-// A file-name-safe, unique stem for a task id: unsafe characters become '_' and an 8-digit
-// hash of the id keeps ids that differ only in such characters apart.
+// A file-name-safe stem for a task id: unsafe characters become '_', the first 100 kept,
+// then the id's full 64-bit FNV-1a hash in hex. The task graph refuses a config in which
+// two ids share a stem, so a stem names one task's workdir, result and log.
 std::string task_file_stem(const std::string& id);
 
 class TextTemplate {

@@ -364,7 +364,8 @@ CoordinatorReport Coordinator::run() {
     return make_report(stopping && !book_.all_terminal(), signal);
 }
 
-// What the run did, for run_experiment; status.json gets its final state.
+// What the run did, for run_experiment; status.json says "finishing": results.h5 is not
+// written yet.
 CoordinatorReport Coordinator::make_report(bool interrupted, int signal) {
     CoordinatorReport report;
     report.done = book_.done_count();
@@ -380,7 +381,7 @@ CoordinatorReport Coordinator::make_report(bool interrupted, int signal) {
     report.analyses = std::move(analysis_tables_);
     report.printed = printed_tables();
     eta_.mid = -1.0;  // a fresh estimate of what is left, for a resume of an interrupted run
-    write_status(report.status());
+    write_status("finishing");
     report.facts = book_.take_facts();
     return report;
 }

@@ -52,7 +52,10 @@ class Coordinator {
     std::size_t resume_from(const std::vector<nlohmann::json>& records);
     // Keeps <out>/status.json up to date (store/status_file.h) from now on.
     void publish_status(std::string path, StatusSnapshot header);
+    // Runs the graph to its end; status.json then says "finishing" until the caller, once
+    // results.h5 is closed, writes the run's final state with finish_status.
     CoordinatorReport run();
+    void finish_status(const std::string& state) { write_status(state); }
 
   private:
     void dispatch();

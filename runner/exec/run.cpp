@@ -11,8 +11,10 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <limits>
+#include <map>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -26,6 +28,7 @@
 #include "store/folder_lock.h"
 #include "store/ledger.h"
 #include "store/results_file.h"
+#include "store/status_file.h"
 
 #include "git_revision.h"
 #ifndef COMPATBENCH_VERSION
@@ -45,13 +48,26 @@ void broadcast_string(std::string& text, MPI_Comm comm) {
     MPI_Bcast(text.data(), static_cast<int>(size), MPI_CHAR, 0, comm);
 }
 
-// The config hash of the first record in `ledger` made by another config ("" for none).
-std::string other_experiment(const fs::path& ledger, const std::string& hash) {
-    for (const auto& r : Ledger::read(ledger.string(), [](const std::string&) {}))
-        if (r.contains("config_hash") && r["config_hash"].is_string() &&
-            r["config_hash"].get<std::string>() != hash)
-            return r["config_hash"].get<std::string>();
-    return {};
+// The experiment a folder holds, judged by the folder's own record: status.json's config
+// hash, else the hash most of the ledger's records carry ("" for none). One damaged line
+// does not make the folder another experiment's: its record is merely not reused.
+std::string folder_experiment(const fs::path& out, std::size_t& others, const std::string& hash) {
+    std::map<std::string, std::size_t> count;
+    for (const auto& r : Ledger::read((out / "ledger.jsonl").string(), [](const std::string&) {}))
+        if (r.contains("config_hash") && r["config_hash"].is_string())
+            ++count[r["config_hash"].get<std::string>()];
+    std::string folder;
+    try {
+        folder = read_status_file((out / "status.json").string()).config_hash;
+    } catch (const std::exception&) {  // none, or damaged: the ledger's majority decides
+        for (const auto& [h, n] : count)
+            if (folder.empty() || n > count[folder] || (n == count[folder] && h == hash))
+                folder = h;
+    }
+    others = 0;
+    for (const auto& [h, n] : count)
+        if (h != folder) others += n;
+    return folder;
 }
 
 // Rank 0 checks and locks the output folder; "" when the run may go ahead. A folder belongs
@@ -78,11 +94,17 @@ std::string preflight(const RunOptions& options, const Config& config, FolderLoc
                "another --out";
     }
     if (options.resume && fs::exists(ledger)) {
-        if (const std::string other = other_experiment(ledger, hash); !other.empty())
-            return ledger.string() + ": the folder holds another experiment (config hash " + other +
+        std::size_t others = 0;
+        const std::string folder = folder_experiment(out, others, hash);
+        if (!folder.empty() && folder != hash)
+            return out.string() + ": the folder holds another experiment (config hash " + folder +
                    "; this config's is " + hash +
                    "): --resume continues only the experiment that made it; give this one its "
                    "own --out (a change of runner: keys alone keeps the hash)";
+        if (others > 0)
+            std::cerr << "compatbench: warning: " << ledger.string() << ": " << others
+                      << " record(s) carry another config hash (damaged lines?); their tasks "
+                         "run again\n";
     }
     return {};
 }
@@ -243,9 +265,12 @@ struct Coordinated {
     int exit_code = kExitOk;
     std::size_t resumed = 0;
 };
+// `finish` writes results.h5 (collectively) once the graph has run; only after it returns
+// does status.json get the run's final state.
 Coordinated coordinate(const Config& config, const TaskGraph& graph, const RunOptions& options,
                        MPI_Comm comm, ResultsFile& results, Executor& executor, const RunMeta& meta,
-                       const std::vector<RankResources>& ranks) {
+                       const std::vector<RankResources>& ranks,
+                       const std::function<void(const Coordinated&)>& finish) {
     const fs::path out(options.out);
     auto warn = [](const std::string& w) { spdlog::warn("{}", w); };
     std::vector<nlohmann::json> records;
@@ -265,6 +290,8 @@ Coordinated coordinate(const Config& config, const TaskGraph& graph, const RunOp
     c.exit_code = c.report.interrupted                                          ? kExitRequeue
                   : (c.report.failed + c.report.skipped + c.report.pending) > 0 ? kExitTasksFailed
                                                                                 : kExitOk;
+    finish(c);
+    coordinator.finish_status(c.report.status());
     return c;
 }
 
@@ -358,12 +385,16 @@ RunSummary run_experiment(const Config& config, const TaskGraph& graph, const Ru
     Coordinated c;
     std::vector<std::pair<std::string, TableData>> tables;
     try {
-        if (rank == 0)
-            c = coordinate(config, graph, options, comm, results, executor, meta, ranks);
-        else
+        const std::string path = (fs::path(options.out) / "results.h5").string();
+        const auto finish = [&](const Coordinated& done) {
+            tables = finish_results(results, done, comm, rank, path);
+        };
+        if (rank == 0) {
+            c = coordinate(config, graph, options, comm, results, executor, meta, ranks, finish);
+        } else {
             run_worker(config, graph, comm, results, executor);
-        tables =
-            finish_results(results, c, comm, rank, (fs::path(options.out) / "results.h5").string());
+            finish(c);
+        }
         MPI_Bcast(&c.exit_code, 1, MPI_INT, 0, comm);
     } catch (const std::exception& e) {
         if (size == 1) throw;  // alone, unwinding closes the results file with nobody to wait

@@ -65,6 +65,7 @@ TaskGraph TaskGraph::build(const Config& config, const std::vector<std::string>&
     graph.tasks_.reserve(count_tasks(config));
     for (std::size_t gi = 0; gi < config.groups.size(); ++gi) graph.add_group(config, gi, skip);
     graph.group_begin_.push_back(graph.tasks_.size());
+    graph.check_file_stems(config);
     const auto group_inputs = graph.link_dependencies(config);
     graph.check_acyclic(config);
     graph.assign_stages(group_inputs);
@@ -206,6 +207,25 @@ void TaskGraph::add_group(const Config& config, std::size_t gi, const std::set<s
     }
     columns[0].width = id_width;
     place_table(config, g, std::move(columns), rows);
+}
+
+// Two ids whose file stems (core/text_template.h) agree would share a workdir, result file
+// and log: refused. The hashes are compared first, 8 bytes a task.
+void TaskGraph::check_file_stems(const Config& config) const {
+    std::vector<std::pair<std::uint64_t, std::size_t>> hashes;
+    hashes.reserve(tasks_.size());
+    for (std::size_t t = 0; t < tasks_.size(); ++t) hashes.emplace_back(fnv1a64(tasks_[t].id), t);
+    std::sort(hashes.begin(), hashes.end());
+    for (std::size_t i = 1; i < hashes.size(); ++i) {
+        if (hashes[i].first != hashes[i - 1].first) continue;
+        const Task &a = tasks_[hashes[i - 1].second], &b = tasks_[hashes[i].second];
+        if (task_file_stem(a.id) != task_file_stem(b.id)) continue;
+        const TaskGroup& g = config.groups[b.group];
+        throw ConfigError(config.path, g.mark, "tasks." + g.name,
+                          "task ids '" + a.id + "' and '" + b.id +
+                              "' would share one workdir, result file and log (their file "
+                              "names agree); give an 'id' template that tells them apart");
+    }
 }
 
 // The group's rows go into its own table, or continue a table shared with earlier groups

@@ -75,6 +75,7 @@ class TaskGraph {
                     std::set<std::size_t>& inputs);
     std::vector<std::set<std::size_t>> link_dependencies(const Config& config);
     void check_acyclic(const Config& config) const;
+    void check_file_stems(const Config& config) const;
     void assign_stages(const std::vector<std::set<std::size_t>>& group_inputs);
 
     std::vector<Task> tasks_;

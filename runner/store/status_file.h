@@ -38,7 +38,9 @@ struct RunningTask {
 
 struct StatusSnapshot {
     std::string experiment, config_path, config_hash, hosts;
-    std::string state = "running";  // running, complete, failed, interrupted
+    // running, finishing (the tasks are over, results.h5 is being written), then complete,
+    // failed or interrupted once results.h5 is closed
+    std::string state = "running";
     int ranks = 1;
     std::int64_t pid = 0;
     double started = 0.0, updated = 0.0;  // Unix seconds

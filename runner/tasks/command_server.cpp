@@ -87,7 +87,18 @@ nlohmann::json CommandServer::read_line(std::optional<Clock::time_point> deadlin
         const int ready = poll(&p, 1, 10);
         if (ready < 0 && errno != EINTR)
             died("socket failed: " + std::string(std::strerror(errno)));
-        if (ready <= 0) continue;
+        if (ready <= 0) {
+            // Its pid, not end-of-file, says the server died: a child it forked may hold
+            // the socket open.
+            if (!child_->wait_for(std::chrono::milliseconds(0))) continue;
+            char chunk[65536];  // a reply sent just before it exited is still read
+            const ssize_t n = recv(socket_, chunk, sizeof chunk, MSG_DONTWAIT);
+            if (n > 0) {
+                buffer_.append(chunk, static_cast<std::size_t>(n));
+                continue;
+            }
+            died(ready_ ? "exited during the task" : "exited before it was ready");
+        }
         char chunk[65536];
         const ssize_t n = recv(socket_, chunk, sizeof chunk, 0);
         if (n > 0) {
@@ -118,6 +129,10 @@ int CommandServer::run(const nlohmann::json& request, std::optional<Clock::time_
     if (!reply.is_object() || !reply.contains("exit_code") ||
         !reply["exit_code"].is_number_integer())
         died("replied without an integer exit_code: " + reply.dump().substr(0, 120));
+    const auto& code = reply["exit_code"];  // an exit status: 0..255, never truncated to one
+    if (code.is_number_unsigned() ? code.get<std::uint64_t>() > 255
+                                  : code.get<std::int64_t>() < 0 || code.get<std::int64_t>() > 255)
+        died("replied exit_code " + code.dump() + ", outside an exit status's 0..255");
     if (reply.value("id", std::string()) != request.value("id", std::string()))
         died("replied for task '" + reply.value("id", std::string()) + "', not '" +
              request.value("id", std::string()) + "'");

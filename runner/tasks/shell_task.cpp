@@ -253,7 +253,7 @@ void run_spawned(const TaskContext& context, const std::string& command, const S
     // A daemon kept past its task writes to the file itself (no pipe to outlive).
     const bool keep_background = context.flag("keep_background");
     ChildProcess child(command, files.log, keep_background ? 0 : context.group.log_limit, kGrace,
-                       command_environment(context));
+                       command_environment(context), -1, keep_background);
     while (!child.wait_for(std::chrono::milliseconds(10))) {
         const bool late = deadline && Clock::now() >= *deadline;
         if (late || context.cancel.load(std::memory_order_relaxed)) {

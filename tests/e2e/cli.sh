@@ -33,6 +33,20 @@ expect_code 2 mpi 0 run "$WORK/demo7.yaml" --out "$WORK/demo" --resume --log-lev
   || fail "--resume of another config changed the folder"
 sed 's/progress_interval: 2/progress_interval: 3/' "$SRC/configs/demo.yaml" > "$WORK/demo_runner.yaml"
 expect_code 0 mpi 0 run "$WORK/demo_runner.yaml" --out "$WORK/demo" --resume --log-level warn
+# One flipped byte in one ledger line's config hash: still this experiment's folder (its
+# status.json, else most of its records, say so); that record is not reused.
+cp -r "$WORK/demo" "$WORK/flipped"
+"$PY" - "$WORK/flipped/ledger.jsonl" <<'PY'
+import sys
+lines = open(sys.argv[1]).read().splitlines(True)
+at = lines[0].index('"config_hash":"') + len('"config_hash":"')
+lines[0] = lines[0][:at] + ("0" if lines[0][at] != "0" else "1") + lines[0][at + 1:]
+open(sys.argv[1], "w").write("".join(lines))
+PY
+expect_code 0 mpi 0 run "$WORK/demo_runner.yaml" --out "$WORK/flipped" --resume --log-level warn 2> "$WORK/flipped.err"
+grep -q "1 record(s) carry another config hash" "$WORK/flipped.err" || { cat "$WORK/flipped.err"; fail "no warning on the flipped line"; }
+rm "$WORK/flipped/status.json"  # without it, the ledger's majority decides
+expect_code 0 mpi 0 run "$WORK/demo_runner.yaml" --out "$WORK/flipped" --resume --log-level warn 2> /dev/null
 # status of a file, and of a run whose results.h5 was removed.
 expect_code 2 "$BIN" status "$WORK/demo/results.h5"
 mv "$WORK/demo/results.h5" "$WORK/demo.h5"

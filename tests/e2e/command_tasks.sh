@@ -64,4 +64,53 @@ kill -KILL -- -"$pid" $(pgrep -f -- "--out $WORK/orphans" || true) 2>/dev/null |
 wait "$pid" 2>/dev/null || true
 for _ in $(seq 40); do pgrep -f "sleep 10[34]" > /dev/null || break; sleep 0.2; done
 ! pgrep -f "sleep 10[34]" > /dev/null || fail "a killed rank's command children outlived it: $(pgrep -af 'sleep 10[34]')"
-pass "command tasks: retry, timeout, failure, skips, resume, processes ended with their task and rank"
+# Daemons that leave the task's group (setsid; a new session from Python) end with their
+# task; with keep_background they are kept.
+cat > "$WORK/daemons.yaml" <<'YAML'
+experiment: {name: daemons, seed: 1}
+tasks:
+  - {name: d, kind: command, count: 2,
+     command: "setsid sleep 111 & /usr/bin/python3 -c 'import subprocess; subprocess.Popen([\"sleep\", \"112\"], start_new_session=True)'; echo '{{}}' > {result}"}
+  - {name: kept, kind: command, keep_background: true, command: "setsid sleep 113 & echo '{{}}' > {result}"}
+YAML
+expect_code 0 mpi 2 run "$WORK/daemons.yaml" --out "$WORK/daemons" --log-level warn
+! pgrep -f "sleep 11[12]" > /dev/null || fail "a daemon outlived its task: $(pgrep -af 'sleep 11[12]')"
+pgrep -f "sleep 113" > /dev/null || fail "keep_background: the daemon was ended"
+pkill -f "sleep 113" || true
+# Hostile values in every context a placeholder may stand in (a bare word, a command
+# substitution, after a comment with an apostrophe, after a here-document) run no code;
+# the contexts where the shell would read a value as code are refused by name.
+H=$WORK/hostile
+mkdir -p "$H"
+cat > "$H/ok.yaml" <<YAML
+experiment: {name: hostile, seed: 1}
+tasks:
+  - name: h
+    kind: command
+    grid: {v: ["\$(touch $H/pwned1)", "\`touch $H/pwned2\`", "x'; touch $H/pwned3; echo '", "a\nb"]}
+    command: |
+      # it's a comment with an apostrophe, then a here-document with none
+      cat <<EOF > {workdir}/doc
+      a body, \$HOME and all
+      EOF
+      printf %s {v} > {workdir}/bare; printf %s "\$(printf %s {v})" > {workdir}/sub
+      echo '{{}}' > {result}
+YAML
+expect_code 0 mpi 2 run "$H/ok.yaml" --out "$H/out" --log-level warn
+ls "$H"/pwned* 2> /dev/null && fail "a value ran as code"
+"$PY" - "$H/out/work" <<'PY'
+import glob, sys
+bare = sorted(open(p).read() for p in glob.glob(sys.argv[1] + "/*/bare"))
+sub = sorted(open(p).read() for p in glob.glob(sys.argv[1] + "/*/sub"))
+assert len(bare) == 4 and bare == sub, (bare, sub)
+assert any(v.startswith("$(touch") for v in bare) and any("\n" in v for v in bare), bare
+PY
+for context in "cat <<EOF > {result}\n{v}\nEOF|in a here-document" \
+               "echo \$(( {v} + 1 )) > {result}|inside \$(( ))" \
+               "echo '{{}}' > {result} # {v}|in a comment" "echo \"{v}\" > {result}|inside quotes"; do
+  printf 'experiment: {name: bad, seed: 1}\ntasks:\n  - {name: h, kind: command, grid: {v: [1]}, command: "%s"}\n' \
+    "$(printf '%s' "${context%%|*}" | sed 's/"/\\"/g')" > "$H/bad.yaml"
+  expect_code 2 "$BIN" validate "$H/bad.yaml" > "$H/bad.txt" 2>&1
+  grep -qF "${context##*|}" "$H/bad.txt" || { cat "$H/bad.yaml" "$H/bad.txt"; fail "not refused: ${context%%|*}"; }
+done
+pass "command tasks: retry, timeout, failure, skips, resume, processes ended with their task and rank, no value run as code"

@@ -1,6 +1,7 @@
 # `compatbench status` on a run folder while the run holds it, after the run was killed
 # (with a ledger cut mid-line), once the resumed run has finished (a failed command task
-# with its log, skipped dependents), and on folders that are not runs.
+# with its log, skipped dependents), after a run that ended in its final writes, and on
+# folders that are not runs.
 source "$(dirname "$0")/lib.sh"
 cat > "$WORK/status.yaml" <<'YAML'
 experiment: {name: status, seed: 1}
@@ -45,6 +46,16 @@ expect_code 1 mpi 2 run "$WORK/status.yaml" --out "$OUT" --resume --log-level er
 "$BIN" status "$OUT" > "$WORK/done.txt"
 pycheck status finished_status "$WORK/done.json"
 grep -q "last errors:" "$WORK/done.txt" || fail "no errors listed"
+# status.json's own final state, written once results.h5 was closed.
+"$PY" -c "import json,sys; s=json.load(open(sys.argv[1]))['state']; assert s == 'failed', s" "$OUT/status.json" ||
+  fail "status.json does not end 'failed'"
+# A run that ended in its final writes (status.json still says "finishing"): stopped, exit 3,
+# whatever results.h5 holds.
+cp -r "$OUT" "$WORK/finishing"
+"$PY" -c "import json,sys; p=sys.argv[1]; s=json.load(open(p)); s['state']='finishing'; json.dump(s, open(p,'w'))" \
+  "$WORK/finishing/status.json"
+expect_code 3 "$BIN" status "$WORK/finishing" --exit-code > "$WORK/finishing.txt"
+grep -q "ended while writing results.h5" "$WORK/finishing.txt" || { cat "$WORK/finishing.txt"; fail "no note on the final writes"; }
 # A run of the same config in another folder starts from the costs that the runs before left
 # in the cost cache (exec/cost_cache.h; lib.sh gives each test its own).
 expect_code 1 mpi 2 run "$WORK/status.yaml" --out "$WORK/again" --log-level info > "$WORK/again.log" 2>&1

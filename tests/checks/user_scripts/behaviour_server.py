@@ -4,6 +4,7 @@ arguments say what to do, and its result says which process ran it.
     ok N         write {"pid": <this process>, "n": N, "devices": $CUDA_VISIBLE_DEVICES}
     fail N       print to stderr and exit with code N
     crash N      end the whole process with code N, mid-task
+    forkdie N    fork a child that sleeps 30 s holding the socket, then end with code N
     sleep S      sleep S seconds, then as ok
     raise        raise an exception
 """
@@ -23,6 +24,11 @@ def handle(argv):
         print("failing on purpose", file=sys.stderr)
         return int(arg)
     if what == "crash":
+        os._exit(int(arg))
+    if what == "forkdie":
+        if os.fork() == 0:
+            time.sleep(30)
+            os._exit(0)
         os._exit(int(arg))
     if what == "raise":
         raise ValueError("raised on purpose")

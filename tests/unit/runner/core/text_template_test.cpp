@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <stdexcept>
+#include <unordered_map>
 
+#include "common/hash.h"
 #include "core/text_template.h"
 
 using namespace compatbench;
@@ -20,18 +22,50 @@ TEST(TextTemplate, QuotesAndChecks) {
 
 TEST(TextTemplate, PlaceholdersInsideQuotesAreFound) {
     // Quoted as a bare word, a value inside "…" would still run its $(…): refused.
-    EXPECT_EQ(quoted_placeholder("echo \"{v}\""), "{v}");
-    EXPECT_EQ(quoted_placeholder("echo 'x {v} y'"), "{v}");
-    EXPECT_EQ(quoted_placeholder("echo {v} \"{{literal}}\" 'a' {w}"), "");
-    EXPECT_EQ(quoted_placeholder("echo \\\"{v}"), "");  // an escaped quote opens nothing
-    EXPECT_EQ(quoted_placeholder("printf '{{\"n\": %d}}' {seed}"), "");
+    EXPECT_EQ(unsafe_placeholder("echo \"{v}\"").placeholder, "{v}");
+    EXPECT_EQ(unsafe_placeholder("echo 'x {v} y'").placeholder, "{v}");
+    EXPECT_EQ(unsafe_placeholder("echo {v} \"{{literal}}\" 'a' {w}").placeholder, "");
+    EXPECT_EQ(unsafe_placeholder("echo \\\"{v}").placeholder,
+              "");  // an escaped quote opens nothing
+    EXPECT_EQ(unsafe_placeholder("printf '{{\"n\": %d}}' {seed}").placeholder, "");
     // A command substitution reads its words afresh, even inside double quotes.
-    EXPECT_EQ(quoted_placeholder("echo \"$(printf %s {arm} | wc -c)\" {x}"), "");
-    EXPECT_EQ(quoted_placeholder("echo \"`cat {f}`\""), "");
-    EXPECT_EQ(quoted_placeholder("echo \"$(cat \"{f}\")\""), "{f}");
+    EXPECT_EQ(unsafe_placeholder("echo \"$(printf %s {arm} | wc -c)\" {x}").placeholder, "");
+    EXPECT_EQ(unsafe_placeholder("echo \"`cat {f}`\"").placeholder, "");
+    EXPECT_EQ(unsafe_placeholder("echo \"$(cat \"{f}\")\"").placeholder, "{f}");
     EXPECT_THROW(check_placeholders_unquoted("python3 x.py --name \"{name}\""),
                  std::invalid_argument);
     EXPECT_NO_THROW(check_placeholders_unquoted("python3 x.py --name {name}"));
+}
+
+TEST(TextTemplate, PlaceholdersWhereTheShellReadsCodeAreFound) {
+    const auto where = [](const std::string& c) {
+        const auto u = unsafe_placeholder(c);
+        return u.placeholder + " " + u.where;
+    };
+    // A here-document's body is expanded (quoted delimiter or not: refused alike).
+    EXPECT_EQ(where("cat <<EOF\nx {v}\nEOF\n"), "{v} in a here-document");
+    EXPECT_EQ(where("cat <<'EOF' > f\n{v}\nEOF"), "{v} in a here-document");
+    EXPECT_EQ(where("cat <<-E > {out}\n\t{{no}}\n\tE\necho \"{w}\""), "{w} inside quotes");
+    EXPECT_EQ(where("cat <<EOF\nhello\nEOF\necho {w}"), " ");
+    EXPECT_EQ(where("cat <<< {v}"), " ");  // a here-string is a word
+    // Arithmetic evaluates its text.
+    EXPECT_EQ(where("echo $(( {n} + 1 ))"), "{n} inside $(( ))");
+    EXPECT_EQ(where("echo $((1 << 2)) {n}; n={n}; echo $((n * n))"), " ");
+    // A comment runs to the end of its line: its apostrophes open nothing, and a value's
+    // newline would end it.
+    EXPECT_EQ(where("# it's\necho '{v}'"), "{v} inside quotes");
+    EXPECT_EQ(where("# it's\necho {v}"), " ");
+    EXPECT_EQ(where("echo x # {v}"), "{v} in a comment");
+    EXPECT_EQ(where("echo a#{v} ${{#x}}"), " ");  // not a comment: # inside a word
+    // A backslash or a $ just before it leaves the value's quoting to the shell.
+    EXPECT_EQ(where("echo \\{v}"), "{v} after a backslash");
+    EXPECT_EQ(where("echo ${v}"), "{v} after a $");
+    EXPECT_EQ(where("echo \\\\ {v} $${{HOME}}"), " ");
+    // Parentheses inside $(…) and $((…)) do not close them early.
+    EXPECT_EQ(where("echo \"$( (cd /) ; echo \" {v} \" )\""), "{v} inside quotes");
+    EXPECT_EQ(where("echo $(( (2*(3+1)) + {n} ))"), "{n} inside $(( ))");
+    EXPECT_EQ(where("echo \"$( (cd /); echo {v} )\""), " ");
+    EXPECT_THROW(check_placeholders_unquoted("cat <<EOF\n{v}\nEOF"), std::invalid_argument);
 }
 
 TEST(TextTemplate, ListsBecomeQuotedWords) {
@@ -49,4 +83,20 @@ TEST(TextTemplate, FileStemsAreSafeAndKeepIdsApart) {
     EXPECT_EQ(stem.find_first_of("/ +"), std::string::npos) << stem;
     EXPECT_EQ(stem, task_file_stem("align/clip s+sent t"));  // stable
     EXPECT_NE(task_file_stem("a b"), task_file_stem("a_b"));
+}
+
+TEST(TextTemplate, FileStemsKeepTheFullHash) {
+    // Two ids that share their first 100 characters and the top 32 bits of their hash (a
+    // birthday search): once one file name, now two.
+    const std::string prefix(100, 'x');
+    std::unordered_map<std::uint64_t, std::string> seen;
+    std::string a, b;
+    for (int i = 0; i < 1000000 && a.empty(); ++i) {
+        const std::string id = prefix + std::to_string(i);
+        const auto [it, inserted] = seen.emplace(compatbench::fnv1a64(id) >> 32, id);
+        if (!inserted) a = it->second, b = id;
+    }
+    ASSERT_FALSE(a.empty());
+    EXPECT_EQ(task_file_stem(a).substr(0, 109), task_file_stem(b).substr(0, 109));
+    EXPECT_NE(task_file_stem(a), task_file_stem(b));
 }

@@ -198,6 +198,30 @@ TEST(ServedTask, FailuresEndTheTaskAndTheServerRestarts) {
     EXPECT_NE(pid_of(again), pid_of(after));
 }
 
+TEST(ServedTask, AServerThatDiesWhileItsChildHoldsTheSocketFailsTheTask) {
+    // Its forked child keeps the socket open: no end-of-file, yet the task fails at once
+    // (not after its 20 s timeout), and the child ends with the server's group.
+    Fixture f(served_group("{what: [forkdie, ok], arg: [7]}", "    timeout: 20\n"));
+    const TaskOutcome o = f.run(0);
+    EXPECT_EQ(o.status, TaskStatus::failed);
+    EXPECT_NE(o.error.find("exited during the task (exit code 7"), std::string::npos) << o.error;
+    const TaskOutcome next = f.run(1);  // a new server
+    EXPECT_EQ(next.status, TaskStatus::done) << next.error;
+}
+
+TEST(ServedTask, AnExitCodeOutsideAnExitStatusFails) {
+    // 2^32 would be 0 (success) once truncated to an int; -1 and 256 are no exit status.
+    Fixture f(served_group("{what: [fail], arg: [4294967296, -1, 256, 255]}"));
+    for (std::size_t i = 0; i < 3; ++i) {
+        const TaskOutcome o = f.run(i);
+        EXPECT_EQ(o.status, TaskStatus::failed);
+        EXPECT_NE(o.error.find("outside an exit status's 0..255"), std::string::npos) << o.error;
+    }
+    const TaskOutcome last = f.run(3);
+    EXPECT_EQ(last.status, TaskStatus::failed);
+    EXPECT_NE(last.error.find("exit code 255"), std::string::npos) << last.error;
+}
+
 TEST(ServedTask, AServerThatWillNotStartFailsEachTaskWithItsMessage) {
     Fixture f(
         "  - name: s\n    kind: command\n    count: 2\n"
