@@ -51,7 +51,7 @@ from torch import nn  # noqa: E402
 from torch.nn import functional as F  # noqa: E402
 
 from . import captions as cap  # noqa: E402
-from . import models  # noqa: E402
+from .finetune import backbone  # noqa: E402
 from .safetensors import load, read, save  # noqa: E402
 
 BENCHMARKS = {"fine": 10, "coarse": 4, "aspect": 3, "symmetry": 3, "ink": 3, "brightness": 3}
@@ -73,19 +73,13 @@ class Library:
     """The pool's encoders in DIR, checked against their features and the data's images."""
 
     def __init__(self, models_dir, data, pool):
-        self.dir, self.pool, self.dims, self.families = models_dir, pool, {}, {}
+        self.dir, self.pool, self.dims = models_dir, pool, {}
         self.images = {s: load(os.path.join(data, "images", s + ".safetensors"))["images"] for s in SPLITS}
         for e in pool:
-            path = os.path.join(models_dir, "models", e + ".safetensors")
-            meta = read(path).metadata
-            if "family" not in meta or "dim" not in meta:
-                raise ValueError(f"{path}: no family or dim in its metadata (not written by compatnets.train)")
-            if meta["family"] not in models.VISION:
-                raise ValueError(f"{path}: a {meta['family']} encoder; the pool holds vision encoders")
-            self.dims[e], self.families[e] = int(meta["dim"]), meta["family"]
+            enc, self.dims[e] = backbone(models_dir, e)  # a vision encoder written by compatnets.train
             for s in SPLITS:
                 self._check(e, s)
-            self._check_weights(e)
+            self._check_weights(e, enc)
 
     def _check(self, e, split):
         path = self.feature_path(e, split)
@@ -98,9 +92,9 @@ class Library:
             raise ValueError(f"{path}: {f.shape[0]} rows, but the {split} split has {rows} images")
 
     @torch.no_grad()
-    def _check_weights(self, e):
+    def _check_weights(self, e, enc):
         """The stored `train` features are the model's own output (its first 64 images)."""
-        enc = self.encoder(e).eval()
+        enc.eval()
         mine = enc(as_images(self.images["train"][:64])).numpy()
         stored = self.features(e, "train")[:64].numpy()
         if np.abs(mine - stored).max() > 1e-3 * (1 + np.abs(stored).max()):
@@ -124,10 +118,7 @@ class Library:
         return torch.from_numpy(load(self.feature_path(e, split))["features"].astype(np.float32))
 
     def encoder(self, e):
-        enc = models.encoder(self.families[e], self.dims[e])
-        f = read(os.path.join(self.dir, "models", e + ".safetensors"))
-        enc.load_state_dict({k: torch.from_numpy(v) for k, v in f.tensors.items()})
-        return enc
+        return backbone(self.dir, e)[0]
 
 
 class Model(nn.Module):
