@@ -130,7 +130,7 @@ def backbone(models_dir, name):
     if "family" not in f.metadata or "dim" not in f.metadata:
         raise ValueError(f"{path}: no family or dim in its metadata (not written by compatnets.train)")
     if f.metadata.get("modality", "vision") != "vision":
-        raise ValueError(f"{path}: a {f.metadata['modality']} encoder; fine-tunes are of vision encoders")
+        raise ValueError(f"{path}: a {f.metadata['modality']} encoder; fine-tunes and encoder pools take vision encoders")
     dim = int(f.metadata["dim"])
     enc = models.encoder(f.metadata["family"], dim)
     enc.load_state_dict({k: torch.from_numpy(v) for k, v in f.tensors.items()})
