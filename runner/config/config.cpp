@@ -34,6 +34,7 @@ const std::vector<KeyRule> kRunnerRules = {
     {.name = "row_flush_interval", .type = KeyType::real, .min = 0, .max = 3600},
     {.name = "log_limit_mb", .type = KeyType::real, .min = 0.001, .max = 1e6},
     {.name = "min_free_mb", .type = KeyType::real, .min = 0, .max = 1e9},
+    {.name = "stall_timeout", .type = KeyType::real, .min = 0, .max = 1e7},
     {.name = "devices", .type = KeyType::any},
     {.name = "threads", .type = KeyType::integer, .min = 0, .max = 4096},
     {.name = "cpu_tasks_on_gpu_ranks", .type = KeyType::boolean},
@@ -317,6 +318,8 @@ RunnerSettings parse_runner(const YamlChecker& yc, const YAML::Node& r) {
     if (r["log_limit_mb"])
         runner.log_limit_mb = yc.as_real(r["log_limit_mb"], "runner.log_limit_mb");
     if (r["min_free_mb"]) runner.min_free_mb = yc.as_real(r["min_free_mb"], "runner.min_free_mb");
+    if (r["stall_timeout"])
+        runner.stall_timeout = yc.as_real(r["stall_timeout"], "runner.stall_timeout");
     if (r["on_signal"]) {
         runner.on_signal =
             r["on_signal"].Scalar() == "abandon" ? SignalPolicy::abandon : SignalPolicy::finish;

@@ -42,6 +42,8 @@ struct RunnerSettings {
     double row_flush_interval = 2.0;  // seconds between a rank's buffered HDF5 row writes
     double log_limit_mb = 16.0;       // MB of a command task's log kept (its head and tail)
     double min_free_mb = 64.0;        // MB the output folder's file system must have at start
+    double stall_timeout = 120.0;     // seconds a collective results.h5 step may leave the file
+                                      // unchanged before its rank ends the job; 0 = no limit
     // Placement (docs/gpus.md). `devices`: the GPUs of each node, by host name ("*": every
     // node), split among the node's ranks; empty: read from the environment.
     std::vector<std::pair<std::string, std::vector<std::string>>> devices;

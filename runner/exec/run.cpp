@@ -15,6 +15,7 @@
 #include <iostream>
 #include <limits>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -23,6 +24,7 @@
 #include "exec/executor.h"
 #include "exec/placement.h"
 #include "exec/signals.h"
+#include "exec/stall_guard.h"
 #include "exec/worker.h"
 #include "formats/safetensors.h"
 #include "store/folder_lock.h"
@@ -379,14 +381,26 @@ RunSummary run_experiment(const Config& config, const TaskGraph& graph, const Ru
             graph.tasks().size(), size, options.out);
     if (rank == 0) log_placement(ranks);
 
-    ResultsFile results((fs::path(options.out) / "results.h5").string(), comm, config, graph, meta);
-    Executor executor(config, graph, rank, fs::path(options.out),
-                      ranks[static_cast<std::size_t>(rank)]);
     Coordinated c;
     std::vector<std::pair<std::string, TableData>> tables;
-    try {
+    try {  // from the results file's creation on: it is collective, and so may fail on one rank
         const std::string path = (fs::path(options.out) / "results.h5").string();
+        const auto results_file = [&] {
+            const Watchdog guard =
+                stall_guard(config.runner.stall_timeout, path, size, rank, "the creation");
+            try {
+                return std::make_unique<ResultsFile>(path, comm, config, graph, meta);
+            } catch (const std::runtime_error& e) {
+                throw std::runtime_error(path + ": " + e.what() +
+                                         " while creating it (is its disk full, or a quota met?)");
+            }
+        }();
+        ResultsFile& results = *results_file;
+        Executor executor(config, graph, rank, fs::path(options.out),
+                          ranks[static_cast<std::size_t>(rank)]);
         const auto finish = [&](const Coordinated& done) {
+            const Watchdog final_guard =
+                stall_guard(config.runner.stall_timeout, path, size, rank, "the final writes");
             tables = finish_results(results, done, comm, rank, path);
         };
         if (rank == 0) {

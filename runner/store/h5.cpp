@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <set>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace compatbench::h5 {
@@ -17,6 +19,38 @@ void check_herr(herr_t status, const std::string& what) {
 }
 
 void quiet_errors() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+
+namespace {
+std::set<std::string>& shared_files() {  // the name of each file marked shared
+    static std::set<std::string> files;
+    return files;
+}
+std::string file_name(hid_t id) {  // of the file holding `id`
+    const ssize_t n = H5Fget_name(id, nullptr, 0);
+    if (n <= 0) return {};
+    std::string name(static_cast<std::size_t>(n) + 1, '\0');
+    H5Fget_name(id, name.data(), name.size());
+    name.resize(static_cast<std::size_t>(n));
+    return name;
+}
+}  // namespace
+
+void mark_shared(hid_t file, bool shared) {
+    if (shared)
+        shared_files().insert(file_name(file));
+    else
+        shared_files().erase(file_name(file));
+}
+
+// Local calls only: asking HDF5 for the file's access list would duplicate its communicator,
+// which is collective; a file's name is local.
+bool in_shared_file(hid_t id) {
+    if (id < 0 || shared_files().empty()) return false;
+    const H5I_type_t type = H5Iget_type(id);
+    if (type != H5I_FILE && type != H5I_DATASET && type != H5I_GROUP && type != H5I_ATTR)
+        return false;
+    return shared_files().count(file_name(id)) > 0;
+}
 
 Handle file_type(const ColumnSpec& column) {
     switch (column.type) {

@@ -4,6 +4,7 @@
 
 #include <hdf5.h>
 
+#include <exception>
 #include <string>
 #include <utility>
 
@@ -11,7 +12,16 @@
 
 namespace compatbench::h5 {
 
-// Owns one hid_t and closes it with the matching H5*close.
+// Marks `file` as opened with the MPI-IO driver by more than one rank, or no longer: closing
+// it or its objects may be collective (H5Fclose, H5Dclose). Local.
+void mark_shared(hid_t file, bool shared);
+// True when `id` is a file marked shared or an object in one. Local.
+bool in_shared_file(hid_t id);
+
+// Owns one hid_t and closes it with the matching H5*close. While an exception unwinds, an
+// object of a file shared by several ranks is let go unclosed: its close may be collective,
+// the ranks that did not fail would wait in it for good, and the caller ends the job instead
+// (MPI_Abort); HDF5 keeps the file as the last flush left it.
 class Handle {
   public:
     using Closer = herr_t (*)(hid_t);
@@ -34,7 +44,8 @@ class Handle {
     explicit operator bool() const { return id_ >= 0; }
     hid_t release() { return std::exchange(id_, -1); }
     void reset() {
-        if (id_ >= 0 && closer_) closer_(id_);
+        const bool abandon = std::uncaught_exceptions() > 0 && in_shared_file(id_);
+        if (id_ >= 0 && closer_ && !abandon) closer_(id_);
         id_ = -1;
     }
 

@@ -29,6 +29,9 @@ ResultsFile::ResultsFile(const std::string& path, MPI_Comm comm, const Config& c
                                  "create " + path),
                        H5Fclose);
     const hid_t f = file_.get();
+    int ranks = 1;
+    MPI_Comm_size(comm, &ranks);
+    h5::mark_shared(f, ranks > 1);
 
     // /meta: every rank creates the same datasets (collective); rank 0 writes the values.
     const std::pair<const char*, Value> facts[] = {
@@ -202,6 +205,10 @@ void ResultsFile::close() {
     status_.reset();
     resumed_.reset();
     if (file_) {
+        // Metadata reaches the disk here, in a call that returns its error, and not inside
+        // H5Fclose: there a write failing on one rank (quota) leaves the others in a barrier.
+        h5::check_herr(H5Fflush(file_.get(), H5F_SCOPE_GLOBAL), "flush results file");
+        h5::mark_shared(file_.get(), false);
         h5::check_herr(H5Fclose(file_.release()), "close results file");
     }
 }

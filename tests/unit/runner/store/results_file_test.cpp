@@ -11,6 +11,7 @@
 
 #include "experiment/experiment.h"
 #include "graph/task_graph.h"
+#include "store/h5.h"
 #include "store/h5_read.h"
 #include "store/results_file.h"
 
@@ -80,4 +81,38 @@ TEST(ResultsFile, RowsFactsAndAnalysisTablesReadBack) {
     EXPECT_EQ(r.numbers("/tasks/duration")[2], 1.25);
     EXPECT_EQ(r.tables("/demo/analysis"), std::vector<std::string>{"/demo/analysis/summary"});
     EXPECT_EQ(r.numbers("/demo/analysis/summary/v"), std::vector<double>{1.5});
+}
+
+// While an exception unwinds, an object of a file marked shared is let go unclosed (its close
+// may be collective: the ranks that did not fail would wait in it); otherwise it is closed.
+TEST(H5Handle, ObjectsOfASharedFileAreLetGoWhileUnwinding) {
+    ensure_mpi();
+    h5::quiet_errors();
+    const std::string path =
+        (std::filesystem::path(::testing::TempDir()) / "h5_handle_test.h5").string();
+    h5::Handle file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+    ASSERT_TRUE(file);
+    hid_t kept = -1, closed = -1;
+    {
+        const h5::Handle d = h5::create_scalar(file.get(), "closed", Value{1.0});
+        closed = d.get();
+    }
+    EXPECT_LE(H5Iis_valid(closed), 0);  // not shared: closed at scope end
+    h5::mark_shared(file.get(), true);
+    EXPECT_TRUE(h5::in_shared_file(file.get()));
+    try {
+        const h5::Handle d = h5::create_scalar(file.get(), "kept", Value{2.0});
+        kept = d.get();
+        throw std::runtime_error("a failed write");
+    } catch (const std::runtime_error&) {
+    }
+    EXPECT_GT(H5Iis_valid(kept), 0);  // let go, not closed
+    {
+        const h5::Handle d = h5::create_scalar(file.get(), "normal", Value{3.0});
+        closed = d.get();
+    }
+    EXPECT_LE(H5Iis_valid(closed), 0);  // shared, but no exception: closed
+    h5::mark_shared(file.get(), false);
+    EXPECT_FALSE(h5::in_shared_file(file.get()));
+    H5Dclose(kept);
 }

@@ -1,0 +1,41 @@
+# A user over quota never hangs a run. The quota is played by a shim (tests/faults/failwrite.c,
+# LD_PRELOAD) that fails writes to results.h5 with EDQUOT while the file system reports room,
+# so the free-space checks pass. On 2 and 3 ranks:
+#  - failing from the first write: the results file's creation fails on rank 0, which ends
+#    the job (exit 3) at once, naming what failed; no rank waits in H5Fclose;
+#  - failing in the final writes: HDF5 itself leaves the ranks in different barriers; the
+#    stall watchdog (runner.stall_timeout, 5 s here) ends the job with exit 3, saying why.
+# After each, the ledger is whole, status sees a run that is over, no rank is left, and
+# --resume without the shim gives the results of a clean run, byte for byte.
+source "$(dirname "$0")/lib.sh"
+SHIM=${3:?failwrite shim}
+sed 's/^runner:$/runner:\n  min_free_mb: 0\n  stall_timeout: 5/' "$SRC/configs/smoke.yaml" \
+  > "$WORK/smoke.yaml"
+expect_code 0 mpi 2 run "$WORK/smoke.yaml" --out "$WORK/clean" --log-level error
+# quota_run N AFTER WANT_REASON: a run whose results.h5 writes fail after AFTER bytes a rank.
+quota_run() {
+  local n=$1 after=$2 reason=$3 out=$WORK/run$1_$2
+  local start; start=$(date +%s)
+  set +e
+  timeout 120 mpirun -n "$n" --oversubscribe -x LD_PRELOAD="$SHIM" -x FAILWRITE_SUFFIX=results.h5 \
+    -x FAILWRITE_AFTER="$after" "$BIN" run "$WORK/smoke.yaml" --out "$out" --log-level error \
+    > "$WORK/out.txt" 2>&1
+  local code=$?; set -e
+  local took=$(( $(date +%s) - start ))
+  [[ $code == 3 ]] || { tail -5 "$WORK/out.txt"; fail "$n ranks, quota at $after B: exit $code after $took s, expected 3"; }
+  ((took < 40)) || fail "$n ranks, quota at $after B: took $took s to stop"
+  grep -q "$reason" "$WORK/out.txt" || { cat "$WORK/out.txt"; fail "$n ranks, quota at $after B: no reason"; }
+  if [[ -f $out/ledger.jsonl ]]; then
+    check_stopped "$out" "$n ranks, quota at $after B" "stopped\|failed"
+  else  # stopped before any task: nothing to keep
+    ! pgrep -f -- "--out $out " > /dev/null || fail "$n ranks, quota at $after B: a rank is still running"
+  fi
+  expect_code 0 mpi "$n" run "$WORK/smoke.yaml" --out "$out" --resume --log-level error
+  "$BIN" compare "$WORK/clean/results.h5" "$out/results.h5" \
+    || fail "$n ranks, quota at $after B: the resumed results differ from a clean run's"
+}
+for n in 2 3; do
+  quota_run "$n" 0 "rank 0: .*results.h5: HDF5: .* failed while creating it"
+  quota_run "$n" 300000 "made no progress for 5 s (runner.stall_timeout)"
+done
+pass "quota: creation and final writes failing on one rank end 2 and 3 ranks with exit 3 within seconds; ledger whole; --resume equals a clean run"
