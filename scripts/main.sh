@@ -17,7 +17,8 @@ OUT=results/$NAME
 resume=()
 [[ -s $OUT/ledger.jsonl ]] && resume=(--resume)
 step "run $CONFIG on 2 ranks"
-mpirun -n 2 "$BIN" run "$CONFIG" --out "$OUT" "${resume[@]}"
+# Ctrl-C stops the run cleanly (scripts/launch.sh); running this script again continues it.
+bash "$ROOT/scripts/launch.sh" -n 2 "$BIN" run "$CONFIG" --out "$OUT" "${resume[@]}"
 step "report"
 "$BIN" report "$OUT"
 echo "results: $OUT/results.h5 (layout in docs/results.md); report: $OUT/report/index.html"

@@ -207,10 +207,23 @@ json running_json(const std::vector<RunningTask>& tasks) {
 
 // The state of a run no longer live, beyond what it wrote: killed while running, or in its
 // final writes (status.json still "finishing": whatever results.h5 says), or complete
-// without its results.h5.
-void settle_state(std::string& state, bool live, bool finishing, bool have_results, json& notes) {
+// without its results.h5. A run that a signal had asked to stop (`stop_signal`) and that
+// ended before its clean end was killed by its launcher (mpirun passes SIGTERM on, then kills
+// the ranks a second later): stopped by the signal all the same, with nothing finished lost.
+void settle_state(std::string& state, bool live, bool finishing, int stop_signal, bool have_results,
+                  json& notes) {
     if (live) return;
-    if (state == "running") state = "stopped";  // killed: status.json never closed
+    const bool clean_end = state == "complete" || state == "failed" || state == "interrupted";
+    if (stop_signal != 0 && !clean_end) {
+        state = "interrupted";
+        notes.push_back("signal " + std::to_string(stop_signal) +
+                        " asked the run to stop, and its ranks were ended before their clean "
+                        "end (mpirun kills them a second after passing SIGTERM or SIGINT on): "
+                        "the ledger keeps every finished task; the tasks in flight were lost; "
+                        "--resume runs them and rebuilds results.h5");
+        return;
+    }
+    if (state == "running" || state == "stopping") state = "stopped";  // killed, not closed
     if (finishing) {
         state = "stopped";
         notes.push_back(
@@ -250,14 +263,16 @@ json status_report(const std::string& out) {
             "are unknown; counts come from the ledger alone");
     const bool live = folder_locked(out);
     const LedgerFacts ledger = read_ledger(ledger_path, snap.config_hash, notes);
-    std::string state = live ? "running" : have_snap ? snap.state : "unknown";
+    std::string state = live        ? (snap.state == "stopping" ? "stopping" : "running")
+                        : have_snap ? snap.state
+                                    : "unknown";
     Counts closed;
     if (!live && fs::exists(dir / "results.h5")) {
         std::string meta_status;
         closed = results_counts((dir / "results.h5").string(), meta_status, notes);
         if (!meta_status.empty()) state = meta_status;
     }
-    settle_state(state, live, have_snap && snap.state == "finishing",
+    settle_state(state, live, have_snap && snap.state == "finishing", snap.stop_signal,
                  fs::exists(dir / "results.h5"), notes);
     const double now = now_epoch();
     // The ETA and its range at `updated`, counted down to now while the run lives.
@@ -394,7 +409,7 @@ int run_exit_code(const std::string& state) {
     if (state == "complete") return kExitOk;
     if (state == "failed") return kExitTasksFailed;
     if (state == "interrupted") return kExitRequeue;
-    if (state == "running") return kExitStillRunning;
+    if (state == "running" || state == "stopping") return kExitStillRunning;
     return kExitInternal;  // stopped with no clean end (killed, or an error on a rank)
 }
 

@@ -320,6 +320,8 @@ CoordinatorReport Coordinator::run() {
             spdlog::warn("signal {}: no new tasks; {} in flight {}", signal,
                          std::accumulate(outstanding_.begin(), outstanding_.end(), std::size_t{0}),
                          abandon ? "are abandoned" : "finish first");
+            status_header_.stop_signal = signal;  // at once: a launcher may kill us soon
+            write_status("stopping");
         }
         if (!stopping) dispatch();
         if (worked) run_ready_analyses();

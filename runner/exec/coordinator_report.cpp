@@ -109,7 +109,7 @@ void Coordinator::publish_status(std::string path, StatusSnapshot header) {
 void Coordinator::write_status(const std::string& state) {
     if (status_path_.empty()) return;
     StatusSnapshot s = status_header_;
-    s.state = state;
+    s.state = state == "running" && s.stop_signal != 0 ? "stopping" : state;
     s.updated = now_epoch();
     const EtaRange left = book_.all_terminal() ? EtaRange{} : eta();
     s.eta_seconds = std::isfinite(left.mid) ? left.mid : -1.0;

@@ -16,8 +16,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(GroupStatus, name, kind, tasks, 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RunningTask, id, group, rank, attempt, since, host,
                                                 devices)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(StatusSnapshot, experiment, config_path,
-                                                config_hash, hosts, state, ranks, pid, started,
-                                                updated, eta_seconds, eta_low_seconds,
+                                                config_hash, hosts, state, stop_signal, ranks, pid,
+                                                started, updated, eta_seconds, eta_low_seconds,
                                                 eta_high_seconds, eta_unmeasured_groups,
                                                 progress_interval, groups, running)
 

@@ -4,7 +4,7 @@
 // `compatbench status` reads it beside the ledger.
 //
 //   {"experiment":"default","config_path":"configs/default.yaml","config_hash":"…",
-//    "state":"running","ranks":2,"hosts":"node1","pid":4242,"started":…,"updated":…,
+//    "state":"running","stop_signal":0,"ranks":2,"hosts":"node1","pid":4242,"started":…,"updated":…,
 //    "eta_seconds":83.2,"eta_low_seconds":40.1,"eta_high_seconds":310.5,
 //    "eta_unmeasured_groups":1,"progress_interval":10,
 //    "groups":[{"name":"world","kind":"zoo_world","tasks":1,"done":1,"failed":0,
@@ -38,9 +38,11 @@ struct RunningTask {
 
 struct StatusSnapshot {
     std::string experiment, config_path, config_hash, hosts;
-    // running, finishing (the tasks are over, results.h5 is being written), then complete,
-    // failed or interrupted once results.h5 is closed
+    // running, stopping (a signal asked the run to stop: no new tasks), finishing (the tasks
+    // are over, results.h5 is being written), then complete, failed or interrupted once
+    // results.h5 is closed
     std::string state = "running";
+    int stop_signal = 0;  // the signal that asked the run to stop; 0: none
     int ranks = 1;
     std::int64_t pid = 0;
     double started = 0.0, updated = 0.0;  // Unix seconds

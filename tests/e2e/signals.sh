@@ -80,3 +80,39 @@ for sig in TERM INT; do
 done
 expect_code 0 "$BIN" status "$WORK/mpirun-TERM" --exit-code > /dev/null
 pass "SIGTERM/SIGINT to mpirun: the run stopped cleanly (status --exit-code 75), resume completes"
+
+# 6. The same with tasks that outlast mpirun's one second between passing SIGTERM on and
+# killing the ranks: the tasks in flight are lost, but the ranks had recorded the signal at
+# once, so `status --exit-code` still gives 75 (stopped by a signal) and says what was lost;
+# --resume completes.
+sed 's/seconds: 30/seconds: 4/' "$WORK/long-finish.yaml" > "$WORK/long4.yaml"
+start_job "$WORK/mpirun-long" "$WORK/long4.yaml"
+sleep 1.5
+kill -TERM "$JOB"
+set +e; wait "$JOB"; set -e
+expect_code 75 "$BIN" status "$WORK/mpirun-long" --exit-code > /dev/null
+"$BIN" status "$WORK/mpirun-long" | grep -q "tasks in flight were lost" \
+  || fail "mpirun killed the ranks: status does not say what was lost"
+expect_code 0 mpi 2 run "$WORK/long4.yaml" --out "$WORK/mpirun-long" --resume --log-level warn
+check_ledger_once "$WORK/mpirun-long/ledger.jsonl" 8
+pass "SIGTERM to mpirun with long tasks: status --exit-code 75, the loss named, resume completes"
+
+# 7. scripts/launch.sh: Ctrl-C, SIGTERM or a dropped session reach the ranks as SIGUSR1, so
+# the tasks in flight finish and the run exits 75 itself.
+for sig in INT TERM HUP; do
+  out=$WORK/launch-$sig
+  # (A background job of a script starts with SIGINT ignored, which no trap can undo: reset
+  # it, as a terminal's foreground job has it.)
+  setsid env --default-signal=INT bash "$SRC/scripts/launch.sh" -n 2 --oversubscribe "$BIN" run "$WORK/long4.yaml" \
+    --out "$out" --log-level info > "$out.log" 2>&1 &
+  JOB=$!
+  sleep 1.5
+  kill -"$sig" "$JOB"
+  [[ $sig == HUP ]] && { sleep 0.2; kill -HUP "$JOB"; }  # a dropped session: one stop
+  set +e; wait "$JOB"; code=$?; set -e
+  [[ $code == 75 ]] || { cat "$out.log"; fail "launch.sh, SIG$sig: exit $code, want 75"; }
+  check_ledger_once "$out/ledger.jsonl" 6  # 4 quick tasks and the 2 long ones in flight
+  expect_code 0 mpi 2 run "$WORK/long4.yaml" --out "$out" --resume --log-level warn
+  check_ledger_once "$out/ledger.jsonl" 8
+done
+pass "scripts/launch.sh: SIGINT, SIGTERM or SIGHUP (twice) -> tasks in flight finish, exit 75, resume completes"

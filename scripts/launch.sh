@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# mpirun ARGS..., with a clean stop: Ctrl-C (SIGINT), SIGTERM and a dropped session (SIGHUP)
+# reach the ranks as SIGUSR1, which mpirun passes on as it is. The ranks then finish their
+# tasks in flight, close results.h5 and exit 75 (requeue with --resume); a second Ctrl-C or
+# SIGTERM stops them at once (76). mpirun itself, given SIGINT or SIGTERM, would kill the
+# ranks a second after passing the signal on, losing the tasks in flight (docs/cluster.md
+# "Signals").
+#   bash scripts/launch.sh -n 2 build/release/runner/compatbench run CONFIG --out OUT
+# mpirun runs in a session of its own, so that the terminal's signals reach this script only.
+set -u
+setsid mpirun "$@" < /dev/null &
+job=$!
+hups=0
+stop() {
+  if [[ $1 == HUP ]]; then  # a dropped session may send it more than once: one stop
+    hups=$((hups + 1))
+    ((hups == 1)) || return 0
+  fi
+  echo "launch.sh: SIG$1: asking the ranks to stop (tasks in flight finish; a second" \
+       "Ctrl-C stops them at once)" >&2 2> /dev/null || true
+  kill -USR1 "$job" 2> /dev/null || true
+}
+trap 'stop INT' INT
+trap 'stop TERM' TERM
+trap 'stop HUP' HUP
+while :; do
+  wait "$job"
+  rc=$?
+  kill -0 "$job" 2> /dev/null || break  # a trap interrupted the wait: wait again
+done
+exit "$rc"
