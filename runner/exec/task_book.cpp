@@ -29,8 +29,49 @@ bool TaskBook::restore_done(std::size_t i, Row outputs, const TaskFact& fact) {
 }
 
 void TaskBook::start() {
+    hold_restored();
     for (std::size_t i = 0; i < states_.size(); ++i)
         if (states_[i] == State::blocked && waiting_on_[i] == 0) make_ready(i);
+}
+
+// A task restored as done while something upstream of it runs again (its file was purged)
+// holds its dependents back until that is done too: they may read the upstream files
+// themselves (a feature task reads the world its model was trained on). In dependency order:
+// a done task is released once every dependency is.
+void TaskBook::hold_restored() {
+    const auto& tasks = graph_.tasks();
+    const std::size_t n = tasks.size();
+    std::vector<std::size_t> order, indegree(n);
+    for (std::size_t i = 0; i < n; ++i)
+        if ((indegree[i] = tasks[i].deps.size()) == 0) order.push_back(i);
+    std::vector<bool> released(n, false);
+    held_.assign(n, 0);
+    for (std::size_t k = 0; k < order.size(); ++k) {
+        const std::size_t i = order[k];
+        for (std::size_t d : tasks[i].deps) held_[i] += released[d] ? 0 : 1;
+        released[i] = states_[i] == State::done && held_[i] == 0;
+        if (states_[i] != State::done) held_[i] = 0;
+        if (held_[i] > 0)
+            for (std::size_t d : tasks[i].dependents) ++waiting_on_[d];  // restore_done let go
+        for (std::size_t d : tasks[i].dependents)
+            if (--indegree[d] == 0) order.push_back(d);
+    }
+}
+
+// Task i is done and so is everything upstream of it: its dependents may go.
+void TaskBook::release(std::size_t i) {
+    std::vector<std::size_t> stack{i};
+    while (!stack.empty()) {
+        const std::size_t t = stack.back();
+        stack.pop_back();
+        for (std::size_t d : graph_.tasks()[t].dependents) {
+            if (states_[d] == State::done) {
+                if (held_[d] > 0 && --held_[d] == 0) stack.push_back(d);
+            } else if (--waiting_on_[d] == 0 && states_[d] == State::blocked) {
+                make_ready(d);
+            }
+        }
+    }
 }
 
 void TaskBook::make_ready(std::size_t i) {
@@ -69,8 +110,8 @@ void TaskBook::done(std::size_t i, Row outputs) {
     outputs_[i] = std::move(outputs);
     ++done_;
     ++ran_;
-    for (std::size_t d : graph_.tasks()[i].dependents)
-        if (--waiting_on_[d] == 0 && states_[d] == State::blocked) make_ready(d);
+    if (!held_.empty()) held_[i] = 0;
+    release(i);
     finish(i);
 }
 
@@ -100,7 +141,12 @@ void TaskBook::fail_for_good(std::size_t i, const std::string& why) {
     while (!stack.empty()) {
         const std::size_t d = stack.back();
         stack.pop_back();
-        if (states_[d] == State::skipped || states_[d] == State::done) continue;
+        if (states_[d] == State::skipped) continue;
+        if (states_[d] == State::done) {  // restored: it stays, what it holds back is skipped
+            if (!held_.empty() && held_[d] > 0)
+                for (std::size_t e : graph_.tasks()[d].dependents) stack.push_back(e);
+            continue;
+        }
         states_[d] = State::skipped;
         facts_[d].status = "skipped";
         facts_[d].error = "dependency " + graph_.tasks()[i].id + " failed";

@@ -30,7 +30,8 @@ class TaskBook {
     bool restore_done(std::size_t i, Row outputs, const TaskFact& fact);
     // Resume: one failed attempt of task `i` in an earlier run (attempt numbers go on).
     void count_earlier_failure(std::size_t i) { ++attempt_base_[i]; }
-    // Every blocked task that waits for nothing becomes ready.
+    // Every blocked task that waits for nothing becomes ready. A restored task with anything
+    // upstream not done holds its dependents back until that is done.
     void start();
 
     bool has_ready() const { return ready_count_ > 0; }
@@ -80,11 +81,14 @@ class TaskBook {
     void make_ready(std::size_t i);
     void fail_for_good(std::size_t i, const std::string& why);
     void finish(std::size_t i);
+    void hold_restored();
+    void release(std::size_t i);
 
     const Config& config_;
     const TaskGraph& graph_;
     std::vector<State> states_;
     std::vector<std::size_t> waiting_on_;  // unfinished dependencies
+    std::vector<std::size_t> held_;        // restored tasks: dependencies not yet released
     std::vector<int> attempts_;            // attempts in this run
     std::vector<int> attempt_base_;        // failed attempts in earlier runs
     std::vector<Row> outputs_;             // outputs of done tasks

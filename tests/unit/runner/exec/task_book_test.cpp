@@ -196,3 +196,31 @@ TEST(TaskBook, AGroupGoesOutInSpreadOrder) {
     while (book.has_ready()) order.push_back(graph.tasks()[book.take_ready(0, attempt)].id);
     EXPECT_EQ(order, (std::vector<std::string>{"a/0", "a/4", "a/2", "a/1", "a/3", "b/0", "b/1"}));
 }
+
+// Resume after a purge: b was done, but a/0 upstream of it runs again. d, after b, waits for
+// a/0 too (it may read a/0's files itself); a failure of a/0 skips d and leaves b done.
+TEST(TaskBook, ARestoredTaskHoldsItsDependentsWhileItsUpstreamRunsAgain) {
+    for (const bool a0_fails : {false, true}) {
+        Fixture f;
+        f.config.runner.retries = 0;
+        for (auto& g : f.config.groups) g.retries = 0;
+        TaskBook book(f.config, f.graph);
+        TaskFact fact;
+        book.restore_done(f.id("a/1"), {}, fact);
+        book.restore_done(f.id("b"), {}, fact);
+        book.start();
+        EXPECT_EQ(book.state(f.id("d")), State::blocked);  // b is done, a/0 is not
+        EXPECT_EQ(book.ready_count(), 2u);                 // a/0 and c
+        take(book);                                        // c
+        const std::size_t a0 = take(book);
+        ASSERT_EQ(a0, f.id("a/0"));
+        if (a0_fails) {
+            EXPECT_FALSE(book.failed(a0, "purged input"));
+            EXPECT_EQ(book.state(f.id("d")), State::skipped);
+            EXPECT_EQ(book.state(f.id("b")), State::done);
+        } else {
+            book.done(a0, {});
+            EXPECT_EQ(book.state(f.id("d")), State::ready);
+        }
+    }
+}
