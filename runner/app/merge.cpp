@@ -294,9 +294,7 @@ struct Prepared {
 Prepared prepare(const MergeOptions& opt, int ranks) {
     Prepared p{parse_merge_spec(opt.config), {}, 0, 0, {}};
     const std::vector<fs::path> inputs = input_paths(p.spec);
-    formats::check_output_clear_of_inputs(opt.out, inputs, "--out");
-    formats::check_output_clear_of_inputs(formats::StagedFolder::staging_path(opt.out), inputs,
-                                          "the staging folder");
+    formats::StagedFolder::check_clear_of_inputs(opt.out, inputs, "--out");
     if (fs::exists(fs::symlink_status(opt.out)) && !opt.replace)
         throw formats::FormatError(opt.out +
                                    ": the output folder exists; pass --replace to "

@@ -127,8 +127,10 @@ double scalar_of(const MergeSpec& spec, const merging::mergekit::Parameters* own
     return fallback;
 }
 
-// The coefficient c on the mean task vector of a mergekit merge: generalized task
-// arithmetic's λ · w · (K, or 1 with normalize), with one weight w for every model.
+// The coefficient c on the mean task vector of the merge a mergekit YAML defines, with one
+// weight w for every model: θ0 + λ Σ w τ_i = θ0 + (λ · w · K) τ̄, and with normalize
+// θ0 + λ Σ w τ_i / Σ w = θ0 + λ τ̄ (w cancels). So two YAMLs whose merges are equal screen
+// alike (docs/mergekit.md "Screening a merge YAML").
 double mergekit_coef(const MergeSpec& spec, std::size_t k) {
     const auto* def = merging::mergekit::find_method(spec.config.method);
     if (def->op != merging::Method::task_arithmetic && def->op != merging::Method::generalized)
@@ -146,8 +148,8 @@ double mergekit_coef(const MergeSpec& spec, std::size_t k) {
         w = wi;
     }
     const bool normalize = scalar_of(spec, nullptr, "normalize", def->normalize) != 0;
-    return scalar_of(spec, nullptr, "lambda", 1.0) * w.value_or(1.0) *
-           (normalize ? 1.0 : static_cast<double>(k));
+    const double lambda = scalar_of(spec, nullptr, "lambda", 1.0);
+    return normalize ? lambda : lambda * w.value_or(1.0) * static_cast<double>(k);
 }
 
 // The merge a merge YAML describes: its base, the models besides it, the tensors it merges

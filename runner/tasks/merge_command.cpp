@@ -46,7 +46,7 @@ CommandMerge merge_and_evaluate(const TaskContext& ctx, const merging::MergePara
     const fs::path dir = ctx.out_dir / "artifacts" / "merges" / task_file_stem(ctx.id);
     std::vector<fs::path> input_paths = {base_ckpt.path()};
     for (const auto& m : lists["finetuned"]) input_paths.emplace_back(m);
-    formats::check_output_clear_of_inputs(dir, input_paths, "the merge folder");
+    formats::StagedFolder::check_clear_of_inputs(dir, input_paths, "the merge folder");
     fs::create_directories(dir.parent_path());
     formats::StagedFolder staged(dir, /*replace=*/true);  // an earlier attempt's, if any
     formats::CheckpointLayout layout = merging::merged_layout(source);

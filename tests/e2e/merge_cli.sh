@@ -77,6 +77,19 @@ expect_code 0 mpi 0 merge ta.yaml --out out_shards --out-shard-size 200K > /dev/
 [[ -f out_shards/model.safetensors.index.json ]] || fail "--out-shard-size made no shards"
 set +e; "$BIN" merge bad.yaml --out out_failed > /dev/null 2>&1; set -e
 [[ ! -e out_failed && -z $(ls -a | grep partial) ]] || fail "a failed merge left files"
+# An input named as one of the merge's scratch paths is refused and kept: a folder named as
+# the place an old output moves to, a file named as the lock.
+mkdir -p .scr.partial.old && cp ft0.safetensors .scr.partial.old/model.safetensors
+cp ft2.safetensors .scr2.lock
+write scr task_arithmetic "{lambda: 0.5}" ft1 .scr.partial.old
+write scr2 task_arithmetic "{lambda: 0.5}" ft1 .scr2.lock
+for case in "scr .scr.partial.old" "scr2 .scr2.lock"; do
+  read -r name input <<< "$case"
+  mkdir -p "$name"
+  set +e; "$BIN" merge "$name.yaml" --out "$name" --replace > err.txt 2>&1; code=$?; set -e
+  [[ $code == 2 ]] && grep -q "$input: inputs are never written over" err.txt || { cat err.txt; fail "scratch name $input: exit $code"; }
+  [[ -e $input ]] || fail "the merge removed its input $input"
+done
 # A hub id, a LoRA reference and a folder of PyTorch .bin files are named as such.
 mkdir -p binmodel && : > binmodel/pytorch_model.bin
 for ref in org/some-model-7b "ft1+lora" binmodel; do
@@ -103,6 +116,25 @@ write ta_sum task_arithmetic "{lambda: 0.5}" "${ALL[@]}"  # no normalize: c = λ
 "$BIN" screen ta_sum.yaml --json > screen_sum.json
 "$BIN" screen --base base.safetensors --models "${ALL[@]}" --coef 1.5 --json > screen_cli15.json
 "$PY" -c "import json; a, b = (json.load(open(f)) for f in ('screen_sum.json', 'screen_cli15.json')); assert a['coef'] == 1.5 and a['score'] == b['score'], (a['coef'], a['score'], b['score'])"
+# YAMLs whose merges are equal screen alike: for task arithmetic, weights 0.5 or 1 with
+# normalize (÷ Σw) and weights 0.5 without (Σw = 1); for TIES, weights 0.5 or 1 with normalize.
+wyaml() {  # wyaml NAME METHOD WEIGHT NORMALIZE: two models, one weight
+  { echo "merge_method: $2"; echo "base_model: base.safetensors"; echo "models:"
+    for m in ft0.safetensors ft2.safetensors; do echo "  - model: $m"; echo "    parameters: {weight: $3}"; done
+    echo "parameters: {lambda: 0.8, normalize: $4}"; } > "$1.yaml"
+  expect_code 0 mpi 0 merge "$1.yaml" --out "out_$1" > /dev/null
+  "$BIN" screen "$1.yaml" --json > "screen_$1.json"
+}
+same_screen() {  # same_screen A B: equal merges, equal screens
+  pycheck merge_cli same_tensors "$SRC/python" "out_$1" "out_$2" > /dev/null || fail "$1 and $2 merge differently"
+  "$PY" -c "import json, sys; a, b = (json.load(open(f)) for f in sys.argv[1:]); assert a['coef'] == b['coef'] == 0.8 and a['score'] == b['score'], (a['coef'], b['coef'], a['score'], b['score'])" \
+    "screen_$1.json" "screen_$2.json" || fail "$1 and $2 merge alike but screen differently"
+}
+wyaml ta_half_norm task_arithmetic 0.5 true; wyaml ta_one_norm task_arithmetic 1.0 true
+wyaml ta_half_sum task_arithmetic 0.5 false
+same_screen ta_half_norm ta_one_norm; same_screen ta_half_norm ta_half_sum
+wyaml ties_half ties 0.5 true; wyaml ties_one ties 1.0 true
+same_screen ties_half ties_one
 set +e; "$BIN" screen slerp.yaml > err.txt 2>&1; code=$?; set -e
 [[ $code == 2 ]] && grep -q "not a sum of task vectors" err.txt || { cat err.txt; fail "screen slerp.yaml: exit $code"; }
 "$BIN" screen ta.yaml --json > screen_yaml.json

@@ -60,6 +60,24 @@ fs::path StagedFolder::staging_path(const fs::path& target) {
     return parent / staged;
 }
 
+fs::path StagedFolder::old_path(const fs::path& target) {
+    fs::path old = staging_path(target);
+    return old.replace_filename(old.filename().string() + ".old");
+}
+
+fs::path StagedFolder::lock_path(const fs::path& target) {
+    return staging_path(target).replace_extension(".lock");  // .<name>.lock
+}
+
+void StagedFolder::check_clear_of_inputs(const fs::path& target,
+                                         const std::vector<fs::path>& inputs,
+                                         const std::string& what) {
+    check_output_clear_of_inputs(target, inputs, what);
+    check_output_clear_of_inputs(staging_path(target), inputs, "its staging folder");
+    check_output_clear_of_inputs(old_path(target), inputs, "the folder it moves an old one to");
+    check_output_clear_of_inputs(lock_path(target), inputs, "its lock file");
+}
+
 StagedFolder::StagedFolder(fs::path target, bool replace)
     : target_(std::move(target)), staging_(staging_path(target_)), replace_(replace) {
     std::error_code ec;
@@ -69,8 +87,7 @@ StagedFolder::StagedFolder(fs::path target, bool replace)
                           "or choose another folder");
     if (fs::exists(target_) && !fs::is_directory(target_))
         throw FormatError(target_.string() + ": exists and is not a folder");
-    lock_path_ = staging_;
-    lock_path_.replace_extension(".lock");  // .<name>.lock
+    lock_path_ = lock_path(target_);
     lock_ = ::open(lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (lock_ < 0)
         throw FormatError(lock_path_.string() + ": cannot create the lock file (" +
@@ -101,8 +118,7 @@ void StagedFolder::commit() {
     fs::path old;
     if (fs::exists(fs::symlink_status(target_, ec))) {
         if (!replace_) throw FormatError(target_.string() + ": appeared while writing; kept");
-        old = staging_;
-        old.replace_filename(staging_.filename().string() + ".old");
+        old = old_path(target_);
         fs::remove_all(old);
         fs::rename(target_, old);
     }

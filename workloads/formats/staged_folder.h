@@ -35,8 +35,16 @@ class StagedFolder {
     // Moves the staging folder into place (replacing the old target whole, if any).
     void commit();
 
-    // The staging folder's path for `target`.
+    // The staging folder's path for `target`, where an old target is moved while its
+    // replacement takes its place, and the lock file's.
     static std::filesystem::path staging_path(const std::filesystem::path& target);
+    static std::filesystem::path old_path(const std::filesystem::path& target);
+    static std::filesystem::path lock_path(const std::filesystem::path& target);
+    // check_output_clear_of_inputs for `target` and every path a StagedFolder for it
+    // creates, renames or removes (`what` names the target: "--out").
+    static void check_clear_of_inputs(const std::filesystem::path& target,
+                                      const std::vector<std::filesystem::path>& inputs,
+                                      const std::string& what);
 
   private:
     std::filesystem::path target_, staging_, lock_path_;

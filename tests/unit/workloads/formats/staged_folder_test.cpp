@@ -37,10 +37,34 @@ TEST(StagedFolder, OutputIsNeverAnInputNorInsideOneNorHoldsOne) {
     std::ofstream(d / "blobs" / "abc") << "x";
     fs::create_directories(d / "snapshot");
     fs::create_symlink(d / "blobs" / "abc", d / "snapshot" / "model.safetensors");
-    EXPECT_THROW(check_output_clear_of_inputs(d / "blobs", {d / "snapshot" / "model.safetensors"},
-                                              "--out"),
-                 FormatError);
+    EXPECT_THROW(
+        check_output_clear_of_inputs(d / "blobs", {d / "snapshot" / "model.safetensors"}, "--out"),
+        FormatError);
     EXPECT_NO_THROW(check_output_clear_of_inputs(d / "base2", inputs, "--out"));
+}
+
+// An input that carries one of a staged output's scratch names (its staging folder, the
+// folder an old output is moved to, its lock file) is refused, naming it: the writer would
+// remove it.
+TEST(StagedFolder, ScratchNamesAreNeverInputs) {
+    const fs::path d = fresh("scratch");
+    const fs::path out = d / "merged";
+    EXPECT_EQ(StagedFolder::staging_path(out), d / ".merged.partial");
+    EXPECT_EQ(StagedFolder::old_path(out), d / ".merged.partial.old");
+    EXPECT_EQ(StagedFolder::lock_path(out), d / ".merged.lock");
+    for (const fs::path& input :
+         {d / ".merged.partial", d / ".merged.partial.old", d / ".merged.lock"}) {
+        fs::remove_all(input);
+        std::ofstream(input) << "x";
+        try {
+            StagedFolder::check_clear_of_inputs(out, {d / "ft.safetensors", input}, "--out");
+            ADD_FAILURE() << input << " was let through";
+        } catch (const FormatError& e) {
+            EXPECT_NE(std::string(e.what()).find(input.string()), std::string::npos) << e.what();
+        }
+        EXPECT_TRUE(fs::exists(input));
+    }
+    EXPECT_NO_THROW(StagedFolder::check_clear_of_inputs(out, {d / "ft.safetensors"}, "--out"));
 }
 
 TEST(StagedFolder, AppearsWholeOnCommitAndReplacesOnlyWhenAsked) {
