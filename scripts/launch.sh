@@ -23,9 +23,8 @@ stop() {
 trap 'stop INT' INT
 trap 'stop TERM' TERM
 trap 'stop HUP' HUP
-while :; do
+while kill -0 "$job" 2> /dev/null; do  # a trap interrupts the wait: wait again
   wait "$job"
-  rc=$?
-  kill -0 "$job" 2> /dev/null || break  # a trap interrupted the wait: wait again
 done
-exit "$rc"
+wait "$job"  # bash keeps the status of a child it has reaped
+exit $?

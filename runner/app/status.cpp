@@ -214,12 +214,12 @@ void settle_state(std::string& state, bool live, bool finishing, int stop_signal
                   json& notes) {
     if (live) return;
     const bool clean_end = state == "complete" || state == "failed" || state == "interrupted";
-    if (stop_signal != 0 && !clean_end) {
+    if (stop_signal != 0 && (!clean_end || finishing)) {
         state = "interrupted";
         notes.push_back("signal " + std::to_string(stop_signal) +
                         " asked the run to stop, and its ranks were ended before their clean "
                         "end (mpirun kills them a second after passing SIGTERM or SIGINT on): "
-                        "the ledger keeps every finished task; the tasks in flight were lost; "
+                        "the ledger keeps every finished task; any tasks in flight were lost; "
                         "--resume runs them and rebuilds results.h5");
         return;
     }

@@ -381,6 +381,9 @@ RunSummary run_experiment(const Config& config, const TaskGraph& graph, const Ru
             graph.tasks().size(), size, options.out);
     if (rank == 0) log_placement(ranks);
 
+    // Outside the try: an error unwinds to abort_run without waiting for a task in flight.
+    Executor executor(config, graph, rank, fs::path(options.out),
+                      ranks[static_cast<std::size_t>(rank)]);
     Coordinated c;
     std::vector<std::pair<std::string, TableData>> tables;
     try {  // from the results file's creation on: it is collective, and so may fail on one rank
@@ -396,8 +399,6 @@ RunSummary run_experiment(const Config& config, const TaskGraph& graph, const Ru
             }
         }();
         ResultsFile& results = *results_file;
-        Executor executor(config, graph, rank, fs::path(options.out),
-                          ranks[static_cast<std::size_t>(rank)]);
         const auto finish = [&](const Coordinated& done) {
             const Watchdog final_guard =
                 stall_guard(config.runner.stall_timeout, path, size, rank, "the final writes");
