@@ -8,6 +8,7 @@ TaskBook::TaskBook(const Config& config, const TaskGraph& graph) : config_(confi
     const std::size_t n = graph.tasks().size();
     states_.assign(n, State::blocked);
     waiting_on_.resize(n);
+    held_.assign(n, 0);
     for (std::size_t i = 0; i < n; ++i) waiting_on_[i] = graph.tasks()[i].deps.size();
     attempts_.assign(n, 0);
     attempt_base_.assign(n, 0);
@@ -45,7 +46,6 @@ void TaskBook::hold_restored() {
     for (std::size_t i = 0; i < n; ++i)
         if ((indegree[i] = tasks[i].deps.size()) == 0) order.push_back(i);
     std::vector<bool> released(n, false);
-    held_.assign(n, 0);
     for (std::size_t k = 0; k < order.size(); ++k) {
         const std::size_t i = order[k];
         for (std::size_t d : tasks[i].deps) held_[i] += released[d] ? 0 : 1;
@@ -110,7 +110,6 @@ void TaskBook::done(std::size_t i, Row outputs) {
     outputs_[i] = std::move(outputs);
     ++done_;
     ++ran_;
-    if (!held_.empty()) held_[i] = 0;
     release(i);
     finish(i);
 }
@@ -143,7 +142,7 @@ void TaskBook::fail_for_good(std::size_t i, const std::string& why) {
         stack.pop_back();
         if (states_[d] == State::skipped) continue;
         if (states_[d] == State::done) {  // restored: it stays, what it holds back is skipped
-            if (!held_.empty() && held_[d] > 0)
+            if (held_[d] > 0)
                 for (std::size_t e : graph_.tasks()[d].dependents) stack.push_back(e);
             continue;
         }
