@@ -288,6 +288,10 @@ void Coordinator::poll_messages(bool& worked) {
         } else if (tag == kTagSignal) {
             spdlog::warn("rank {} received signal {}", from, decode_int(bytes));
             if (!stop_signal()) worker_signal_ = decode_int(bytes);
+        } else if (tag == kTagAbort) {  // a worker's error ends the run here, now (exit 3)
+            abort_job(comm_, 0,
+                      "rank " + std::to_string(from) +
+                          " stopped the run: " + std::string(bytes.begin(), bytes.end()));
         }
     }
 }

@@ -1,7 +1,14 @@
 #include "exec/messages.h"
 
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
 #include <cstring>
+#include <iostream>
 #include <stdexcept>
+#include <thread>
+
+#include "exec/signals.h"
 
 namespace compatbench {
 
@@ -106,6 +113,28 @@ std::vector<Completion> decode_results(const std::vector<std::uint8_t>& bytes, b
         out.push_back(std::move(c));
     }
     return out;
+}
+
+[[noreturn]] void abort_job(MPI_Comm comm, int rank, const std::string& what,
+                            std::chrono::milliseconds grace) {
+    std::cerr << "compatbench: rank " << rank << ": " << what
+              << " (the run stops; the ledger keeps every finished task: fix the cause and "
+                 "continue with --resume)\n";
+    spdlog::error("{} (the run stops)", what);
+    spdlog::default_logger()->flush();
+    if (rank != 0) {
+        MPI_Request request = MPI_REQUEST_NULL;
+        MPI_Isend(what.data(), static_cast<int>(what.size()), MPI_BYTE, 0, kTagAbort, comm,
+                  &request);
+        const auto until = std::chrono::steady_clock::now() + grace;
+        while (std::chrono::steady_clock::now() < until) {  // the coordinator ends the job
+            int done = 0;
+            if (request != MPI_REQUEST_NULL) MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+    }
+    MPI_Abort(comm, kExitInternal);
+    std::abort();
 }
 
 bool try_receive(MPI_Comm comm, int source, int& from, int& tag, std::vector<std::uint8_t>& bytes) {

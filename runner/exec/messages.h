@@ -4,14 +4,17 @@
 //   coordinator -> worker  kTagStop     int32 0 = finish (nothing outstanding), 1 = abandon
 //   worker -> coordinator  kTagResults  MessagePack {"final": bool, "r": [result...]}
 //   worker -> coordinator  kTagSignal   int32 signal number a worker received
+//   worker -> coordinator  kTagAbort    text: the error that ends the run on that worker
 //
 // Every rank builds the same task graph from the same config, so tasks travel as indices.
 #pragma once
 
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdint>
 #include <list>
+#include <string>
 #include <vector>
 
 #include "exec/executor.h"
@@ -22,6 +25,7 @@ inline constexpr int kTagAssign = 11;
 inline constexpr int kTagStop = 12;
 inline constexpr int kTagResults = 13;
 inline constexpr int kTagSignal = 14;
+inline constexpr int kTagAbort = 15;
 
 // Sends without blocking: keeps each buffer alive until MPI is done with it (a blocking
 // send of a large message would deadlock two ranks that both send).
@@ -52,6 +56,15 @@ std::vector<std::uint8_t> encode_results(const std::vector<Completion>& results,
                                          const TaskGraph& graph, const Config& config);
 std::vector<Completion> decode_results(const std::vector<std::uint8_t>& bytes, bool& final,
                                        const TaskGraph& graph, const Config& config);
+
+// Ends the whole job (exit 3) on an error that may leave other ranks waiting in a collective
+// call, after printing why on stderr and in the rank's log. A worker first tells the
+// coordinator (kTagAbort), which ends the job from its loop: the job is then ended by the run's
+// own error, not by a stop signal that mpirun passes to the coordinator when a worker aborts
+// (status would take that for a user's signal). A coordinator busy elsewhere (a collective
+// write) does not answer; the worker then ends the job itself after `grace`.
+[[noreturn]] void abort_job(MPI_Comm comm, int rank, const std::string& what,
+                            std::chrono::milliseconds grace = std::chrono::seconds(2));
 
 // Receives one message if any is waiting (non-blocking); false when none.
 bool try_receive(MPI_Comm comm, int source, int& from, int& tag, std::vector<std::uint8_t>& bytes);

@@ -22,6 +22,7 @@
 
 #include "core/duration.h"
 #include "exec/executor.h"
+#include "exec/messages.h"
 #include "exec/placement.h"
 #include "exec/signals.h"
 #include "exec/stall_guard.h"
@@ -300,7 +301,7 @@ Coordinated coordinate(const Config& config, const TaskGraph& graph, const RunOp
 // Before the collective writes that finish results.h5: on a disk too full for them, one
 // rank's failed write can leave the others waiting inside MPI-IO for good (seen with Open
 // MPI's ompio on a full tmpfs). A rank that finds too little room throws here instead, and
-// its abort_run ends the job. The estimate is generous: 1 MB of metadata, 1 KB a row.
+// its abort_job ends the job. The estimate is generous: 1 MB of metadata, 1 KB a row.
 void require_room_to_finish(const ResultsFile& results, const Coordinated& c,
                             const std::string& path) {
     const std::uint64_t rows = results.staged() + c.report.facts.size();
@@ -327,19 +328,6 @@ std::vector<std::pair<std::string, TableData>> finish_results(ResultsFile& resul
     }
     results.close();
     return tables;
-}
-
-// An error on one rank while others may wait in a collective call (a full disk under the
-// ledger, an HDF5 error): no collective call follows, not even the results file's close.
-// The ledger holds every finished task already (fsynced); the whole job ends now, exit 3.
-[[noreturn]] void abort_run(MPI_Comm comm, int rank, const std::string& what) {
-    std::cerr << "compatbench: rank " << rank << ": " << what
-              << " (the run stops; the ledger keeps every finished task: fix the cause and "
-                 "continue with --resume)\n";
-    spdlog::error("{} (the run stops)", what);
-    spdlog::default_logger()->flush();
-    MPI_Abort(comm, kExitInternal);
-    std::abort();
 }
 
 }  // namespace
@@ -381,7 +369,7 @@ RunSummary run_experiment(const Config& config, const TaskGraph& graph, const Ru
             graph.tasks().size(), size, options.out);
     if (rank == 0) log_placement(ranks);
 
-    // Outside the try: an error unwinds to abort_run without waiting for a task in flight.
+    // Outside the try: an error unwinds to abort_job without waiting for a task in flight.
     Executor executor(config, graph, rank, fs::path(options.out),
                       ranks[static_cast<std::size_t>(rank)]);
     Coordinated c;
@@ -413,7 +401,7 @@ RunSummary run_experiment(const Config& config, const TaskGraph& graph, const Ru
         MPI_Bcast(&c.exit_code, 1, MPI_INT, 0, comm);
     } catch (const std::exception& e) {
         if (size == 1) throw;  // alone, unwinding closes the results file with nobody to wait
-        abort_run(comm, rank, e.what());
+        abort_job(comm, rank, e.what());  // exec/messages.h
     }
 
     summary.wall_seconds =

@@ -4,23 +4,32 @@
 #  - failing from the first write: the results file's creation fails on rank 0, which ends
 #    the job (exit 3) at once, naming what failed; no rank waits in H5Fclose;
 #  - failing in the final writes: HDF5 itself leaves the ranks in different barriers; the
-#    stall watchdog (runner.stall_timeout, 5 s here) ends the job with exit 3, saying why.
+#    stall watchdog (runner.stall_timeout, 5 s here) ends the job with exit 3, saying why;
+#  - failing on one worker alone in its mid-run row writes (2 and 3 ranks): the coordinator
+#    ends the job at the worker's word, and status says stopped, not interrupted.
 # After each, the ledger is whole, status sees a run that is over, no rank is left, and
 # --resume without the shim gives the results of a clean run, byte for byte.
 source "$(dirname "$0")/lib.sh"
 SHIM=${3:?failwrite shim}
 sed 's/^runner:$/runner:\n  min_free_mb: 0\n  stall_timeout: 5/' "$SRC/configs/smoke.yaml" \
   > "$WORK/smoke.yaml"
+sed 's/^runner:$/runner:\n  row_flush_interval: 0.2/' "$WORK/smoke.yaml" > "$WORK/flush.yaml"
+config=$WORK/smoke.yaml
 expect_code 0 mpi 2 run "$WORK/smoke.yaml" --out "$WORK/clean" --log-level error
-# quota_run N AFTER WANT_REASON: a run whose results.h5 writes fail after AFTER bytes a rank.
+# quota_run N AFTER WANT_REASON [SHIM_RANK]: a run whose results.h5 writes fail after AFTER
+# bytes a rank (on rank SHIM_RANK alone when given: mpirun with one app context per rank).
 quota_run() {
-  local n=$1 after=$2 reason=$3 out=$WORK/run$1_$2
+  local n=$1 after=$2 reason=$3 only=${4:-} out=$WORK/run$1_$2${4:+_r$4}
+  local shim=(-x LD_PRELOAD="$SHIM" -x FAILWRITE_SUFFIX=results.h5 -x FAILWRITE_AFTER="$after")
+  local args=("$BIN" run "$config" --out "$out" --log-level error) launch=() r
+  if [[ -z $only ]]; then launch=(-n "$n" "${shim[@]}" "${args[@]}"); else
+    for ((r = 0; r < n; r++)); do
+      ((r == 0)) || launch+=(:)
+      if ((r == only)); then launch+=(-n 1 "${shim[@]}" "${args[@]}"); else launch+=(-n 1 "${args[@]}"); fi
+    done
+  fi
   local start; start=$(date +%s)
-  set +e
-  timeout 120 mpirun -n "$n" --oversubscribe -x LD_PRELOAD="$SHIM" -x FAILWRITE_SUFFIX=results.h5 \
-    -x FAILWRITE_AFTER="$after" "$BIN" run "$WORK/smoke.yaml" --out "$out" --log-level error \
-    > "$WORK/out.txt" 2>&1
-  local code=$?; set -e
+  set +e; timeout 120 mpirun --oversubscribe "${launch[@]}" > "$WORK/out.txt" 2>&1; local code=$?; set -e
   local took=$(( $(date +%s) - start ))
   [[ $code == 3 ]] || { tail -5 "$WORK/out.txt"; fail "$n ranks, quota at $after B: exit $code after $took s, expected 3"; }
   ((took < 40)) || fail "$n ranks, quota at $after B: took $took s to stop"
@@ -30,7 +39,7 @@ quota_run() {
   else  # stopped before any task: nothing to keep
     ! pgrep -f -- "--out $out " > /dev/null || fail "$n ranks, quota at $after B: a rank is still running"
   fi
-  expect_code 0 mpi "$n" run "$WORK/smoke.yaml" --out "$out" --resume --log-level error
+  expect_code 0 mpi "$n" run "$config" --out "$out" --resume --log-level error
   "$BIN" compare "$WORK/clean/results.h5" "$out/results.h5" \
     || fail "$n ranks, quota at $after B: the resumed results differ from a clean run's"
 }
@@ -39,5 +48,11 @@ for n in 1 2 3; do
   # One rank has no one to wait for: HDF5's error comes back to it.
   if ((n == 1)); then final="rank 0: .*HDF5: .* failed"; else final="made no progress for 5 s (runner.stall_timeout)"; fi
   quota_run "$n" 300000 "$final"
+  # A worker's own row write failing mid-run, on that worker alone: it tells the coordinator,
+  # which ends the job from its loop. mpirun's SIGTERM to the ranks then is no user's signal:
+  # status says stopped (3), never interrupted (75).
+  config=$WORK/flush.yaml  # rows written every 0.2 s
+  ((n == 1)) || quota_run "$n" 0 "rank 0: rank $((n - 1)) stopped the run: HDF5: write rows" $((n - 1))
+  config=$WORK/smoke.yaml
 done
-pass "quota: creation and final writes failing on one rank end 1, 2 and 3 ranks with exit 3 within seconds; ledger whole; --resume equals a clean run"
+pass "quota: creation, final and one worker's row writes failing end 1, 2 and 3 ranks with exit 3 within seconds; ledger whole; --resume equals a clean run"
