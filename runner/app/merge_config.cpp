@@ -65,6 +65,20 @@ struct Reader {
             if (d.name == name) return true;
         return false;
     }
+    // Why mergekit accepts `key` here and never reads it (empty: it reads it, or refuses
+    // it). plan.py reads a whole-merge parameter with model=None, so ConfigReader.parameter
+    // skips the sources' parameters; mergekit's own tests give slerp and model_stock weights
+    // they never read; a method may declare a parameter it reads only when sparsifying.
+    std::string ignored(const std::string& key, bool per_model_only) const {
+        if (per_model_only && !known(key, true) && known(key, false))
+            return "'" + key + "' is a parameter of the whole merge, read from the merge's or " +
+                   "the slice's parameters, never from one model's";
+        if (key == "weight" && per_model_only && !known(key, true))
+            return s.config.method + " reads no weight";
+        if (std::find(def->ignored.begin(), def->ignored.end(), key) != def->ignored.end())
+            return s.config.method + " declares '" + key + "' and reads it only when sparsifying";
+        return "";
+    }
     // The methods whose masks are drawn (dare_*, della*): they take a `seed`.
     bool random() const {
         return def->sparsify == merging::Sparsify::random ||
@@ -114,10 +128,9 @@ struct Reader {
         if (!n.IsMap()) yc.fail(n, path, "a map is expected");
         for (const auto& kv : n) {
             const std::string key = kv.first.Scalar(), p = join_path(path, key);
-            if (key == "weight" && per_model_only && !known(key, true)) {
-                // mergekit's own tests give slerp and model_stock weights they never read
-                s.warnings.push_back(yc.file() + ": " + p + ": " + s.config.method +
-                                     " reads no weight: it has no effect (as in mergekit)");
+            if (const std::string why = ignored(key, per_model_only); !why.empty()) {
+                s.warnings.push_back(yc.file() + ": " + p + ": " + why +
+                                     ": it has no effect (as in mergekit)");
                 continue;
             }
             if (key == "seed" && path == "parameters" && random()) {  // the merge's only
@@ -126,10 +139,8 @@ struct Reader {
             }
             if (!known(key, per_model_only))
                 yc.fail(kv.first, p,
-                        known(key, false)
-                            ? "'" + key + "' is a parameter of the whole merge, not of one model"
-                            : "'" + key + "' is not a parameter of " + s.config.method +
-                                  " (docs/mergekit.md lists what each method takes)");
+                        "'" + key + "' is not a parameter of " + s.config.method +
+                            " (docs/mergekit.md lists what each method takes)");
             out[key] = setting(kv.second, p, is_boolean(key), false);
         }
         return out;
@@ -237,11 +248,14 @@ namespace {
 std::optional<formats::DType> dtype_of(const YamlChecker& yc, const YAML::Node& n,
                                        const std::string& key) {
     if (!n) return std::nullopt;
-    const std::string v = yc.as_string(n, key);
+    std::string v = yc.as_string(n, key);
+    if (v.starts_with("torch.")) v = v.substr(6);  // mergekit's common.dtype_from_name
     if (v == "float32" || v == "F32") return formats::DType::F32;
     if (v == "float16" || v == "F16") return formats::DType::F16;
     if (v == "bfloat16" || v == "BF16") return formats::DType::BF16;
-    yc.fail(n, key, "'" + v + "' is not supported (float32, float16 or bfloat16)");
+    yc.fail(n, key,
+            "'" + v + "' is not supported (float32, float16 or bfloat16" +
+                (v == "int64" ? "; mergekit's int64 casts the weights to integers)" : ")"));
 }
 
 YAML::Node load_one(const std::string& path) {
@@ -275,6 +289,27 @@ void read_slices(Reader& r, const YAML::Node& slices) {
     }
 }
 
+// Keys of mergekit's MergeConfiguration that compatbench knows and does not support, or
+// that have no effect on one merge (`name` names a merge among several for mergekit-multi).
+void refuse_unsupported_keys(const YamlChecker& yc, const YAML::Node& root, MergeSpec& s) {
+    if (root["modules"])
+        yc.fail(root["modules"], "modules",
+                "not supported: mergekit's modules merge each part of a model (a vision "
+                "tower, a language model) with its own slices; merge each part by itself");
+    if (root["tokenizer"])
+        yc.fail(root["tokenizer"], "tokenizer",
+                "not supported: it builds a new vocabulary and permutes the embeddings "
+                "(tokenizer_source: base, or a model, is supported where that is the identity)");
+    if (root["chat_template"])
+        yc.fail(root["chat_template"], "chat_template",
+                "not supported: copy the chat template into the output's "
+                "tokenizer_config.json yourself");
+    if (root["name"])
+        s.warnings.push_back(yc.file() + ": name: '" + yc.as_string(root["name"], "name") +
+                             "' names a merge among several for mergekit-multi; a file here "
+                             "holds one merge: it has no effect");
+}
+
 }  // namespace
 
 MergeSpec parse_merge_spec(const std::string& path) {
@@ -292,7 +327,12 @@ MergeSpec parse_merge_spec(const std::string& path) {
                   {.name = "dtype", .type = KeyType::string},
                   {.name = "out_dtype", .type = KeyType::string},
                   {.name = "tokenizer_source", .type = KeyType::string},
-                  {.name = "shard_mb", .type = KeyType::real, .min = 0.001, .max = 1e9}});
+                  {.name = "shard_mb", .type = KeyType::real, .min = 0.001, .max = 1e9},
+                  {.name = "name", .type = KeyType::string},
+                  {.name = "modules", .type = KeyType::any},
+                  {.name = "tokenizer", .type = KeyType::any},
+                  {.name = "chat_template", .type = KeyType::any}});
+    refuse_unsupported_keys(yc, root, s);
     s.config.method = root["merge_method"].Scalar();
     r.def = mk::find_method(s.config.method);
     s.mergekit = r.def != nullptr;

@@ -66,6 +66,9 @@ REFUSED_FIXTURES = {
     "extra/della_epsilon_gradient": "epsilon",
     "extra/linear_base_without_weight": "weight",
     "extra/slerp_two_models_and_base": "slerp",
+    "extra/chat_template_refused": "chat_template",
+    "extra/tokenizer_refused": "tokenizer",
+    "extra/dtype_int64_refused": "dtype",
 }
 GROUPS = ("examples", "tests", "extra")
 COPIED_FILES = ("generation_config.json", "tokenizer.json", "tokenizer_config.json",

@@ -74,6 +74,7 @@ const std::vector<MethodDef>& methods() {
         std::vector<MethodDef> v;
         MethodDef ta = gta("task_arithmetic", Sparsify::none, false, false, false);
         ta.op = Method::task_arithmetic;
+        ta.ignored = {"rescale", "density"};  // GTA's, read by its sparsification only
         v.push_back(ta);
         v.push_back(gta("ties", Sparsify::magnitude, true, true, false));
         v.push_back(gta("dare_ties", Sparsify::random, true, false, true));

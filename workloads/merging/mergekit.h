@@ -62,6 +62,7 @@ struct MethodDef {
     bool consensus = false, normalize = false, rescale = false;
     bool uses_base = true;  // the base is θ0, not one of the merged models
     std::vector<ParamDef> global, per_model;
+    std::vector<std::string> ignored;  // declared by mergekit for the method, never read
 };
 // mergekit's method of that name (nullptr for one compatbench does not support).
 const MethodDef* find_method(const std::string& name);
