@@ -56,12 +56,9 @@ HUB_MODELS = {
     "mistralai/Mistral-7B-v0.1": "base",
 }
 # Refused merge methods: the word stderr must name.
-REFUSED_METHODS = {"nuslerp", "multislerp", "sce", "ram", "ramplus_tl", "karcher",
-                   "arcee_fusion", "nearswap"}
+REFUSED_METHODS = {"nuslerp", "ram", "ramplus_tl", "karcher", "arcee_fusion"}
 # Fixtures refused for a key of a supported method: GROUP/NAME -> the word.
 REFUSED_FIXTURES = {
-    "tests/test_model_stock_filterwise_merge": "filter_wise",
-    "tests/test_model_stock_filterwise_VLM_merge": "filter_wise",
     "tests/test_della_invalid_epsilon": "epsilon",
     "extra/della_epsilon_gradient": "epsilon",
     "extra/linear_base_without_weight": "weight",

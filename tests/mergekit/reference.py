@@ -6,7 +6,10 @@ a6e402884ba9bc30da7f23e8304a35f19485de95:
   mergekit/plan.py            normalize_config, plan_module/plan_slice/plan_layer/plan_tensor
   mergekit/merge.py           _model_out_config, _get_donor_model (config.json, donor files)
   mergekit/merge_methods/     registry.py, generalized_task_arithmetic.py, linear.py,
-                              slerp.py, model_stock.py, passthrough.py
+                              slerp.py, model_stock.py, passthrough.py; and, refused until
+                              enabled in ENABLED_NEW_METHODS: easy_define.py, nearswap.py,
+                              sce.py, multislerp.py, nuslerp.py, karcher.py, arcee_fusion.py,
+                              model_stock.py's filter_wise
   mergekit/sparsify.py        magnitude, magnitude_outliers, bernoulli, della_magprune
   mergekit/_data/architectures/llama.json   the tensors of a Llama checkpoint
 
@@ -26,7 +29,12 @@ Where compatbench differs from mergekit, on purpose:
   - a task-arithmetic-family model without a `weight` gets 1.0 (mergekit requires one);
   - ties in |tau| go to the lower flat index (torch's argsort/sort are not stable);
   - magnitude pruning that keeps k = int(density * n) = 0 coordinates keeps none
-    (mergekit asserts k > 0).
+    (mergekit asserts k > 0);
+  - in the methods refused until enabled (ENABLED_NEW_METHODS): the inputs that
+    easy_define.py takes from a set (nearswap, sce, multislerp) are in merge order (only
+    rounding depends on it); arcee_fusion of more than 10^6 values (mergekit samples them at
+    random) and multislerp's normalize_weights with weights summing to 0 (mergekit divides
+    by 0) are refused.
 """
 import json
 import os
@@ -442,13 +450,16 @@ def slerp_merge(job, values, base):
 
 
 def model_stock_merge(job, values, base):
-    if global_param(job, "filter_wise", False):
+    filter_wise = global_param(job, "filter_wise", False)
+    if filter_wise and "model_stock_filter_wise" not in ENABLED_NEW_METHODS:
         raise Unsupported("filter_wise", "model_stock with filter_wise: true is not supported")
     ws = [values[m] for m, _ in job.sources if m != base]
     if base is None or base not in values or len(ws) < 2:
         raise Unsupported("model_stock", "model_stock needs a base_model and two or more "
                                          "other models")
     w0 = values[base]
+    if filter_wise:
+        return model_stock_filter_wise(w0, ws)
     offsets = [(w - w0).ravel() for w in ws]
     cos = []
     for i in range(len(offsets)):
@@ -469,6 +480,271 @@ def passthrough_merge(job, values):
     return values[model] if scale is None else values[model] * float(scale)
 
 
+# ---------------------------------------------------------------- methods compatbench refuses
+
+# Kernels re-implemented below and dispatched by merge_tensor, but refused (check_supported,
+# model_stock_merge) until their name is in ENABLED_NEW_METHODS: compatbench's C++ side still
+# refuses them, and check_configs.py wants the reference to refuse the same fixtures.
+NEW_METHODS = ("nearswap", "sce", "multislerp", "nuslerp", "karcher", "arcee_fusion")
+ENABLED_NEW_METHODS = {"nearswap", "sce", "multislerp", "model_stock_filter_wise"}
+
+
+def non_base(job, base):
+    """The inputs other than the base, in merge order. easy_define.py takes them from a set
+    (iteration order undefined); the order only changes rounding in the methods below."""
+    return [(m, n) for m, n in job.sources if m != base]
+
+
+def need_base(method, values, base):
+    if base is None or base not in values:
+        raise Unsupported("base_model", f"{method} needs a base_model among its inputs")
+
+
+def nearswap(a, b, t):
+    """merge_methods/nearswap.py: b where |a - b| <= t, else moved t toward b from a."""
+    weight = np.clip(t / np.maximum(np.abs(a - b), 1e-6), 0.0, 1.0)
+    return weight * b + (1 - weight) * a
+
+
+def nearswap_merge(job, values, base):
+    need_base("nearswap", values, base)
+    t = float(global_param(job, "t", required=True))
+    others = non_base(job, base)
+    if not others:
+        return values[base]
+    if len(others) != 1:
+        raise Unsupported("nearswap", "nearswap merges exactly one model with the base_model")
+    return nearswap(values[base], values[others[0][0]], t)
+
+
+def sce_mask(tvs, density):
+    """sce.py's sce_mask: the top k = int(count_nonzero(var) * density) coordinates by the
+    variance across task vectors (torch.var, unbiased=False); ties: lower flat index. The
+    product is torch's int64 tensor times a Python float: float32."""
+    if density <= 0:
+        return np.zeros(tvs.shape[1:])
+    if density >= 1:
+        return np.ones(tvs.shape[1:])
+    # torch.var gives exactly 0 where the task vectors agree
+    var = np.where(np.all(tvs == tvs[:1], axis=0), 0.0, tvs.var(axis=0))
+    k = int(np.float32(np.count_nonzero(var)) * np.float32(density))
+    return (descending_rank(var) < k).astype(np.float64)
+
+
+def sce_weight(tvs):
+    """sce.py's sce_weight: each task vector's mean square, over their sum (uniform when the
+    sum is below 1e-6)."""
+    weights = np.mean(tvs.reshape(len(tvs), -1) ** 2, axis=1)
+    total = weights.sum()
+    if abs(total) < 1e-6:
+        return np.full(len(tvs), 1.0 / len(tvs))
+    return weights / total
+
+
+def sce(base_value, tensors, select_topk=1.0):
+    """merge_methods/sce.py: variance top-k mask, sum sign consensus
+    (generalized_task_arithmetic.get_mask, "sum"), weights by mean square."""
+    if not tensors:
+        return base_value
+    tvs = np.stack([t - base_value for t in tensors])
+    if select_topk < 1:
+        tvs = tvs * sce_mask(tvs, select_topk)[None]
+    majority = np.where(tvs.sum(axis=0) >= 0, 1.0, -1.0)
+    erase = (np.sign(tvs) == majority).astype(np.float64)
+    erased = sce_weight(tvs).reshape((-1,) + (1,) * (tvs.ndim - 1)) * erase
+    merged = (tvs * erased).sum(axis=0)
+    return base_value + merged / np.maximum(erased.sum(axis=0), 1e-6)
+
+
+def sce_merge(job, values, base):
+    need_base("sce", values, base)
+    global_param(job, "int8_mask", False)   # the masks' dtype only: no effect on values
+    select_topk = float(global_param(job, "select_topk", 1.0))
+    return sce(values[base], [values[m] for m, _ in non_base(job, base)], select_topk)
+
+
+def multislerp(tensors, weights, base_value=None, normalize_weights=True, eps=1e-8):
+    """merge_methods/multislerp.py: the weighted mean of the unit vectors (of the task vectors
+    with a base), normalised, mapped back from its tangent space, scaled by the weighted mean
+    norm."""
+    if len(tensors) == 1:
+        return tensors[0]
+    if not tensors:
+        raise Unsupported("multislerp", "multislerp needs a model besides the base_model")
+    x = np.stack(tensors)
+    x = x - base_value if base_value is not None else x
+    flat = x.reshape(len(x), -1)
+    w = np.asarray(weights, dtype=np.float64)
+    if normalize_weights:
+        if w.sum() == 0:   # mergekit divides by zero: NaN or infinite output
+            raise Unsupported("weight", "multislerp: the weights sum to zero")
+        w = w / w.sum()
+    norms = np.linalg.norm(flat, axis=1, keepdims=True)
+    units = flat / (norms + eps)
+    mean = (units * w[:, None]).sum(axis=0)
+    mean_norm = np.linalg.norm(mean)
+    if mean_norm < eps:
+        if len(x) != 2:
+            raise Unsupported("multislerp", "multislerp: the weighted mean of the unit "
+                                            "vectors is zero (antipodal inputs)")
+        res = x[0] * w[0] + x[1] * w[1]
+    else:
+        mean = mean / mean_norm
+        tangent = units - (units @ mean)[:, None] * mean
+        tan = (tangent * w[:, None]).sum(axis=0)
+        tan_norm = np.linalg.norm(tan) + eps
+        res = (mean * np.cos(tan_norm) + tan * (np.sin(tan_norm) / tan_norm)) * (norms[:, 0] @ w)
+        res = res.reshape(x.shape[1:])
+    return res + base_value if base_value is not None else res
+
+
+def multislerp_merge(job, values, base):
+    others = non_base(job, base)
+    weights = [float(model_param(job, m, n, "weight", required=True)) for m, n in others]
+    return multislerp([values[m] for m, _ in others], weights,
+                      values.get(base),
+                      bool(global_param(job, "normalize_weights", True)),
+                      float(global_param(job, "eps", 1e-8)))
+
+
+def nuslerp(t, v0, v1, row_wise=False, flatten=True, eps=1e-8):
+    """nuslerp.py's nuslerp: slerp of every vector along the last dim (row_wise: dim 0, i.e.
+    of the columns of a matrix; flatten: of the whole tensor); units with norms clamped to
+    1e-7; (nearly) colinear vectors, |sin theta| < eps, interpolated linearly."""
+    swap = row_wise and not flatten and v0.ndim > 1
+
+    def vectors(v):
+        v = np.swapaxes(v, 0, -1) if swap else v
+        return v.reshape(1, -1) if flatten or v.ndim < 2 else v.reshape(-1, v.shape[-1])
+
+    a, b = vectors(v0), vectors(v1)
+    units = [x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), 1e-7) for x in (a, b)]
+    theta = np.arccos(np.clip(np.sum(units[0] * units[1], axis=-1, keepdims=True), -1, 1))
+    sin = np.sin(theta)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        res = (np.sin((1 - t) * theta) * a + np.sin(t * theta) * b) / sin
+    res = np.where(np.abs(sin) < eps, (1 - t) * a + t * b, res)
+    if swap:
+        return np.swapaxes(res.reshape(np.swapaxes(v0, 0, -1).shape), 0, -1)
+    return res.reshape(v0.shape)
+
+
+def nuslerp_merge(job, values, base):
+    """NuSlerpTask.execute: t = w1 / (w0 + w1) (0.5 when |w0 + w1| < 1e-6), the first and
+    second model in merge order; with a base, of the task vectors, added to it."""
+    if len(job.sources) == 1:
+        return values[job.sources[0][0]]
+    if base is not None and (len(job.sources) != 3 or base not in values):
+        raise Unsupported("nuslerp", "nuslerp merges two models besides the base_model")
+    others = non_base(job, base)
+    if len(others) != 2:
+        raise Unsupported("nuslerp", "nuslerp merges exactly two models (and a base_model)")
+    w = [float(model_param(job, m, n, "weight", required=True)) for m, n in others]
+    t = 0.5 if abs(w[0] + w[1]) < 1e-6 else w[1] / (w[0] + w[1])
+    row_wise = bool(global_param(job, "nuslerp_row_wise", False))
+    flatten = bool(global_param(job, "nuslerp_flatten", True))
+    v0, v1 = values[others[0][0]], values[others[1][0]]
+    if base is None:
+        return nuslerp(t, v0, v1, row_wise, flatten)
+    b = values[base]
+    return b + nuslerp(t, v0 - b, v1 - b, row_wise, flatten)
+
+
+def karcher(tensors, alphas, max_iter=10, tol=1e-5):
+    """karcher.py's karcher_merge_tensors: the Riemannian mean of the unit vectors (norms
+    above tol), by at most max_iter steps, times sum(alpha_i * norm_i) over all inputs."""
+    if len(tensors) == 1:
+        return tensors[0]
+    norms = [float(np.linalg.norm(t)) for t in tensors]
+    valid = [i for i, n in enumerate(norms) if n > tol]
+    if not valid:
+        return np.zeros_like(tensors[0])
+    a_sum = sum(alphas[i] for i in valid)
+    weighted = [(alphas[i] / a_sum, tensors[i].ravel() / norms[i]) for i in valid]
+    u = sum(a * ui for a, ui in weighted)
+    norm_u = np.linalg.norm(u)
+    u = weighted[0][1].copy() if norm_u < tol else u / norm_u
+    for _ in range(max_iter):
+        step = np.zeros_like(u)
+        for a, ui in weighted:
+            dot = np.clip(u @ ui, -1.0, 1.0)
+            theta = np.arccos(dot)
+            if theta >= tol:
+                step = step + a * (theta / np.sin(theta)) * (ui - dot * u)
+        norm_step = np.linalg.norm(step)
+        if norm_step < tol:
+            break
+        u = np.cos(norm_step) * u + np.sin(norm_step) * (step / norm_step)
+        norm_u = np.linalg.norm(u)
+        if norm_u > tol:
+            u = u / norm_u
+    return sum(a * n for a, n in zip(alphas, norms)) * u.reshape(tensors[0].shape)
+
+
+def karcher_merge(job, values):
+    """KarcherTask: every input (the base too, an input like the others) with alpha 1/n, in
+    merge order; per-model parameters are not read."""
+    max_iter = global_param(job, "max_iter", 10)
+    if not float(max_iter).is_integer():   # pydantic's int: whole numbers only
+        raise Unsupported("max_iter", f"karcher: max_iter {max_iter!r} is not an integer")
+    max_iter = int(float(max_iter))
+    tol = float(global_param(job, "tol", 1e-5))
+    tensors = [values[m] for m, _ in job.sources]
+    return karcher(tensors, [1.0 / len(tensors)] * len(tensors), max_iter, tol)
+
+
+def softmax(x):
+    e = np.exp(x - np.max(x, axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def arcee_fusion(base_value, other):
+    """arcee_fusion.py: importance |b - a| * KL(softmax(b) + 1e-8 || softmax(a) + 1e-8) (along
+    the last dim); the delta kept where importance >= median + 1.5 (q3 - q1), the quantiles
+    sorted[floor(q (n - 1))] of the flattened importance."""
+    p, q = softmax(other) + 1e-8, softmax(base_value) + 1e-8
+    kl = np.sum(p * np.log(p / q), axis=-1)
+    importance = np.abs(other - base_value) * kl[..., None]
+    flat = np.sort(importance.ravel())
+    if flat.size > 1e6:   # mergekit samples 10^6 of them at random (torch.randperm)
+        raise Unsupported("arcee_fusion", "arcee_fusion of more than 10^6 values samples them "
+                                          "at random")
+    n = flat.size - 1
+    median, q1, q3 = flat[n // 2], flat[n // 4], flat[3 * n // 4]
+    mask = importance >= median + 1.5 * (q3 - q1)
+    return base_value + (other - base_value) * mask
+
+
+def arcee_fusion_merge(job, values, base):
+    if base is None:
+        raise Unsupported("base_model", "arcee_fusion needs a base_model")
+    if len(job.sources) == 1:
+        return values[job.sources[0][0]]
+    if len(job.sources) != 2 or base not in values:
+        raise Unsupported("arcee_fusion", "arcee_fusion merges exactly one model with the "
+                                          "base_model")
+    (other, _), = non_base(job, base)
+    return arcee_fusion(values[base], values[other])
+
+
+def model_stock_filter_wise(w0, ws):
+    """model_stock.py with filter_wise: t per row (a 1-D tensor is one row; the vectors along
+    the last dim), from the mean pairwise cosine of the rows of the offsets."""
+    rows = (lambda w: w.reshape(1, -1)) if w0.ndim == 1 else (lambda w: w)
+    r0 = rows(w0)
+    offsets = [rows(w) - r0 for w in ws]
+    cos = []
+    for i in range(len(offsets)):
+        for j in range(i + 1, len(offsets)):
+            norm = np.linalg.norm(offsets[i], axis=-1) * np.linalg.norm(offsets[j], axis=-1)
+            dot = np.sum(offsets[i] * offsets[j], axis=-1)
+            cos.append(np.clip(dot / np.maximum(norm, 1e-6), -1.0, 1.0))
+    c = np.mean(cos, axis=0)[..., None]
+    n = len(ws)
+    t = n * c / (1 + (n - 1) * c)
+    return (t * (sum(rows(w) for w in ws) / n) + (1 - t) * r0).reshape(w0.shape)
+
+
 def merge_tensor(method, job, values, base):
     if method in GTA_METHODS:
         return gta_merge(method, job, values, base)
@@ -478,6 +754,12 @@ def merge_tensor(method, job, values, base):
         return slerp_merge(job, values, base)
     if method == "model_stock":
         return model_stock_merge(job, values, base)
+    if method == "karcher":
+        return karcher_merge(job, values)
+    new_kernels = {"nearswap": nearswap_merge, "sce": sce_merge, "multislerp": multislerp_merge,
+                   "nuslerp": nuslerp_merge, "arcee_fusion": arcee_fusion_merge}
+    if method in new_kernels:
+        return new_kernels[method](job, values, base)
     return passthrough_merge(job, values)
 
 
@@ -499,7 +781,8 @@ def donor_model(config, slices):
 
 def check_supported(config):
     method = config.get("merge_method")
-    if method not in GTA_METHODS and method not in OTHER_METHODS:
+    enabled = method in NEW_METHODS and method in ENABLED_NEW_METHODS
+    if method not in GTA_METHODS and method not in OTHER_METHODS and not enabled:
         raise Unsupported(str(method), f"merge method {method!r} is not supported")
     for key in ("tokenizer_source", "tokenizer", "chat_template"):
         if config.get(key) is not None:

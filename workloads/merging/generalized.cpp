@@ -25,25 +25,6 @@ void set_bit(std::vector<std::uint64_t>& bits, std::size_t j, bool on) {
     bits[j >> 6] = on ? bits[j >> 6] | m : bits[j >> 6] & ~m;
 }
 
-// Sets (or clears) the bits of the m largest of mag[0..n): ties go to the lower index.
-void mark_top(const std::vector<double>& mag, std::size_t n, std::size_t m,
-              std::vector<std::uint64_t>& bits, bool on) {
-    if (m == 0) return;
-    if (m >= n) {
-        for (std::size_t j = 0; j < n; ++j) set_bit(bits, j, on);
-        return;
-    }
-    const double threshold = kth_largest(mag, n, m);
-    std::size_t above = 0;
-    for (std::size_t j = 0; j < n; ++j) above += mag[j] > threshold;
-    std::size_t equal_left = m - above;
-    for (std::size_t j = 0; j < n; ++j) {
-        const bool take = mag[j] > threshold || (mag[j] == threshold && equal_left > 0);
-        if (mag[j] == threshold && take) --equal_left;
-        if (take) set_bit(bits, j, on);
-    }
-}
-
 // The seeded uniform draw of coordinate j of task vector i (DARE's and DELLA's masks).
 struct Draws {
     std::uint64_t stream;
@@ -127,6 +108,24 @@ void select_bits(const MergeParams& p, const TensorScope& s, std::size_t i, std:
 }
 
 }  // namespace
+
+void mark_top(const std::vector<double>& mag, std::size_t n, std::size_t m,
+              std::vector<std::uint64_t>& bits, bool on) {
+    if (m == 0) return;
+    if (m >= n) {
+        for (std::size_t j = 0; j < n; ++j) set_bit(bits, j, on);
+        return;
+    }
+    const double threshold = kth_largest(mag, n, m);
+    std::size_t above = 0;
+    for (std::size_t j = 0; j < n; ++j) above += mag[j] > threshold;
+    std::size_t equal_left = m - above;
+    for (std::size_t j = 0; j < n; ++j) {
+        const bool take = mag[j] > threshold || (mag[j] == threshold && equal_left > 0);
+        if (mag[j] == threshold && take) --equal_left;
+        if (take) set_bit(bits, j, on);
+    }
+}
 
 double density_of(const MergeParams& p, std::size_t i) {
     return per_model(p.densities, i, p.density);

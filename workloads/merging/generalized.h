@@ -21,6 +21,11 @@ struct Selection {
     bool kept(std::size_t j) const { return all || ((bits[j >> 6] >> (j & 63)) & 1U); }
 };
 
+// Sets (or clears) the bits of the m largest of mag[0..n): ties go to the lower index
+// (torch's topk and sort leave them unspecified).
+void mark_top(const std::vector<double>& mag, std::size_t n, std::size_t m,
+              std::vector<std::uint64_t>& bits, bool on);
+
 // Model i's density (and γ, ε) for this tensor.
 double density_of(const MergeParams& p, std::size_t i);
 

@@ -104,6 +104,18 @@ const std::vector<MethodDef>& methods() {
         pass.uses_base = false;
         pass.per_model = {number("scale", 1.0)};
         v.push_back(pass);
+        // easy_define.py: scalar arguments are global parameters, List[float] per model.
+        MethodDef nearswap = named("nearswap", Method::nearswap);
+        nearswap.global = {number("t", std::nullopt)};
+        v.push_back(nearswap);
+        MethodDef sce = named("sce", Method::sce);
+        sce.global = {boolean("int8_mask", false), number("select_topk", 1.0)};
+        v.push_back(sce);
+        MethodDef multislerp = named("multislerp", Method::multislerp);
+        multislerp.base_optional = true;
+        multislerp.global = {boolean("normalize_weights", true), number("eps", 1e-8)};
+        multislerp.per_model = {number("weight", std::nullopt)};
+        v.push_back(multislerp);
         return v;
     }();
     return all;
@@ -180,6 +192,11 @@ struct Planner {
     const std::vector<ModelInfo>& info;
     Plan out;
 
+    // Whether the slice's base is θ0 (for a method whose base is optional: when one is given).
+    bool based(const Slice& s) const {
+        return def.uses_base && (!def.base_optional || s.base || c.base);
+    }
+
     std::size_t base_of(const Slice& s) const {
         const auto b = s.base ? s.base : c.base;
         if (!b) throw std::invalid_argument(c.method + " needs a base_model");
@@ -205,13 +222,15 @@ struct Planner {
             if (g.name == "rescale") q.rescale = v != 0;
             if (g.name == "lambda") q.coef = v;
             if (g.name == "t") q.t = v;
-            if (g.name == "filter_wise" && v != 0)
-                throw std::invalid_argument(
-                    "parameters.filter_wise: model_stock's filter-wise "
-                    "merge is not supported");
+            if (g.name == "select_topk") q.select_topk = v;
+            if (g.name == "eps") q.eps = v;
+            if (g.name == "normalize_weights")
+                q.normalize = v != 0 ? Normalize::mean : Normalize::sum;
+            if (g.name == "filter_wise") q.filter_wise = v != 0;
         }
         const std::optional<std::size_t> base =
-            def.uses_base ? std::optional(base_of(slice)) : std::nullopt;
+            based(slice) ? std::optional(base_of(slice)) : std::nullopt;
+        q.has_base = base.has_value();
         for (std::size_t j = 0; j < slice.sources.size(); ++j) {
             const Source& src = slice.sources[j];
             const PlannedTensor::Input in{src.model, inputs[j]};
@@ -247,11 +266,14 @@ struct Planner {
             fail("model_stock needs at least two models besides the base");
         if (def.op == Method::passthrough && k != 1)
             fail("passthrough takes exactly one model per slice");
+        if (def.op == Method::nearswap && k != 1)
+            fail("nearswap merges the base with exactly one other model (mergekit's rule)");
         if (k == 0) fail("no model to merge besides the base");
         double total = 0;
         for (double w : q.weights) total += w;
-        if (def.op == Method::linear && q.normalize == Normalize::mean && total == 0)
-            fail("linear: the weights sum to 0 (mergekit would divide by it)");
+        if ((def.op == Method::linear || def.op == Method::multislerp) &&
+            q.normalize == Normalize::mean && total == 0)
+            fail(def.name + ": the weights sum to 0 (mergekit would divide by it)");
         for (double d : q.densities)
             if (!(d >= 0)) fail("density " + std::to_string(d) + " is below 0");
         for (double g : q.gammas)
@@ -301,7 +323,7 @@ struct Planner {
 
     // Which source's tensor names the output takes: the base's, else the first.
     std::size_t reference(const Slice& s) const {
-        if (def.uses_base) {
+        if (based(s)) {
             const std::size_t b = base_of(s);
             for (std::size_t j = 0; j < s.sources.size(); ++j)
                 if (s.sources[j].model == b) return j;

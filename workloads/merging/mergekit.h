@@ -60,7 +60,8 @@ struct MethodDef {
     Method op = Method::generalized;
     Sparsify sparsify = Sparsify::none;
     bool consensus = false, normalize = false, rescale = false;
-    bool uses_base = true;  // the base is θ0, not one of the merged models
+    bool uses_base = true;       // the base is θ0, not one of the merged models
+    bool base_optional = false;  // uses_base when a base is given (multislerp)
     std::vector<ParamDef> global, per_model;
     std::vector<std::string> ignored;  // declared by mergekit for the method, never read
 };

@@ -74,6 +74,10 @@ std::uint64_t CheckpointSource::row_length(std::size_t i) const {
     const auto& shape = info(i).shape;
     return shape.size() <= 1 ? numel(i) : shape[1];
 }
+std::uint64_t CheckpointSource::last_dim(std::size_t i) const {
+    const auto& shape = info(i).shape;
+    return shape.empty() ? 1 : shape.back();
+}
 std::uint64_t CheckpointSource::rank_stride(std::size_t i) const {
     const auto& shape = info(i).shape;
     std::uint64_t stride = 1;
@@ -202,6 +206,7 @@ void ModelMerge::merge(const TensorSource& source, std::size_t i, double rho,
     scope.merge_rho = rho;
     scope.row_length = source.row_length(i);
     scope.rank_stride = source.rank_stride(i);
+    scope.last_dim = source.last_dim(i);
     const MergeParams* own = source.params(i);
     const auto blocks = source.blocks(i);
     const TensorMergeStats st = merge_tensor(own ? *own : params_, scope, *blocks, out);

@@ -31,6 +31,7 @@ class TensorSource {
     // tensor), and how far apart they lie in memory (1, or d2·…·dN of an N-D tensor).
     virtual std::uint64_t row_length(std::size_t i) const { return numel(i); }
     virtual std::uint64_t rank_stride(std::size_t) const { return 1; }
+    virtual std::uint64_t last_dim(std::size_t i) const { return numel(i); }
     // Tensor i's own parameters, when the merge has per-tensor ones (else the merge's).
     virtual const MergeParams* params(std::size_t) const { return nullptr; }
     // Tensor i's interference sums across the models (§3.1).
@@ -76,6 +77,7 @@ class CheckpointSource final : public TensorSource {
     std::uint64_t numel(std::size_t i) const override;
     std::uint64_t row_length(std::size_t i) const override;
     std::uint64_t rank_stride(std::size_t i) const override;
+    std::uint64_t last_dim(std::size_t i) const override;
     const MergeParams* params(std::size_t i) const override {
         return planned_ ? &plan_[i].params : nullptr;
     }

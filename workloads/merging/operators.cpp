@@ -24,6 +24,12 @@ const char* method_name(Method m) {
             return "linear";
         case Method::passthrough:
             return "passthrough";
+        case Method::nearswap:
+            return "nearswap";
+        case Method::sce:
+            return "sce";
+        case Method::multislerp:
+            return "multislerp";
         default:
             return kNames[static_cast<int>(m)];
     }

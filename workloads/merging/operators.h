@@ -36,7 +36,10 @@ enum class Method {
     // mergekit's operators that the studies do not sweep (compatbench merge only):
     generalized,  // generalized task arithmetic (generalized.h): TIES, DARE, DELLA, Breadcrumbs
     linear,       // Σ w_i θ_i (/ Σ w_i)
-    passthrough   // θ_1 · scale
+    passthrough,  // θ_1 · scale
+    nearswap,     // mergekit_kernels.h: θ0 moved toward θ_1 where they lie within t
+    sce,          // mergekit_kernels.h: SCE's variance selection, sign election, τ² weights
+    multislerp    // mergekit_kernels.h: the weighted mean on the hypersphere
 };
 const char* method_name(Method m);
 // The studies' operators' names, in the order of Method (task_arithmetic .. iso_c).
@@ -75,7 +78,11 @@ struct MergeParams {
     // DELLA on a dimension 1 of one coordinate, where mergekit's rank ramp is 0/0 (and its
     // bernoulli raises): refused, or (the studies' `della`) kept with probability d.
     bool della_lone_at_density = false;
-    double scale = 1.0;  // passthrough
+    double scale = 1.0;        // passthrough
+    double select_topk = 1.0;  // SCE: the fraction of coordinates of largest variance kept
+    double eps = 1e-8;         // multislerp
+    bool has_base = true;      // multislerp without a base: the θ_i themselves, not τ_i
+    bool filter_wise = false;  // Model Stock: one t per row of the last dimension
 };
 
 // What the operator needs to know of the tensor beyond its values.
@@ -91,6 +98,8 @@ struct TensorScope {
                                   // as mergekit's torch code does): a 2-D tensor's columns,
                                   // a 1-D tensor's length, d1 of an N-D one; 0: unknown
     std::size_t rank_stride = 1;  // memory distance between those coordinates (d2·…·dN)
+    std::size_t last_dim = 0;     // the last dimension's length (Model Stock's filter_wise
+                                  // rows); 0: unknown (the tensor is one row)
 };
 
 struct TensorMergeStats {

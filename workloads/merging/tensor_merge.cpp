@@ -9,9 +9,11 @@
 
 #include "common/hash.h"
 #include "common/lanes.h"
+#include "merging/block_pass.h"
 #include "merging/generalized.h"
 #include "merging/iso_c.h"
 #include "merging/last_pass.h"
+#include "merging/mergekit_kernels.h"
 #include "merging/operators.h"
 #include "merging/selection.h"
 
@@ -19,44 +21,11 @@ namespace compatbench::merging {
 
 namespace {
 
-constexpr std::size_t kBlock = 2048;
-
-// One block of a tensor: θ0, the task vectors τ_i = θ_i − θ0 in double, their mean, and
-// the merged values. The loops over a block run as the definitions read over a whole
-// tensor (model by model, coordinate by coordinate), so the compiler vectorises them the
-// same way; a block only bounds the memory.
-struct Block {
-    std::size_t begin = 0, count = 0;
-    const float* base = nullptr;
-    std::vector<const float*> x;         // θ_i
-    std::vector<std::vector<double>> t;  // τ_i
-    std::vector<double> mean, theta;
-};
-
-// Calls f(block) for every block of `in`, in order, with τ and their mean filled in.
-template <class F>
-void for_blocks(TensorBlocks& in, F&& f) {
-    const std::size_t k = in.models();
-    Block b;
-    b.t.assign(k, std::vector<double>(std::min(kBlock, in.numel())));
-    b.mean.resize(std::min(kBlock, in.numel()));
-    b.theta.resize(b.mean.size());
-    last_pass::read_blocks(
-        in, kBlock, [&](std::size_t begin, std::size_t count, const float* base, const auto& x) {
-            b.begin = begin;
-            b.count = count;
-            b.base = base;
-            b.x = x;
-            for (std::size_t i = 0; i < k; ++i)
-                for (std::size_t j = 0; j < b.count; ++j)
-                    b.t[i][j] = static_cast<double>(b.x[i][j]) - b.base[j];
-            std::fill_n(b.mean.begin(), b.count, 0.0);
-            for (std::size_t i = 0; i < k; ++i)
-                for (std::size_t j = 0; j < b.count; ++j) b.mean[j] += b.t[i][j];
-            for (std::size_t j = 0; j < b.count; ++j) b.mean[j] /= static_cast<double>(k);
-            f(b);
-        });
-}
+using blocks::array_pass;
+using blocks::Block;
+using blocks::for_blocks;
+using blocks::from_delta;
+using blocks::kBlock;
 
 // What a first pass sums over the coordinates, for the operators that need a tensor-wide
 // quantity before merging (SLERP, Model Stock, the PRISM family).
@@ -67,7 +36,7 @@ struct FirstPass {
 };
 
 bool needs_first_pass(const MergeParams& p) {
-    return p.method == Method::slerp || p.method == Method::model_stock ||
+    return p.method == Method::slerp || (p.method == Method::model_stock && !p.filter_wise) ||
            reads_merge_rho(p.method);
 }
 
@@ -114,32 +83,6 @@ FirstPass first_pass(const MergeParams& p, TensorBlocks& in, bool keep_magnitude
         }
     });
     return f;
-}
-
-// The last pass: rule(block) fills block.theta; θ goes on as float32, with ‖τ̄‖² and the
-// update's statistics (last_pass::Stats).
-template <class Rule>
-void array_pass(TensorBlocks& in, const BlockSink& out, TensorMergeStats& st, Rule&& rule) {
-    std::vector<float> merged(std::min(kBlock, in.numel()));
-    last_pass::Stats all;
-    for_blocks(in, [&](Block& b) {
-        rule(b);
-        last_pass::Stats stats = all;  // in registers for the loop
-        for (std::size_t j = 0; j < b.count; j += 8) {
-            using last_pass::load;
-            const std::size_t n = std::min<std::size_t>(8, b.count - j);
-            stats.add(load<V8d>(&b.mean[j], n), load<V8d>(&b.theta[j], n),
-                      __builtin_convertvector(load<V8f>(b.base + j, n), V8d), &merged[j], n);
-        }
-        all = stats;
-        out(b.begin, {merged.data(), b.count});
-    });
-    all.finish(st);
-}
-
-// θ = θ0 + scale · delta over a block.
-inline void from_delta(Block& b, const std::vector<double>& delta, double scale) {
-    for (std::size_t j = 0; j < b.count; ++j) b.theta[j] = b.base[j] + scale * delta[j];
 }
 
 // DARE: τ_ij kept with probability 1 − p and rescaled by 1 / (1 − p); the mask is drawn per
@@ -202,25 +145,6 @@ double norm_matched_scale(const MergeParams& p, TensorBlocks& in, double mean_ta
     return nm > 0 ? std::sqrt(sq) / nm : 0.0;
 }
 
-// Model Stock: t · mean θ_i + (1 − t) · θ0 = θ0 + t · τ̄, t from the mean pairwise cosine.
-double model_stock_t(const std::vector<double>& dots, std::size_t k) {
-    const auto at = [&](std::size_t i, std::size_t q) {  // i <= q
-        return dots[i * k - i * (i - 1) / 2 + (q - i)];
-    };
-    double cos_sum = 0.0;
-    int pairs = 0;
-    for (std::size_t i = 0; i < k; ++i)
-        for (std::size_t q = i + 1; q < k; ++q) {
-            // mergekit's model_stock: the norms' product clamped at 1e-6, the cosine to ±1.
-            const double norms = std::sqrt(at(i, i)) * std::sqrt(at(q, q));
-            cos_sum += std::clamp(at(i, q) / std::max(norms, 1e-6), -1.0, 1.0);
-            ++pairs;
-        }
-    const double c = pairs ? cos_sum / pairs : 1.0;
-    const double denom = 1.0 + (static_cast<double>(k) - 1.0) * c;
-    return denom != 0.0 ? static_cast<double>(k) * c / denom : 0.0;
-}
-
 // SLERP's weights of θ1 and θ2 at t.
 std::pair<double, double> slerp_weights(const MergeParams& p, const std::vector<double>& dots) {
     // mergekit's slerp: each vector normalised only when its norm is above 1e-8.
@@ -274,6 +198,23 @@ MergeParams gta_params(const MergeParams& p) {
     return p.method == Method::generalized ? p : study_gta_params(p);
 }
 
+// The study's DARE: its own drop, then the mean or TIES's mix.
+void dare_pass(const MergeParams& p, const TensorScope& s, TensorBlocks& in, const BlockSink& out,
+               TensorMergeStats& st) {
+    MergeParams q = p;
+    if (p.dare_then_ties) {
+        q.consensus = true;
+        q.normalize = Normalize::mean;
+        q.weights.clear();
+    }
+    std::vector<double> delta(std::min(kBlock, in.numel()));
+    array_pass(in, out, st, [&](Block& b) {
+        dare_drop(p, s, b);
+        combine(q, {}, b.begin, b.count, b.t, delta);
+        from_delta(b, delta, p.coef);
+    });
+}
+
 // Iso-C (iso_c.h): the flattened spectrum of Σ τ_i on a matrix, the mean τ elsewhere.
 void iso_c_pass(const MergeParams& p, const TensorScope& s, TensorBlocks& in, const BlockSink& out,
                 TensorMergeStats& st) {
@@ -324,21 +265,14 @@ void merge_pass(const MergeParams& p, const TensorScope& s, TensorBlocks& in, co
                 from_delta(b, delta, q.coef);
             });
         }
-        case Method::dare: {
-            MergeParams q = p;  // the study's DARE: its own drop, then the mean or TIES's mix
-            if (p.dare_then_ties) {
-                q.consensus = true;
-                q.normalize = Normalize::mean;
-                q.weights.clear();
-            }
-            return array_pass(in, out, st, [&](Block& b) {
-                dare_drop(p, s, b);
-                combine(q, {}, b.begin, b.count, b.t, delta);
-                from_delta(b, delta, p.coef);
-            });
-        }
+        case Method::dare:
+            return dare_pass(p, s, in, out, st);
         case Method::iso_c:
             return iso_c_pass(p, s, in, out, st);
+        case Method::nearswap:
+        case Method::sce:
+        case Method::multislerp:
+            return mergekit_pass(p, s, in, out, st);
         case Method::linear:
             return array_pass(in, out, st, [&](Block& b) { linear(p, b); });
         case Method::passthrough:
@@ -355,7 +289,8 @@ void merge_pass(const MergeParams& p, const TensorScope& s, TensorBlocks& in, co
             });
         }
         case Method::model_stock: {
-            const double t = model_stock_t(f.dots, in.models());
+            if (p.filter_wise) return model_stock_filter_wise(s, in, out, st);
+            const double t = model_stock_t(f.dots.data(), in.models());
             if (fused({last_pass::Update::mean, t})) return;
             return array_pass(in, out, st, [&](Block& b) { from_delta(b, b.mean, t); });
         }
