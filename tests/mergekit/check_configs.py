@@ -56,7 +56,7 @@ HUB_MODELS = {
     "mistralai/Mistral-7B-v0.1": "base",
 }
 # Refused merge methods: the word stderr must name.
-REFUSED_METHODS = {"nuslerp", "ram", "ramplus_tl", "karcher", "arcee_fusion"}
+REFUSED_METHODS = {"ram", "ramplus_tl", "arcee_fusion"}
 # Fixtures refused for a key of a supported method: GROUP/NAME -> the word.
 REFUSED_FIXTURES = {
     "tests/test_della_invalid_epsilon": "epsilon",

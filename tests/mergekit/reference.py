@@ -486,7 +486,8 @@ def passthrough_merge(job, values):
 # model_stock_merge) until their name is in ENABLED_NEW_METHODS: compatbench's C++ side still
 # refuses them, and check_configs.py wants the reference to refuse the same fixtures.
 NEW_METHODS = ("nearswap", "sce", "multislerp", "nuslerp", "karcher", "arcee_fusion")
-ENABLED_NEW_METHODS = {"nearswap", "sce", "multislerp", "model_stock_filter_wise"}
+ENABLED_NEW_METHODS = {"nearswap", "sce", "multislerp", "nuslerp", "karcher",
+                       "model_stock_filter_wise"}
 
 
 def non_base(job, base):

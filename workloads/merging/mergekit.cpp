@@ -116,6 +116,15 @@ const std::vector<MethodDef>& methods() {
         multislerp.global = {boolean("normalize_weights", true), number("eps", 1e-8)};
         multislerp.per_model = {number("weight", std::nullopt)};
         v.push_back(multislerp);
+        MethodDef nuslerp = named("nuslerp", Method::nuslerp);
+        nuslerp.base_optional = true;
+        nuslerp.global = {boolean("nuslerp_row_wise", false), boolean("nuslerp_flatten", true)};
+        nuslerp.per_model = {number("weight", std::nullopt)};
+        v.push_back(nuslerp);
+        MethodDef karcher = named("karcher", Method::karcher);  // the base is an input too
+        karcher.uses_base = false;
+        karcher.global = {number("max_iter", 10), number("tol", 1e-5)};
+        v.push_back(karcher);
         return v;
     }();
     return all;
@@ -227,6 +236,13 @@ struct Planner {
             if (g.name == "normalize_weights")
                 q.normalize = v != 0 ? Normalize::mean : Normalize::sum;
             if (g.name == "filter_wise") q.filter_wise = v != 0;
+            if (g.name == "nuslerp_row_wise") q.row_wise = v != 0;
+            if (g.name == "nuslerp_flatten") q.flatten = v != 0;
+            if (g.name == "tol") q.tol = v;
+            if (g.name == "max_iter" && (v != std::floor(v) || v < 0 || v > 1e6))
+                throw std::invalid_argument(name + ": karcher's max_iter " + std::to_string(v) +
+                                            " is not a whole number of iterations");
+            if (g.name == "max_iter") q.max_iter = static_cast<int>(v);
         }
         const std::optional<std::size_t> base =
             based(slice) ? std::optional(base_of(slice)) : std::nullopt;
@@ -266,6 +282,8 @@ struct Planner {
             fail("model_stock needs at least two models besides the base");
         if (def.op == Method::passthrough && k != 1)
             fail("passthrough takes exactly one model per slice");
+        if (def.op == Method::nuslerp && !(k == 2 || (k == 1 && !q.has_base)))
+            fail("nuslerp merges exactly two models besides the base, if any (mergekit's rule)");
         if (def.op == Method::nearswap && k != 1)
             fail("nearswap merges the base with exactly one other model (mergekit's rule)");
         if (k == 0) fail("no model to merge besides the base");

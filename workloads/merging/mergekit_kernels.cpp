@@ -142,6 +142,141 @@ void multislerp(const MergeParams& p, const TensorScope& s, TensorBlocks& in, co
     });
 }
 
+// nuslerp's vectors: coordinate f belongs to vector group(f) of `size`; flatten: one; along
+// dimension 0 (row_wise): the coordinates of equal index over the other dimensions; else the
+// rows of the last dimension.
+struct Fibres {
+    std::size_t size = 1, stride = 0, len = 0;
+    Fibres(const MergeParams& p, const TensorScope& s, std::size_t n) {
+        if (p.flatten) return;
+        if (p.row_wise) {  // a 1-D tensor is one vector (transpose(0, -1) leaves it)
+            if (s.matrix || s.kernel) stride = size = s.row_length * s.rank_stride;
+            return;
+        }
+        len = s.last_dim > 0 && n % s.last_dim == 0 ? s.last_dim : n;
+        size = n / len;
+    }
+    std::size_t group(std::size_t f) const { return stride ? f % stride : len ? f / len : 0; }
+};
+
+// nuslerp.py: t = w_2 / (w_1 + w_2) (0.5 when that sum is below 1e-6); per vector, the SLERP
+// weights of v_1 and v_2 (not normalised) from their angle, linear where |sin θ| < 1e-8.
+void nuslerp(const MergeParams& p, const TensorScope& s, TensorBlocks& in, const BlockSink& out,
+             TensorMergeStats& st) {
+    const auto v = [&](const Block& b, std::size_t i, std::size_t j) {
+        return p.has_base ? b.t[i][j] : static_cast<double>(b.x[i][j]);
+    };
+    if (in.models() == 1)  // mergekit returns the one model's tensor as it is
+        return array_pass(in, out, st, [&](Block& b) {
+            for (std::size_t j = 0; j < b.count; ++j) b.theta[j] = b.x[0][j];
+        });
+    const double wsum = p.weights.at(0) + p.weights.at(1);
+    const double t = std::abs(wsum) < 1e-6 ? 0.5 : p.weights[1] / wsum;
+    const Fibres fib(p, s, in.numel());
+    std::vector<double> dots(3 * fib.size, 0.0);  // per vector: v1·v1, v2·v2, v1·v2
+    for_blocks(in, [&](const Block& b) {
+        for (std::size_t j = 0; j < b.count; ++j) {
+            double* d = &dots[3 * fib.group(b.begin + j)];
+            const double x = v(b, 0, j), y = v(b, 1, j);
+            d[0] += x * x, d[1] += y * y, d[2] += x * y;
+        }
+    });
+    std::vector<double> wa(fib.size), wb(fib.size);
+    for (std::size_t g = 0; g < fib.size; ++g) {
+        const double* d = &dots[3 * g];
+        const double n1 = std::max(std::sqrt(d[0]), 1e-7), n2 = std::max(std::sqrt(d[1]), 1e-7);
+        const double theta = std::acos(std::clamp(d[2] / (n1 * n2), -1.0, 1.0));
+        const double sin = std::sin(theta);
+        const bool linear = std::abs(sin) < 1e-8;
+        wa[g] = linear ? 1.0 - t : std::sin((1.0 - t) * theta) / sin;
+        wb[g] = linear ? t : std::sin(t * theta) / sin;
+    }
+    array_pass(in, out, st, [&](Block& b) {
+        for (std::size_t j = 0; j < b.count; ++j) {
+            const std::size_t g = fib.group(b.begin + j);
+            b.theta[j] = (p.has_base ? static_cast<double>(b.base[j]) : 0.0) + wa[g] * v(b, 0, j) +
+                         wb[g] * v(b, 1, j);
+        }
+    });
+}
+
+// Σ_iq a_i b_q G_iq: the dot product of Σ a_i θ_i and Σ b_q θ_q.
+double gram_dot(const std::vector<double>& a, const std::vector<double>& b,
+                const std::vector<double>& gram) {
+    const std::size_t k = a.size();
+    double s = 0.0;
+    for (std::size_t i = 0; i < k; ++i)
+        for (std::size_t q = 0; q < k; ++q) s += a[i] * b[q] * gram[i * k + q];
+    return s;
+}
+
+// karcher.py's iteration on coefficients: every vector it forms (the mean direction u, the
+// step T) is Σ_i c_i θ_i, so u·θ_i and norms come from the Gram matrix G of the θ_i.
+std::vector<double> karcher_coefficients(const MergeParams& p, const std::vector<double>& gram,
+                                         std::size_t k) {
+    const auto norm_of = [&](const std::vector<double>& a) {
+        return std::sqrt(std::max(gram_dot(a, a, gram), 0.0));
+    };
+    std::vector<double> norm(k), u(k, 0.0);
+    std::vector<std::size_t> valid;
+    for (std::size_t i = 0; i < k; ++i) norm[i] = std::sqrt(gram[i * k + i]);
+    for (std::size_t i = 0; i < k; ++i)
+        if (norm[i] > p.tol) valid.push_back(i);
+    if (valid.empty()) return u;                                   // zeros
+    const double alpha = 1.0 / static_cast<double>(valid.size());  // every alpha is 1/n
+    for (std::size_t i : valid) u[i] = alpha / norm[i];
+    const double norm_u = norm_of(u);
+    if (norm_u < p.tol) {
+        std::fill(u.begin(), u.end(), 0.0);
+        u[valid[0]] = 1.0 / norm[valid[0]];
+    } else {
+        for (double& c : u) c /= norm_u;
+    }
+    for (int it = 0; it < p.max_iter; ++it) {
+        std::vector<double> step(k, 0.0), unit(k, 0.0);
+        for (std::size_t i : valid) {
+            std::fill(unit.begin(), unit.end(), 0.0);
+            unit[i] = 1.0 / norm[i];
+            const double d = std::clamp(gram_dot(u, unit, gram), -1.0, 1.0), theta = std::acos(d);
+            if (theta < p.tol) continue;
+            const double f = alpha * theta / std::sin(theta);
+            for (std::size_t q = 0; q < k; ++q) step[q] += f * (unit[q] - d * u[q]);
+        }
+        const double norm_step = norm_of(step);
+        if (norm_step < p.tol) break;
+        for (std::size_t q = 0; q < k; ++q)
+            u[q] = std::cos(norm_step) * u[q] + std::sin(norm_step) * step[q] / norm_step;
+        const double nu = norm_of(u);
+        if (nu > p.tol)
+            for (double& c : u) c /= nu;
+    }
+    double scale = 0.0;  // Σ alpha_i ‖θ_i‖ over every input, zero norms too
+    for (std::size_t i = 0; i < k; ++i) scale += norm[i] / static_cast<double>(k);
+    for (double& c : u) c *= scale;
+    return u;
+}
+
+void karcher(const MergeParams& p, TensorBlocks& in, const BlockSink& out, TensorMergeStats& st) {
+    const std::size_t k = in.models();
+    std::vector<double> gram(k * k, 0.0);
+    for_blocks(in, [&](const Block& b) {
+        for (std::size_t i = 0; i < k && k > 1; ++i)
+            for (std::size_t q = i; q < k; ++q)
+                for (std::size_t j = 0; j < b.count; ++j)
+                    gram[i * k + q] += static_cast<double>(b.x[i][j]) * b.x[q][j];
+    });
+    for (std::size_t i = 0; i < k; ++i)
+        for (std::size_t q = 0; q < i; ++q) gram[i * k + q] = gram[q * k + i];
+    const std::vector<double> c = k > 1 ? karcher_coefficients(p, gram, k) : std::vector{1.0};
+    array_pass(in, out, st, [&](Block& b) {
+        for (std::size_t j = 0; j < b.count; ++j) {
+            double x = 0.0;
+            for (std::size_t i = 0; i < k; ++i) x += c[i] * b.x[i][j];
+            b.theta[j] = x;
+        }
+    });
+}
+
 }  // namespace
 
 // Model Stock: t · mean θ_i + (1 − t) · θ0 = θ0 + t · τ̄, t from the mean pairwise cosine.
@@ -184,7 +319,8 @@ void model_stock_filter_wise(const TensorScope& s, TensorBlocks& in, const Block
 }
 
 bool is_mergekit_kernel(Method m) {
-    return m == Method::nearswap || m == Method::sce || m == Method::multislerp;
+    return m == Method::nearswap || m == Method::sce || m == Method::multislerp ||
+           m == Method::nuslerp || m == Method::karcher;
 }
 
 void mergekit_pass(const MergeParams& p, const TensorScope& s, TensorBlocks& in,
@@ -196,6 +332,10 @@ void mergekit_pass(const MergeParams& p, const TensorScope& s, TensorBlocks& in,
             return sce(p, in, out, st);
         case Method::multislerp:
             return multislerp(p, s, in, out, st);
+        case Method::nuslerp:
+            return nuslerp(p, s, in, out, st);
+        case Method::karcher:
+            return karcher(p, in, out, st);
         default:
             throw std::invalid_argument(s.name + ": " + method_name(p.method) +
                                         " is no mergekit kernel");

@@ -16,6 +16,14 @@
 //               Σ w_i ‖v_i‖, plus the base. One model: θ_1 itself; ‖m‖ < ε: the weighted sum of
 //               two models, an error for more. As every step is linear in the v_i, the result is
 //               Σ_i c_i v_i with c_i from the Gram matrix of the v_i (one pass), then one pass.
+//   nuslerp     nuslerp.py: two models (task vectors with a base), t = w_2 / (w_1 + w_2) (0.5
+//               when |w_1 + w_2| < 1e-6); SLERP of v_1 and v_2 as they are (their units only
+//               give the angle, norms clamped at 1e-7) per vector: the whole tensor
+//               (nuslerp_flatten, the default), else each row of the last dimension, or with
+//               nuslerp_row_wise each vector along dimension 0; linear where |sin θ| < 1e-8.
+//   karcher     karcher.py: every input (the base too) at weight 1/n; the Riemannian mean of
+//               the unit vectors of norm above tol by at most max_iter steps, times the mean
+//               norm; as multislerp, on coefficients from the Gram matrix.
 #pragma once
 
 #include "merging/operators.h"

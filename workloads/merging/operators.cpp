@@ -30,6 +30,10 @@ const char* method_name(Method m) {
             return "sce";
         case Method::multislerp:
             return "multislerp";
+        case Method::nuslerp:
+            return "nuslerp";
+        case Method::karcher:
+            return "karcher";
         default:
             return kNames[static_cast<int>(m)];
     }

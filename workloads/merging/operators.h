@@ -39,7 +39,9 @@ enum class Method {
     passthrough,  // θ_1 · scale
     nearswap,     // mergekit_kernels.h: θ0 moved toward θ_1 where they lie within t
     sce,          // mergekit_kernels.h: SCE's variance selection, sign election, τ² weights
-    multislerp    // mergekit_kernels.h: the weighted mean on the hypersphere
+    multislerp,   // mergekit_kernels.h: the weighted mean on the hypersphere
+    nuslerp,      // mergekit_kernels.h: SLERP of two models' rows, columns or whole tensors
+    karcher       // mergekit_kernels.h: the Riemannian mean of the models' directions
 };
 const char* method_name(Method m);
 // The studies' operators' names, in the order of Method (task_arithmetic .. iso_c).
@@ -83,6 +85,10 @@ struct MergeParams {
     double eps = 1e-8;         // multislerp
     bool has_base = true;      // multislerp without a base: the θ_i themselves, not τ_i
     bool filter_wise = false;  // Model Stock: one t per row of the last dimension
+    bool row_wise = false;     // nuslerp: SLERP along dimension 0 (a matrix's columns)
+    bool flatten = true;       // nuslerp: SLERP of the whole tensor (over row_wise)
+    int max_iter = 10;         // karcher
+    double tol = 1e-5;         // karcher
 };
 
 // What the operator needs to know of the tensor beyond its values.

@@ -272,6 +272,8 @@ void merge_pass(const MergeParams& p, const TensorScope& s, TensorBlocks& in, co
         case Method::nearswap:
         case Method::sce:
         case Method::multislerp:
+        case Method::nuslerp:
+        case Method::karcher:
             return mergekit_pass(p, s, in, out, st);
         case Method::linear:
             return array_pass(in, out, st, [&](Block& b) { linear(p, b); });

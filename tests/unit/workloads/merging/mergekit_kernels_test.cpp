@@ -1,4 +1,5 @@
-// mergekit's nearswap, SCE, multislerp and filter-wise Model Stock (mergekit_kernels.h) on cases
+// mergekit's nearswap, SCE, multislerp, nuslerp, karcher and filter-wise Model Stock
+// (mergekit_kernels.h) on cases
 // worked by hand.
 #include <gtest/gtest.h>
 
@@ -103,4 +104,44 @@ TEST(MergekitKernels, ModelStockFilterWiseTakesOneTPerRow) {
     out = merged(p, base, models, 2);
     EXPECT_FLOAT_EQ(out[0], 0.8f * 0.5f);
     EXPECT_FLOAT_EQ(out[3], 0.8f);
+}
+
+TEST(MergekitKernels, NuslerpSlerpsTheVectorsAsTheyAreOrRowByRow) {
+    MergeParams p;
+    p.method = Method::nuslerp;
+    p.has_base = false;
+    p.weights = {1.0, 1.0};  // t = 1/2
+    // Whole tensors (1, 0) and (0, 2), at right angles: sin(π/4) / sin(π/2) each, as they are.
+    auto out = merged(p, {1.0f, 0.0f}, {{1.0f, 0.0f}, {0.0f, 2.0f}});
+    const double h = std::sqrt(0.5);
+    EXPECT_NEAR(out[0], h, 1e-6);
+    EXPECT_NEAR(out[1], 2 * h, 1e-6);
+    // Row by row: row 0 at right angles as above; row 1 colinear: the linear mix.
+    p.flatten = false;
+    out = merged(p, {1, 0, 1, 1}, {{1, 0, 1, 1}, {0, 2, 2, 2}}, 2);
+    EXPECT_NEAR(out[0], h, 1e-6);
+    EXPECT_NEAR(out[1], 2 * h, 1e-6);
+    EXPECT_NEAR(out[2], 1.5, 1e-6);
+    EXPECT_NEAR(out[3], 1.5, 1e-6);
+    // With a base, of the task vectors; weights 1 and 3 give t = 3/4 on colinear ones.
+    p.has_base = true;
+    p.flatten = true;
+    p.weights = {1.0, 3.0};
+    out = merged(p, {1.0f, 1.0f}, {{2.0f, 2.0f}, {3.0f, 3.0f}});
+    EXPECT_NEAR(out[0], 1.0 + 0.25 * 1.0 + 0.75 * 2.0, 1e-6);
+}
+
+TEST(MergekitKernels, KarcherIsTheMeanDirectionAtTheMeanNorm) {
+    MergeParams p;
+    p.method = Method::karcher;
+    // (2, 0) and (0, 4): the geodesic mean of their directions is (1, 1)/√2, at norm 3; the
+    // first step is zero, so the iteration stops there.
+    auto out = merged(p, {2.0f, 0.0f}, {{2.0f, 0.0f}, {0.0f, 4.0f}});
+    EXPECT_NEAR(out[0], 3.0 / std::sqrt(2.0), 1e-6);
+    EXPECT_NEAR(out[1], 3.0 / std::sqrt(2.0), 1e-6);
+    // A zero input counts in the mean norm but not in the direction: (0, 0), (3, 0), (0, 3)
+    // gives (1, 1)/√2 at norm (0 + 3 + 3)/3 = 2.
+    out = merged(p, {0.0f, 0.0f}, {{0.0f, 0.0f}, {3.0f, 0.0f}, {0.0f, 3.0f}});
+    EXPECT_NEAR(out[0], 2.0 / std::sqrt(2.0), 1e-6);
+    EXPECT_NEAR(out[1], 2.0 / std::sqrt(2.0), 1e-6);
 }
