@@ -2,7 +2,7 @@
 
     write_models(folder) -> {name: path}
 
-writes five folders, each a checkpoint as Hugging Face writes one (`model.safetensors`,
+writes six folders, each a checkpoint as Hugging Face writes one (`model.safetensors`,
 `config.json`, `generation_config.json`, `tokenizer.json`, `tokenizer_config.json`,
 `special_tokens_map.json`): a LlamaForCausalLM with 40 layers, hidden size 8, MLP size 16,
 vocabulary 32, 2 attention heads, untied embeddings.
@@ -11,8 +11,9 @@ vocabulary 32, 2 attention heads, untied embeddings.
   model_a, model_b, model_c  base + seeded noise of scale 0.02, 0.04, 0.06 (norms: a tenth of
                              it), so the task vectors differ and disagree in sign
   model_a_f16                model_a stored as F16
+  model_b_bf16               model_b stored as BF16
 
-Everything is F32 except model_a_f16; the values are the same on every run. Every model's
+Everything is F32 except model_a_f16 and model_b_bf16; the values are the same on every run. Every model's
 JSON files carry its name, so a merge's copied files show which model they came from.
 
     /usr/bin/python3 tests/mergekit/make_models.py FOLDER
@@ -41,7 +42,7 @@ LAYER_TENSORS = [
 ]
 # name: (noise seed, noise scale); the base has none.
 FINE_TUNES = {"model_a": (1, 0.02), "model_b": (2, 0.04), "model_c": (3, 0.06)}
-MODEL_NAMES = ["base", "model_a", "model_b", "model_c", "model_a_f16"]
+MODEL_NAMES = ["base", "model_a", "model_b", "model_c", "model_a_f16", "model_b_bf16"]
 
 
 def tensor_shapes(num_layers=NUM_LAYERS):
@@ -139,7 +140,7 @@ def write_checkpoint(folder, name, index, tensors, dtype):
     os.makedirs(folder, exist_ok=True)
     save(os.path.join(folder, "model.safetensors"), tensors, metadata={"format": "pt"},
          dtypes=dtype)
-    torch_dtype = {"F32": "float32", "F16": "float16"}[dtype]
+    torch_dtype = {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}[dtype]
     files = {"config.json": llama_config(name, torch_dtype), **tokenizer_files(name, index)}
     for file_name, content in files.items():
         with open(os.path.join(folder, file_name), "w", encoding="utf-8") as f:
@@ -154,6 +155,7 @@ def model_tensors():
     for name, (seed, scale) in FINE_TUNES.items():
         out[name] = (fine_tune(base, seed, scale), "F32")
     out["model_a_f16"] = (out["model_a"][0], "F16")
+    out["model_b_bf16"] = (out["model_b"][0], "BF16")
     return out
 
 

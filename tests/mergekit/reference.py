@@ -766,6 +766,31 @@ def merge_tensor(method, job, values, base):
 
 # ---------------------------------------------------------------- merge
 
+# Methods whose torch arithmetic mixes the inputs as they are (torch.stack, a - b, a * w + b):
+# their result has torch's promoted dtype. The generalized task arithmetic methods convert the
+# models to the base's dtype first and cast back; slerp casts to its first input's; karcher's
+# mean accumulates in its first input's; passthrough scales its one input.
+PROMOTING = {"linear", "multislerp", "model_stock", "nearswap", "sce", "nuslerp"}
+
+
+def promoted(dtypes):
+    """torch.result_type of float tensors of these safetensors dtypes."""
+    kinds = set(dtypes)
+    if len(kinds) == 1:
+        return kinds.pop()
+    return "F64" if "F64" in kinds else "F32"   # F16 with BF16, or with F32: F32
+
+
+def result_dtype(method, dtypes, base, first):
+    """The dtype mergekit writes a merged tensor in when no dtype is set: {model: stored
+    dtype} of its inputs."""
+    if method in PROMOTING:
+        return promoted(dtypes.values())
+    if method in ("karcher", "passthrough") or base not in dtypes:
+        return dtypes[first]
+    return dtypes[base]
+
+
 def output_dtype_name(config):
     name = config.get("out_dtype") or config.get("dtype")
     if name is None:
@@ -812,9 +837,9 @@ def merge(config, resolve_path):
             raise Unsupported("tensor", f"missing input tensors {missing}")
         values = {m: ckpts[m].tensors[n] for m, n in job.sources}
         out.tensors[job.out_name] = merge_tensor(method, job, values, base)
-        dtype_from = base if base in ckpts else job.sources[0][0]
-        dtype_in = ckpts[dtype_from].dtypes[dict(job.sources)[dtype_from]]
-        out.dtypes[job.out_name] = DTYPES[dtype_name] if dtype_name else dtype_in
+        dtypes = {m: ckpts[m].dtypes[n] for m, n in job.sources}
+        out.dtypes[job.out_name] = (DTYPES[dtype_name] if dtype_name
+                                    else result_dtype(method, dtypes, base, job.sources[0][0]))
     out.donor = donor_model(config, slices)
     donor_config = load_checkpoint(resolve_path(out.donor)).config
     # with slices: their lengths' sum; with models: the donor's, unchanged

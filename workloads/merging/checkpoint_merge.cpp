@@ -9,8 +9,8 @@ formats::CheckpointLayout merged_layout(const CheckpointSource& source,
     formats::CheckpointLayout layout;
     for (std::size_t i = 0; i < source.size(); ++i) {
         const auto& t = source.info(i);
-        layout.add(source.name(i), source.mergeable(i) && out_dtype ? *out_dtype : t.dtype,
-                   t.shape);
+        const formats::DType merged = out_dtype ? *out_dtype : source.result_dtype(i);
+        layout.add(source.name(i), source.mergeable(i) ? merged : t.dtype, t.shape);
     }
     return layout;
 }

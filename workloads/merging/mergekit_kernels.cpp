@@ -318,6 +318,11 @@ void model_stock_filter_wise(const TensorScope& s, TensorBlocks& in, const Block
     });
 }
 
+bool promotes_dtypes(Method m) {
+    return m == Method::linear || m == Method::multislerp || m == Method::model_stock ||
+           m == Method::nearswap || m == Method::sce || m == Method::nuslerp;
+}
+
 bool is_mergekit_kernel(Method m) {
     return m == Method::nearswap || m == Method::sce || m == Method::multislerp ||
            m == Method::nuslerp || m == Method::karcher;

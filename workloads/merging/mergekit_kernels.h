@@ -40,6 +40,13 @@ double model_stock_t(const double* dots, std::size_t k);
 void model_stock_filter_wise(const TensorScope& s, TensorBlocks& in, const BlockSink& out,
                              TensorMergeStats& st);
 
+// Whether mergekit's method mixes its inputs in the dtypes they have (torch.stack, a − b,
+// w·a + b), so that its result has torch's promoted dtype (F16 with BF16 or F32: F32):
+// linear, multislerp, model_stock, nearswap, sce, nuslerp. The generalized task arithmetic
+// methods convert the models to the base's dtype and cast back; slerp and karcher keep their
+// first input's; passthrough its one input's.
+bool promotes_dtypes(Method m);
+
 // Whether merge_tensor hands the method to mergekit_pass.
 bool is_mergekit_kernel(Method m);
 

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "formats/tensor_reader.h"
+#include "merging/mergekit_kernels.h"
 #include "merging/stream.h"
 
 namespace compatbench::merging {
@@ -59,6 +60,16 @@ void CheckpointSource::check(const PlannedTensor& t, bool any_float_dtype) const
 const formats::TensorInfo& CheckpointSource::info(std::size_t i) const {
     const auto& b = plan_[i].base;
     return checkpoints_[b.checkpoint]->info(b.tensor);
+}
+formats::DType CheckpointSource::result_dtype(std::size_t i) const {
+    using formats::DType;
+    DType out = info(i).dtype;
+    if (!planned_ || !promotes_dtypes(plan_[i].params.method)) return out;
+    for (const auto& in : plan_[i].models) {
+        const DType d = checkpoints_[in.checkpoint]->info(in.tensor).dtype;
+        if (d != out) out = d == DType::F64 || out == DType::F64 ? DType::F64 : DType::F32;
+    }
+    return out;
 }
 const formats::SafetensorsFile& CheckpointSource::base_file(std::size_t i) const {
     const auto& b = plan_[i].base;

@@ -84,6 +84,10 @@ class CheckpointSource final : public TensorSource {
     InterferenceSums interference(std::size_t i) const override;
     std::unique_ptr<TensorBlocks> blocks(std::size_t i) const override;
     const formats::TensorInfo& info(std::size_t i) const;  // the base's
+    // The dtype of tensor i's merged values when the merge sets none, as torch gives
+    // mergekit's result from its inputs' dtypes: promoted over every input for the methods
+    // whose arithmetic mixes them as they are (promotes_dtypes), else the base's.
+    formats::DType result_dtype(std::size_t i) const;
     const formats::SafetensorsFile& base_file(std::size_t i) const;
     const formats::Checkpoint& base_checkpoint() const { return *checkpoints_.front(); }
     // Per input (the base, then each model): its raw chunk and its float32 block.
