@@ -125,7 +125,16 @@ TEST(Mergekit, RefusesWhatMergekitCannotMerge) {
     c.method = "linear";
     c.parameters.clear();
     EXPECT_THROW(mk::plan(c, {m, m, m}), std::invalid_argument);  // linear needs weights
-    EXPECT_EQ(mk::find_method("nuslerp"), nullptr);
+    EXPECT_EQ(mk::find_method("arcee_fusion"), nullptr);
+    c.method = "nuslerp";  // two models besides the base, not one
+    c.listed.pop_back();
+    c.parameters["weight"] = number(1.0);
+    EXPECT_THROW(mk::plan(c, {m, m, m}), std::invalid_argument);
+    c.method = "karcher";  // max_iter a whole number
+    c.parameters["max_iter"] = number(2.5);
+    EXPECT_THROW(mk::plan(c, {m, m, m}), std::invalid_argument);
+    c.listed.push_back({2, std::nullopt, {}});
+    c.parameters.clear();
     c.method = "ties";
     c.parameters["density"] = number(-0.5);
     EXPECT_THROW(mk::plan(c, {m, m, m}), std::invalid_argument);  // below 0
