@@ -21,6 +21,7 @@
 #include <optional>
 
 #include "app/merge_config.h"
+#include "app/merge_files.h"
 #include "app/mpi_verb.h"
 #include "app/verbs.h"
 #include "config/config.h"
@@ -130,91 +131,6 @@ formats::CheckpointLayout output_layout(const MergeSpec& spec,
     return layout;
 }
 
-// mergekit's _copy_tokenizer file list (generation_config.json among them).
-const char* const kTokenizerFiles[] = {"tokenizer_config.json", "special_tokens_map.json",
-                                       "tokenizer.json",        "tokenizer.model",
-                                       "added_tokens.json",     "merges.txt",
-                                       "chat_template.jinja",   "generation_config.json",
-                                       "chat_template.json",    "vocab.json"};
-
-std::string file_bytes(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-// The number of token ids of a tokenizer.json (its vocabulary and added tokens).
-std::size_t vocabulary_size(const fs::path& file) {
-    const auto j = nlohmann::json::parse(file_bytes(file), nullptr, false);
-    std::size_t n = 0;
-    if (j.is_object() && j.contains("model") && j["model"].contains("vocab")) {
-        const auto& v = j["model"]["vocab"];
-        if (v.is_object())
-            for (const auto& [token, id] : v.items())
-                if (id.is_number_unsigned())
-                    n = std::max<std::size_t>(n, id.get<std::size_t>() + 1);
-        if (v.is_array()) n = v.size();
-    }
-    if (j.is_object() && j.contains("added_tokens"))
-        for (const auto& t : j["added_tokens"])
-            if (t.contains("id") && t["id"].is_number_unsigned())
-                n = std::max<std::size_t>(n, t["id"].get<std::size_t>() + 1);
-    return n;
-}
-
-// tokenizer_source: mergekit builds the tokenizer and permutes every model's embeddings to
-// it, resizing them to the vocabulary. That is the identity, and compatbench copies the
-// donor's files, when every model has the donor's tokenizer.json and the embeddings have one
-// row per token (config.json's vocab_size); otherwise refused.
-void check_tokenizer_source(const MergeSpec& spec) {
-    if (!spec.donor) return;
-    const fs::path donor = spec.config.models[*spec.donor];
-    const auto refuse = [&](const std::string& why) {
-        throw ConfigError(spec.file, "tokenizer_source", why);
-    };
-    if (!fs::exists(donor / "tokenizer.json"))
-        refuse(donor.string() + " has no tokenizer.json to take the vocabulary from");
-    const std::string mine = file_bytes(donor / "tokenizer.json");
-    for (const auto& m : spec.config.models)
-        if (!fs::is_directory(m) || file_bytes(fs::path(m) / "tokenizer.json") != mine)
-            refuse(m + " has another tokenizer than " + donor.string() +
-                   ": merging models of different vocabularies (mergekit's embedding "
-                   "permutation) is not supported");
-    const std::size_t tokens = vocabulary_size(donor / "tokenizer.json");
-    const auto config = nlohmann::json::parse(file_bytes(donor / "config.json"), nullptr, false);
-    if (!config.is_object() || !config.contains("vocab_size") || config["vocab_size"] != tokens)
-        refuse(donor.string() + ": its tokenizer has " + std::to_string(tokens) +
-               " tokens and config.json another vocab_size: mergekit would resize the "
-               "embeddings; not supported");
-}
-
-// config.json from the base (else the first model), its layer count the output's when
-// slices set it and its dtype the output's when given; with `copy_tokenizer` the tokenizer
-// files of tokenizer_source (else the same model), as mergekit's _model_out_config and
-// _copy_tokenizer do. Nothing for a model given as a single file.
-void write_side_files(const MergeSpec& spec, const mk::Plan& plan, const fs::path& dir,
-                      bool copy_tokenizer) {
-    const fs::path model = spec.config.models[spec.config.base.value_or(0)];
-    if (fs::exists(model / "config.json")) {
-        nlohmann::json config =
-            nlohmann::json::parse(file_bytes(model / "config.json"), nullptr, false);
-        if (config.is_discarded())
-            throw formats::FormatError((model / "config.json").string() + ": not valid JSON");
-        for (const char* key : {"num_hidden_layers", "n_layer"})
-            if (plan.layers_changed && config.contains(key)) config[key] = plan.layers;
-        if (spec.out_dtype)
-            config["torch_dtype"] = *spec.out_dtype == formats::DType::F32   ? "float32"
-                                    : *spec.out_dtype == formats::DType::F16 ? "float16"
-                                                                             : "bfloat16";
-        std::ofstream(dir / "config.json") << config.dump(2) << "\n";
-    }
-    const fs::path donor = spec.config.models[spec.donor.value_or(spec.config.base.value_or(0))];
-    if (!copy_tokenizer || !fs::exists(donor / "tokenizer_config.json") ||
-        !(fs::exists(donor / "tokenizer.json") || fs::exists(donor / "tokenizer.model")))
-        return;
-    for (const char* f : kTokenizerFiles)
-        if (fs::exists(donor / f)) fs::copy_file(donor / f, dir / f);
-}
-
 // PRISM's ρ-gate needs the merge's ρ over the in-scope tensors first (§3.2): each rank
 // measures its tensors and the sums are combined. Other operators do not read it.
 double merge_rho(merging::ModelMerge& merge, const merging::CheckpointSource& source,
@@ -301,7 +217,7 @@ Prepared prepare(const MergeOptions& opt, int ranks) {
                                    "replace it whole, or choose another folder");
     p.shard = shard_bytes(p.spec, opt.shard_size);
     p.in = open_inputs(p.spec);
-    check_tokenizer_source(p.spec);
+    check_tokenizer(p.spec, opt.copy_tokenizer);
     const merging::CheckpointSource& source = *p.in.source;
     std::vector<std::uint64_t> numel;
     for (std::size_t i = 0; i < source.size(); ++i) {
@@ -347,7 +263,7 @@ int merge_and_write(const MergeOptions& opt, const Prepared& p, int rank, int si
     double rss[2] = {peak_rss_mb(), anon.mb}, max_rss[2] = {0, 0};
     MPI_Reduce(rss, max_rss, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     if (rank != 0) return kExitOk;
-    write_side_files(p.spec, p.in.plan, dir, opt.copy_tokenizer);
+    write_side_files(p.spec, p.in.plan, dir, opt.copy_tokenizer, opt.out);
     staged->commit();
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

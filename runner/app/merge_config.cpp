@@ -54,6 +54,7 @@ struct Reader {
         for (std::size_t i = 0; i < models.size(); ++i)
             if (models[i] == where) return i;
         models.push_back(where);
+        s.written.push_back(ref);
         return models.size() - 1;
     }
 

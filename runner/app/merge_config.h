@@ -19,6 +19,7 @@ namespace compatbench {
 struct MergeSpec {
     std::string file;
     merging::mergekit::Config config;  // models (resolved paths), base, sources, parameters
+    std::vector<std::string> written;  // each of config.models as the YAML names it
     bool mergekit = false;             // one of mergekit's methods, else compatbench's own
     merging::MergeParams params;       // compatbench's own operators (one set for all tensors)
     std::vector<std::string> scope;    // compatbench's own operators

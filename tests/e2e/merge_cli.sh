@@ -71,7 +71,8 @@ done
 set +e; "$BIN" merge ta.yaml --out out_sharded > err.txt 2>&1; code=$?; set -e
 [[ $code == 2 ]] && grep -q "pass --replace" err.txt || { cat err.txt; fail "existing --out: exit $code"; }
 expect_code 0 mpi 2 merge ta.yaml --out out_sharded --replace > /dev/null
-[[ $(ls out_sharded) == "model.safetensors" ]] || fail "stale files after --replace: $(ls out_sharded)"
+[[ $(ls out_sharded | tr '\n' ' ') == "README.md mergekit_config.yml model.safetensors " ]] \
+  || fail "stale files after --replace: $(ls out_sharded)"
 cmp out_sharded/model.safetensors out_ta/model.safetensors || fail "--replace wrote other bytes"
 expect_code 0 mpi 0 merge ta.yaml --out out_shards --out-shard-size 200K > /dev/null
 [[ -f out_shards/model.safetensors.index.json ]] || fail "--out-shard-size made no shards"
@@ -140,4 +141,21 @@ set +e; "$BIN" screen slerp.yaml > err.txt 2>&1; code=$?; set -e
 "$BIN" screen ta.yaml --json > screen_yaml.json
 "$BIN" screen --base base.safetensors --models "${ALL[@]}" --coef 0.7 --json > screen_cli.json
 pycheck merge_cli screen_outputs_agree
-pass "merge: every method, numpy-equal TA, PRISM and Iso-C, rank-independent bytes, sharding, errors, inputs never written over, staged output, --replace, screen of a merge YAML"
+# The model card and the YAML as mergekit writes them beside the weights.
+cmp ta.yaml out_ta/mergekit_config.yml || fail "mergekit_config.yml is not the merge YAML"
+grep -q "^This model was merged using the \[Task Arithmetic\](https://arxiv.org/abs/2212.04089) merge method using base.safetensors as a base.$" out_ta/README.md \
+  || { cat out_ta/README.md; fail "README.md: no model card"; }
+# A donor whose tokenizer mergekit would rebuild (tokenizer.json without tokenizer_config.json)
+# is refused before anything is written, unless --no-copy-tokenizer; one with no tokenizer
+# files gives a warning.
+mkdir -p tok_half tok_none && cp base.safetensors tok_half/model.safetensors
+cp base.safetensors tok_none/model.safetensors && echo '{}' > tok_half/tokenizer.json
+printf 'merge_method: task_arithmetic\nbase_model: %s\nmodels:\n  - model: ft1\n' tok_half > tok_half.yaml
+sed 's/tok_half/tok_none/' tok_half.yaml > tok_none.yaml
+set +e; "$BIN" merge tok_half.yaml --out out_tok > err.txt 2>&1; code=$?; set -e
+[[ $code == 2 ]] && grep -q "tok_half has tokenizer files but not tokenizer_config.json" err.txt && [[ ! -e out_tok ]] \
+  || { cat err.txt; fail "a half tokenizer: exit $code"; }
+expect_code 0 "$BIN" merge tok_half.yaml --out out_tok --no-copy-tokenizer > /dev/null
+"$BIN" merge tok_none.yaml --out out_tok_none > /dev/null 2> err.txt || fail "no tokenizer: failed"
+grep -q "tok_none: no tokenizer files: the merged model has none" err.txt || { cat err.txt; fail "no tokenizer: no warning"; }
+pass "merge: every method, numpy-equal TA, PRISM and Iso-C, rank-independent bytes, sharding, errors, inputs never written over, staged output, --replace, screen of a merge YAML, model card, tokenizer donors"

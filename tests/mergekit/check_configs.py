@@ -262,6 +262,69 @@ def check_files(out, merged, donor_path):
                 raise Failure(f"{name} differs from the donor's ({os.path.basename(donor_path)})")
 
 
+# pretty_name and reference_url of mergekit's methods (registry.py and merge_methods/*.py).
+CARD_NAMES = {
+    "task_arithmetic": ("Task Arithmetic", "https://arxiv.org/abs/2212.04089"),
+    "ties": ("TIES", "https://arxiv.org/abs/2306.01708"),
+    "dare_ties": ("DARE TIES", "https://arxiv.org/abs/2311.03099"),
+    "dare_linear": ("Linear DARE", "https://arxiv.org/abs/2311.03099"),
+    "breadcrumbs": ("Model Breadcrumbs", "https://arxiv.org/abs/2312.06795"),
+    "breadcrumbs_ties": ("Model Breadcrumbs with TIES", "https://arxiv.org/abs/2312.06795"),
+    "della": ("DELLA", "https://arxiv.org/abs/2406.11617"),
+    "della_linear": ("Linear DELLA", "https://arxiv.org/abs/2406.11617"),
+    "linear": ("Linear", "https://arxiv.org/abs/2203.05482"),
+    "slerp": ("SLERP", "https://en.wikipedia.org/wiki/Slerp"),
+    "model_stock": ("Model Stock", "https://arxiv.org/abs/2403.19522"),
+    "passthrough": ("Passthrough", None),
+    "nearswap": ("NearSwap", "https://huggingface.co/alchemonaut/QuartetAnemoi-70B-t0.0001"),
+    "sce": ("SCE", "https://arxiv.org/abs/2408.07990"),
+    "multislerp": ("Multi-SLERP", "https://goddard.blog/posts/multislerp-wow-what-a-cool-idea"),
+    "nuslerp": ("NuSLERP", None),
+    "karcher": ("Karcher Mean", "https://en.wikipedia.org/wiki/Karcher_mean"),
+}
+
+
+def referenced_models(config):
+    """config.py's referenced_models, in the order the YAML names them (mergekit: a set)."""
+    refs = [config.get("base_model")] + [m["model"] for m in config.get("models") or []]
+    for sl in config.get("slices") or []:
+        refs += [src["model"] for src in sl["sources"]]
+    return list(dict.fromkeys(r for r in refs if r))
+
+
+def expected_card(config, text, name):
+    """card.py's generate_card for local models (no hub ids: base_model is empty), the tool
+    named as compatbench."""
+    pretty, url = CARD_NAMES[config["merge_method"]]
+    method = f"[{pretty}]({url})" if url else pretty
+    base = None if config["merge_method"] == "slerp" else config.get("base_model")
+    bullets = "".join(f"* {m}\n" for m in referenced_models(config) if m != base)
+    return ("---\nbase_model: []\nlibrary_name: transformers\ntags:\n- mergekit\n- merge\n"
+            f"---\n# {name}\n\nThis is a merge of pre-trained language models created using "
+            "compatbench merge from a [mergekit](https://github.com/cg123/mergekit) "
+            "configuration.\n\n## Merge Details\n### Merge Method\n\nThis model was merged "
+            f"using the {method} merge method" + (f" using {base} as a base" if base else "")
+            + ".\n\n### Models Merged\n\nThe following models were included in the merge:\n"
+            + bullets + "\n### Configuration\n\nThe following YAML configuration was used to "
+            f"produce this model:\n\n```yaml\n{text}\n```\n")
+
+
+def check_card(out, copy_path):
+    """mergekit_config.yml is the merge YAML as given; README.md is mergekit's card."""
+    with open(copy_path, encoding="utf-8") as f:
+        text = f.read()
+    for name, want in [("mergekit_config.yml", text),
+                       ("README.md", expected_card(yaml.safe_load(text), text,
+                                                   os.path.basename(out)))]:
+        try:
+            with open(os.path.join(out, name), encoding="utf-8") as f:
+                got = f.read()
+        except OSError as e:
+            raise Failure(f"{name}: {e}")
+        if got != want:
+            raise Failure(f"{name} is not as mergekit writes it")
+
+
 # ---------------------------------------------------------------- one fixture
 
 def reference_merge(config, paths, float32=False):
@@ -309,6 +372,7 @@ def check_supported(binary, run_dir, config, text, copy_path):
     got, got_dtypes = read_output(out)
     off, total = compare_ulp(got, got_dtypes, merged.tensors, merged.dtypes)
     check_files(out, merged, donor_path)
+    check_card(out, copy_path)
     f32_text = localized(text, PATHS, float32=True)
     check_localized(f32_text, config, PATHS, float32=True)
     f32_path = os.path.join(run_dir, "config_float32.yml")

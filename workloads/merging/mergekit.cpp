@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <regex>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 
 namespace compatbench::merging::mergekit {
 
@@ -69,6 +71,30 @@ MethodDef gta(std::string name, Sparsify sparsify, bool consensus, bool normaliz
     return m;
 }
 
+// pretty_name and reference_url of each method, as registry.py and the methods give them.
+void add_card_names(std::vector<MethodDef>& v) {
+    const std::map<std::string, std::pair<const char*, const char*>> card = {
+        {"task_arithmetic", {"Task Arithmetic", "https://arxiv.org/abs/2212.04089"}},
+        {"ties", {"TIES", "https://arxiv.org/abs/2306.01708"}},
+        {"dare_ties", {"DARE TIES", "https://arxiv.org/abs/2311.03099"}},
+        {"dare_linear", {"Linear DARE", "https://arxiv.org/abs/2311.03099"}},
+        {"breadcrumbs", {"Model Breadcrumbs", "https://arxiv.org/abs/2312.06795"}},
+        {"breadcrumbs_ties", {"Model Breadcrumbs with TIES", "https://arxiv.org/abs/2312.06795"}},
+        {"della", {"DELLA", "https://arxiv.org/abs/2406.11617"}},
+        {"della_linear", {"Linear DELLA", "https://arxiv.org/abs/2406.11617"}},
+        {"linear", {"Linear", "https://arxiv.org/abs/2203.05482"}},
+        {"slerp", {"SLERP", "https://en.wikipedia.org/wiki/Slerp"}},
+        {"model_stock", {"Model Stock", "https://arxiv.org/abs/2403.19522"}},
+        {"passthrough", {"Passthrough", ""}},
+        {"nearswap", {"NearSwap", "https://huggingface.co/alchemonaut/QuartetAnemoi-70B-t0.0001"}},
+        {"sce", {"SCE", "https://arxiv.org/abs/2408.07990"}},
+        {"multislerp",
+         {"Multi-SLERP", "https://goddard.blog/posts/multislerp-wow-what-a-cool-idea"}},
+        {"nuslerp", {"NuSLERP", ""}},
+        {"karcher", {"Karcher Mean", "https://en.wikipedia.org/wiki/Karcher_mean"}}};
+    for (auto& m : v) std::tie(m.pretty, m.url) = card.at(m.name);
+}
+
 const std::vector<MethodDef>& methods() {
     static const std::vector<MethodDef> all = [] {
         std::vector<MethodDef> v;
@@ -125,6 +151,7 @@ const std::vector<MethodDef>& methods() {
         karcher.uses_base = false;
         karcher.global = {number("max_iter", 10), number("tol", 1e-5)};
         v.push_back(karcher);
+        add_card_names(v);
         return v;
     }();
     return all;

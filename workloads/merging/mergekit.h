@@ -64,6 +64,7 @@ struct MethodDef {
     bool base_optional = false;  // uses_base when a base is given (multislerp)
     std::vector<ParamDef> global, per_model;
     std::vector<std::string> ignored;  // declared by mergekit for the method, never read
+    std::string pretty, url;           // its pretty_name and reference_url (model cards)
 };
 // mergekit's method of that name (nullptr for one compatbench does not support).
 const MethodDef* find_method(const std::string& name);
