@@ -15,8 +15,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <limits>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -27,6 +29,7 @@
 #include "config/config.h"
 #include "exec/signals.h"
 #include "formats/layout.h"
+#include "formats/lora.h"
 #include "formats/staged_folder.h"
 #include "merging/checkpoint_merge.h"
 
@@ -120,11 +123,12 @@ formats::CheckpointLayout output_layout(const MergeSpec& spec,
     formats::CheckpointLayout layout = merging::merged_layout(source, spec.out_dtype);
     layout.set_metadata("merge_method", spec.config.method);
     layout.set_metadata("parameters", spec.parameters.dump());
-    layout.set_metadata("base_model",
-                        spec.config.base ? spec.config.models[*spec.config.base] : "");
+    std::vector<std::string> named = spec.config.models;  // a LoRA model as BASE+ADAPTER
+    for (const auto& l : spec.loras) named[l.model] = l.base + "+" + l.adapter;
+    layout.set_metadata("base_model", spec.config.base ? named[*spec.config.base] : "");
     std::vector<std::string> models;  // every input besides the base
-    for (std::size_t i = 0; i < spec.config.models.size(); ++i)
-        if (i != spec.config.base) models.push_back(spec.config.models[i]);
+    for (std::size_t i = 0; i < named.size(); ++i)
+        if (i != spec.config.base) models.push_back(named[i]);
     layout.set_metadata("models", nlohmann::json(models).dump());
     layout.set_metadata("format", "pt");
     layout.plan(dir.string(), shard_bytes);
@@ -191,13 +195,53 @@ std::uint64_t shard_bytes(const MergeSpec& spec, const std::string& option) {
 // Every input and the YAML itself, and each file inside an input folder (a Hugging Face
 // cache links them into its blobs/ folder): what --out and its staging must stay clear of.
 std::vector<fs::path> input_paths(const MergeSpec& spec) {
-    std::vector<fs::path> out(spec.config.models.begin(), spec.config.models.end());
+    std::vector<fs::path> models(spec.config.models.begin(), spec.config.models.end());
+    for (const auto& l : spec.loras) {  // BASE+ADAPTER: both
+        models[l.model] = l.base;
+        models.push_back(l.adapter);
+    }
+    std::vector<fs::path> out = models;
     out.push_back(spec.file);
-    for (const auto& m : spec.config.models)
+    for (const auto& m : models)
         if (fs::is_directory(m))
             for (const auto& e : fs::directory_iterator(m)) out.push_back(e.path());
     return out;
 }
+
+// Where the models given as BASE+ADAPTER are written with their adapter applied, beside
+// --out (mergekit: its LoRA merge cache): removed when the merge ends, and by the next merge
+// into the same --out after a kill.
+fs::path lora_scratch(const std::string& out) {
+    const fs::path target = fs::path(out).lexically_normal();
+    const fs::path name = target.has_filename() ? target : target.parent_path();
+    std::string scratch = name.filename().string();
+    scratch.insert(scratch.begin(), '.');
+    scratch.append(".lora");
+    return name.parent_path() / scratch;
+}
+
+// Rank 0 applies each adapter (formats/lora.h) into the scratch folder; every rank then
+// reads those models from there.
+struct LoraScratch {
+    fs::path dir;
+    bool owner = false;
+    LoraScratch(const MergeSpec& spec, const std::string& out, int rank)
+        : dir(lora_scratch(out)), owner(rank == 0 && !spec.loras.empty()) {
+        if (!owner) return;
+        fs::remove_all(dir);
+        for (const auto& l : spec.loras) {
+            const auto base = formats::Checkpoint::open(l.base);
+            formats::write_lora_merged(base, formats::read_lora_adapter(l.adapter, base),
+                                       (dir / std::to_string(l.model)).string());
+        }
+    }
+    LoraScratch(const LoraScratch&) = delete;
+    LoraScratch& operator=(const LoraScratch&) = delete;
+    ~LoraScratch() {
+        std::error_code ignored;
+        if (owner) fs::remove_all(dir, ignored);
+    }
+};
 
 // Everything a merge needs before its first collective call, the same on every rank.
 struct Prepared {
@@ -207,15 +251,26 @@ struct Prepared {
     std::vector<int> owner;
 };
 
-Prepared prepare(const MergeOptions& opt, int ranks) {
+// The merge YAML and --out checked; nothing read of the models yet.
+Prepared prepare_spec(const MergeOptions& opt) {
     Prepared p{parse_merge_spec(opt.config), {}, 0, 0, {}};
     const std::vector<fs::path> inputs = input_paths(p.spec);
     formats::StagedFolder::check_clear_of_inputs(opt.out, inputs, "--out");
+    if (!p.spec.loras.empty())
+        formats::check_output_clear_of_inputs(lora_scratch(opt.out), inputs,
+                                              "--out's LoRA scratch");
     if (fs::exists(fs::symlink_status(opt.out)) && !opt.replace)
         throw formats::FormatError(opt.out +
                                    ": the output folder exists; pass --replace to "
                                    "replace it whole, or choose another folder");
     p.shard = shard_bytes(p.spec, opt.shard_size);
+    return p;
+}
+
+// The models opened and planned, the tensors given to ranks.
+void prepare_inputs(Prepared& p, const MergeOptions& opt, int ranks) {
+    for (const auto& l : p.spec.loras)
+        p.spec.config.models[l.model] = (lora_scratch(opt.out) / std::to_string(l.model)).string();
     p.in = open_inputs(p.spec);
     check_tokenizer(p.spec, opt.copy_tokenizer);
     const merging::CheckpointSource& source = *p.in.source;
@@ -227,7 +282,6 @@ Prepared prepare(const MergeOptions& opt, int ranks) {
                 source.numel(i) * formats::dtype_size(source.info(i).dtype) * p.in.all.size();
     }
     p.owner = assign_ranks(numel, ranks);
-    return p;
 }
 
 // Whether every rank got through (no rank goes on to a collective call alone), and
@@ -240,16 +294,14 @@ std::pair<bool, bool> ranks_ok(bool ok) {
 }
 
 // The merge into the staging folder, moved into place by rank 0 once every rank is done.
-int merge_and_write(const MergeOptions& opt, const Prepared& p, int rank, int size,
-                    std::chrono::steady_clock::time_point t0) {
+int merge_and_write(const MergeOptions& opt, const Prepared& p, formats::StagedFolder* staged,
+                    int rank, int size, std::chrono::steady_clock::time_point t0) {
     const merging::CheckpointSource& source = *p.in.source;
     merging::ModelMerge merge(p.spec.params, p.spec.scope);
     std::vector<std::size_t> mine;  // the tensors this rank merges and writes
     for (std::size_t i = 0; i < source.size(); ++i)
         if (p.owner[i] == rank) mine.push_back(i);
     const double rho = merge_rho(merge, source, mine);
-    std::unique_ptr<formats::StagedFolder> staged;
-    if (rank == 0) staged = std::make_unique<formats::StagedFolder>(opt.out, opt.replace);
     const fs::path dir = formats::StagedFolder::staging_path(opt.out);
     formats::CheckpointLayout layout = output_layout(p.spec, source, dir, p.shard);
     if (rank == 0) layout.create();
@@ -274,32 +326,46 @@ int merge_and_write(const MergeOptions& opt, const Prepared& p, int rank, int si
 
 }  // namespace
 
+// Runs `step` on every rank; false (after saying why, once) unless it succeeded everywhere.
+bool on_all_ranks(int rank, const std::function<void()>& step) {
+    std::exception_ptr error;
+    try {
+        step();
+    } catch (const std::exception&) {
+        error = std::current_exception();
+    }
+    const auto [all, rank0] = ranks_ok(!error);
+    if (all) return true;
+    if (error && rank == 0) std::rethrow_exception(error);  // said once, by rank 0
+    if (error && rank0) {                                   // only this worker failed: it says why
+        try {
+            std::rethrow_exception(error);
+        } catch (const std::exception& e) {
+            std::cerr << "compatbench: merge: rank " << rank << ": " << e.what() << "\n";
+        }
+    }
+    return false;
+}
+
 int verb_merge(const MergeOptions& opt) {
     return with_mpi("merge", [&](int rank, int size) {
         const auto t0 = std::chrono::steady_clock::now();
         std::optional<Prepared> p;
-        std::exception_ptr error;
-        try {
-            p.emplace(prepare(opt, size));
-        } catch (const std::exception&) {
-            error = std::current_exception();
-        }
-        if (const auto [all, rank0] = ranks_ok(!error); !all) {
-            if (error && rank == 0) std::rethrow_exception(error);  // said once, by rank 0
-            if (error && rank0) {  // only this worker failed: it says why
-                try {
-                    std::rethrow_exception(error);
-                } catch (const std::exception& e) {
-                    std::cerr << "compatbench: merge: rank " << rank << ": " << e.what() << "\n";
-                }
-            }
+        std::unique_ptr<formats::StagedFolder> staged;  // rank 0's: it holds --out's lock
+        std::unique_ptr<LoraScratch> loras;
+        const auto first = [&] {
+            p.emplace(prepare_spec(opt));
+            if (rank == 0) staged = std::make_unique<formats::StagedFolder>(opt.out, opt.replace);
+            loras = std::make_unique<LoraScratch>(p->spec, opt.out, rank);
+        };
+        if (!on_all_ranks(rank, first) ||
+            !on_all_ranks(rank, [&] { prepare_inputs(*p, opt, size); }))
             return kExitBadInput;
-        }
         if (rank == 0)
             for (const auto& w : p->spec.warnings)
                 std::cerr << "compatbench: warning: " << w << "\n";
         try {  // from here an error on one rank ends every rank (no collective waits on it)
-            return merge_and_write(opt, *p, rank, size, t0);
+            return merge_and_write(opt, *p, staged.get(), rank, size, t0);
         } catch (const std::exception& e) {
             if (size == 1) throw;
             std::cerr << "compatbench: merge: rank " << rank << ": " << e.what() << "\n";

@@ -22,15 +22,8 @@ struct Reader {
     MergeSpec& s;
     const mk::MethodDef* def = nullptr;  // mergekit's method, else compatbench's own
 
-    // A model reference: a local safetensors file or folder (resolved against the YAML's
-    // folder), its index among the models (each path once).
-    std::size_t model(const YAML::Node& n, const std::string& path) {
-        const std::string ref = yc.as_string(n, path);
-        if (ref.find('+') != std::string::npos || ref.find('@') != std::string::npos)
-            yc.fail(n, path,
-                    "'" + ref +
-                        "': LoRA (+) and revision (@) references are not "
-                        "supported; give a local safetensors checkpoint");
+    // A local safetensors file or folder (resolved against the YAML's folder).
+    std::string local_model(const YAML::Node& n, const std::string& path, const std::string& ref) {
         const fs::path p = fs::path(ref).is_relative() ? dir / ref : fs::path(ref);
         const std::string where = p.lexically_normal().string();
         if (!fs::exists(p))
@@ -50,9 +43,43 @@ struct Reader {
                              ? " (PyTorch .bin checkpoints are not read: convert them to "
                                "safetensors)"
                              : ""));
+        return where;
+    }
+
+    // mergekit's BASE+ADAPTER (common.py ModelReference): a PEFT LoRA adapter folder.
+    std::string adapter(const YAML::Node& n, const std::string& path, const std::string& ref) {
+        const fs::path p = fs::path(ref).is_relative() ? dir / ref : fs::path(ref);
+        for (const char* f : {"adapter_config.json", "adapter_model.safetensors"})
+            if (!fs::exists(p / f))
+                yc.fail(n, path,
+                        "'" + ref + "': no " + f +
+                            " (a LoRA reference is BASE+ADAPTER, the "
+                            "adapter a local PEFT folder)");
+        return p.lexically_normal().string();
+    }
+
+    // A model reference: a local checkpoint, or one with a LoRA adapter applied
+    // (BASE+ADAPTER), its index among the models (each once).
+    std::size_t model(const YAML::Node& n, const std::string& path) {
+        const std::string ref = yc.as_string(n, path);
+        if (ref.find('@') != std::string::npos)
+            yc.fail(n, path,
+                    "'" + ref + "': revisions (@) are not supported; give a local checkpoint");
+        const auto plus = ref.find('+');
+        if (plus != std::string::npos && ref.find('+', plus + 1) != std::string::npos)
+            yc.fail(n, path, "'" + ref + "': one + at most (BASE+ADAPTER), as mergekit parses it");
+        std::string where = local_model(n, path, ref.substr(0, plus));
+        std::optional<std::string> lora;
+        if (plus != std::string::npos) {
+            lora = adapter(n, path, ref.substr(plus + 1));
+            where += "+" + *lora;
+        }
         auto& models = s.config.models;
         for (std::size_t i = 0; i < models.size(); ++i)
             if (models[i] == where) return i;
+        if (lora)
+            s.loras.push_back(
+                {models.size(), where.substr(0, where.size() - lora->size() - 1), *lora});
         models.push_back(where);
         s.written.push_back(ref);
         return models.size() - 1;

@@ -20,9 +20,16 @@ struct MergeSpec {
     std::string file;
     merging::mergekit::Config config;  // models (resolved paths), base, sources, parameters
     std::vector<std::string> written;  // each of config.models as the YAML names it
-    bool mergekit = false;             // one of mergekit's methods, else compatbench's own
-    merging::MergeParams params;       // compatbench's own operators (one set for all tensors)
-    std::vector<std::string> scope;    // compatbench's own operators
+    // Models given as BASE+ADAPTER: config.models[model] is "BASE+ADAPTER" until the merge
+    // applies the adapter into a scratch folder and puts that folder there.
+    struct Lora {
+        std::size_t model = 0;
+        std::string base, adapter;
+    };
+    std::vector<Lora> loras;
+    bool mergekit = false;           // one of mergekit's methods, else compatbench's own
+    merging::MergeParams params;     // compatbench's own operators (one set for all tensors)
+    std::vector<std::string> scope;  // compatbench's own operators
     std::optional<formats::DType> out_dtype;  // out_dtype, else dtype
     std::optional<std::size_t> donor;         // where config and tokenizer files come from
     std::optional<double> shard_mb;

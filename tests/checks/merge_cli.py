@@ -97,3 +97,54 @@ def same_tensors(*args):
     a, b = load(args[1]), load(args[2])
     assert set(a) == set(b) and all(np.array_equal(a[n], b[n]) for n in a), (args[1], args[2])
     print(f"{args[2]}: the same {len(a)} tensors as {args[1]}")
+
+
+def make_lora(*args):
+    """A PEFT LoRA adapter for BASE in folder OUT (r = 2, lora_alpha = 6: scale 3) on every
+    layer's q_proj and v_proj, seeded: python3 -m checks merge_cli make_lora PYTHON_DIR BASE
+    OUT [CONFIG_JSON_OVERRIDES]."""
+    import json, os, sys, numpy as np
+    sys.path.insert(0, args[0])
+    from compatnets.safetensors import load, save
+    base = load(args[1])
+    rng = np.random.default_rng(11)
+    tensors = {}
+    for name, w in sorted(base.items()):
+        if name.endswith(("q_proj.weight", "v_proj.weight")):
+            module = "base_model.model." + name[: -len(".weight")]
+            tensors[module + ".lora_A.weight"] = rng.normal(0, 0.05, (2, w.shape[1])).astype(np.float32)
+            tensors[module + ".lora_B.weight"] = rng.normal(0, 0.05, (w.shape[0], 2)).astype(np.float32)
+    os.makedirs(args[2], exist_ok=True)
+    save(os.path.join(args[2], "adapter_model.safetensors"), tensors)
+    config = {"peft_type": "LORA", "r": 2, "lora_alpha": 6, "target_modules": ["q_proj", "v_proj"],
+              "fan_in_fan_out": False, "bias": "none", "use_rslora": False, "use_dora": False,
+              "modules_to_save": None, "rank_pattern": {}, "alpha_pattern": {}}
+    config.update(json.loads(args[3]) if len(args) > 3 else {})
+    with open(os.path.join(args[2], "adapter_config.json"), "w") as f:
+        json.dump(config, f)
+    print(f"{args[2]}: {len(tensors) // 2} LoRA pairs")
+
+
+def lora_equals_numpy(*args):
+    """OUT (task arithmetic, lambda 1, of BASE with FT and FT+ADAPTER) equals numpy: θ0 +
+    (θ_ft − θ0) + (θ_ft + 3·B·A − θ0), F32 (the adapted model is F32, as transformers saves it;
+    the base keeps its BF16 dtype): python3 -m checks merge_cli lora_equals_numpy PYTHON_DIR
+    BASE FT ADAPTER OUT."""
+    import os, sys, numpy as np
+    sys.path.insert(0, args[0])
+    from compatnets.safetensors import load
+    base, ft = load(args[1]), load(args[2])
+    lora, out = load(os.path.join(args[3], "adapter_model.safetensors")), load(args[4])
+    worst = 0.0
+    for name, w0 in base.items():
+        w0, w = w0.astype(np.float64), ft[name].astype(np.float64)
+        a = lora.get("base_model.model." + name[: -len(".weight")] + ".lora_A.weight")
+        adapted = w + (3.0 * (lora["base_model.model." + name[: -len(".weight")]
+                                    + ".lora_B.weight"].astype(np.float64) @ a) if a is not None else 0.0)
+        adapted = adapted.astype(np.float32).astype(np.float64)  # written as F32
+        want = w0 + (w - w0) + (adapted - w0)
+        got = out[name].astype(np.float64)
+        scale = np.abs(want).max() or 1.0
+        worst = max(worst, np.abs(got - want).max() / scale)
+    assert worst < 1e-2, worst  # the output is BF16: within its rounding
+    print(f"LoRA reference: {len(base)} tensors, max error {worst:.2e} of max |value| (BF16 output)")

@@ -158,4 +158,21 @@ set +e; "$BIN" merge tok_half.yaml --out out_tok > err.txt 2>&1; code=$?; set -e
 expect_code 0 "$BIN" merge tok_half.yaml --out out_tok --no-copy-tokenizer > /dev/null
 "$BIN" merge tok_none.yaml --out out_tok_none > /dev/null 2> err.txt || fail "no tokenizer: failed"
 grep -q "tok_none: no tokenizer files: the merged model has none" err.txt || { cat err.txt; fail "no tokenizer: no warning"; }
-pass "merge: every method, numpy-equal TA, PRISM and Iso-C, rank-independent bytes, sharding, errors, inputs never written over, staged output, --replace, screen of a merge YAML, model card, tokenizer donors"
+# mergekit's BASE+ADAPTER: a PEFT LoRA applied before the merge (W + (alpha/r)·B·A), equal
+# to numpy; refused settings named; the scratch folder gone afterwards; 1 and 2 ranks alike.
+pycheck merge_cli make_lora "$SRC/python" ft0.safetensors lora > /dev/null
+printf 'merge_method: task_arithmetic\nbase_model: base.safetensors\nmodels:\n  - model: ft0.safetensors\n  - model: ft0.safetensors+lora\n' > lora.yaml
+expect_code 0 mpi 0 merge lora.yaml --out out_lora > /dev/null
+expect_code 0 mpi 2 merge lora.yaml --out out_lora2 > /dev/null
+cmp out_lora/model.safetensors out_lora2/model.safetensors || fail "LoRA merge differs on 2 ranks"
+pycheck merge_cli lora_equals_numpy "$SRC/python" base.safetensors ft0.safetensors lora out_lora
+[[ ! -e .out_lora.lora && ! -e .out_lora2.lora ]] || fail "the LoRA scratch folder was left behind"
+for bad in '{"use_dora": true}:use_dora' '{"use_rslora": true}:use_rslora' '{"bias": "all"}:bias' \
+           '{"modules_to_save": ["lm_head"]}:modules_to_save'; do
+  pycheck merge_cli make_lora "$SRC/python" ft0.safetensors lora_bad "${bad%:*}" > /dev/null
+  sed 's/+lora/+lora_bad/' lora.yaml > lora_bad.yaml
+  set +e; "$BIN" merge lora_bad.yaml --out out_lora_bad > err.txt 2>&1; code=$?; set -e
+  [[ $code == 2 ]] && grep -qw "${bad##*:}" err.txt && [[ ! -e out_lora_bad ]] \
+    || { cat err.txt; fail "LoRA ${bad##*:}: exit $code"; }
+done
+pass "merge: every method, numpy-equal TA, PRISM and Iso-C, rank-independent bytes, sharding, errors, inputs never written over, staged output, --replace, screen of a merge YAML, model card, tokenizer donors, LoRA references"
