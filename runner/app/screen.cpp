@@ -167,6 +167,10 @@ ScreenOptions from_merge_yaml(ScreenOptions o) {
     if (!spec.config.slices.empty())
         throw ConfigError(spec.file, "slices",
                           "screening reads merges of whole models, not slices");
+    if (!spec.loras.empty())
+        throw ConfigError(spec.file, "models",
+                          "screening reads checkpoints as they are: a LoRA reference "
+                          "(BASE+ADAPTER) is applied by merge only; screen the adapted model");
     o.base = spec.config.models[*spec.config.base];
     o.models = merged_model_paths(spec);
     o.scope = spec.scope;

@@ -167,6 +167,8 @@ expect_code 0 mpi 2 merge lora.yaml --out out_lora2 > /dev/null
 cmp out_lora/model.safetensors out_lora2/model.safetensors || fail "LoRA merge differs on 2 ranks"
 pycheck merge_cli lora_equals_numpy "$SRC/python" base.safetensors ft0.safetensors lora out_lora
 [[ ! -e .out_lora.lora && ! -e .out_lora2.lora ]] || fail "the LoRA scratch folder was left behind"
+set +e; "$BIN" screen lora.yaml > err.txt 2>&1; code=$?; set -e
+[[ $code == 2 ]] && grep -q "LoRA reference" err.txt || { cat err.txt; fail "screen of a LoRA YAML: exit $code"; }
 for bad in '{"use_dora": true}:use_dora' '{"use_rslora": true}:use_rslora' '{"bias": "all"}:bias' \
            '{"modules_to_save": ["lm_head"]}:modules_to_save'; do
   pycheck merge_cli make_lora "$SRC/python" ft0.safetensors lora_bad "${bad%:*}" > /dev/null
