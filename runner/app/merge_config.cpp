@@ -364,11 +364,12 @@ MergeSpec parse_merge_spec(const std::string& path) {
     s.config.method = root["merge_method"].Scalar();
     r.def = mk::find_method(s.config.method);
     s.mergekit = r.def != nullptr;
-    const std::vector<std::string> own = {"dare", "prism", "prism_hard", "norm_matched", "iso_c"};
+    const std::vector<std::string> own = {"dare",         "prism", "prism_hard",
+                                          "norm_matched", "iso_c", "tsv"};
     if (!s.mergekit && std::find(own.begin(), own.end(), s.config.method) == own.end())
         yc.fail(root["merge_method"], "merge_method",
                 "'" + s.config.method + "' is not supported (mergekit's: " + mk::method_list() +
-                    "; compatbench's own: dare, prism, prism_hard, norm_matched, iso_c)");
+                    "; compatbench's own: dare, prism, prism_hard, norm_matched, iso_c, tsv)");
     if (bool(root["models"]) == bool(root["slices"]))
         yc.fail(root, "models", "exactly one of models and slices is expected");
     if (root["slices"] && !s.mergekit)

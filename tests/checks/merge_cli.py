@@ -80,6 +80,47 @@ def iso_c_equals_numpy(*args):
     print(f"iso_c: {len(base)} tensors equal numpy ({flattened} with flattened spectra)")
 
 
+def tsv_equals_numpy(*args):
+    """TSV-Merge as its authors' code computes it (src/utils/TSVM_utils.py
+    compute_and_sum_svd_mem_reduction, AntoAndGar/task_singular_vectors at a6c97188), in numpy
+    step for step (sum_u, sum_s, sum_v padded with zeros to min(rows, cols), then
+    multi_dot(u_u, v_u, diag(sum_s), u_v, v_v)); every other tensor the mean task vector;
+    θ0 + 0.8 · that."""
+    import sys, numpy as np
+    sys.path.insert(0, args[0])
+    from compatnets.safetensors import load as load_file
+    def load(path):
+        return {n: t.astype(np.float64) for n, t in load_file(path).items()}
+    base = load("base.safetensors"); fts = [load("ft0.safetensors"), load("ft1"), load("ft2.safetensors")]
+    got = load("out_tsv")
+    decorrelated = 0
+    for n, b in base.items():
+        taus = [f[n] - b for f in fts]
+        if b.ndim == 2 and "text_projection" not in n:
+            sv_reduction = 1 / len(taus)
+            for i, vec in enumerate(taus):
+                u, s, v = np.linalg.svd(vec, full_matrices=False)
+                if i == 0:
+                    sum_u, sum_s, sum_v = np.zeros_like(u), np.zeros_like(s), np.zeros_like(v)
+                k = int(s.shape[0] * sv_reduction)
+                sum_u[:, i * k:(i + 1) * k] = u[:, :k]
+                sum_s[i * k:(i + 1) * k] = s[:k]
+                sum_v[i * k:(i + 1) * k, :] = v[:k, :]
+            u_u, _, v_u = np.linalg.svd(sum_u, full_matrices=False)
+            u_v, _, v_v = np.linalg.svd(sum_v, full_matrices=False)
+            update = np.linalg.multi_dot((u_u, v_u, np.diag(sum_s), u_v, v_v))
+            decorrelated += 1
+        else:
+            update = sum(taus) / len(taus)
+        want = b + 0.8 * update
+        # one BF16 rounding of the output, relative to the largest value of the tensor
+        err = np.abs(got[n] - want).max() / max(np.abs(want).max(), 1e-12)
+        assert err <= 2 ** -8, (n, err)
+        assert not np.array_equal(got[n], b), n
+    assert decorrelated > 0
+    print(f"tsv: {len(base)} tensors equal numpy ({decorrelated} decorrelated)")
+
+
 def screen_outputs_agree(*args):
     import json
     a, b = json.load(open("screen_yaml.json")), json.load(open("screen_cli.json"))

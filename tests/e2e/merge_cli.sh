@@ -1,5 +1,5 @@
 # `compatbench merge` on a Llama-shaped BF16 set (3 fine-tunes, one sharded): every method
-# runs and writes readable safetensors; task arithmetic, PRISM and Iso-C equal numpy within one
+# runs and writes readable safetensors; task arithmetic, PRISM, Iso-C and TSV-Merge equal numpy within one
 # BF16 rounding; out-of-scope and non-merged tensors keep the base; 1 and 2 ranks write the
 # same bytes; sharding with an index; out_dtype; bad input named with exit code 2.
 source "$(dirname "$0")/lib.sh"
@@ -36,6 +36,9 @@ pycheck merge_cli same_tensors "$SRC/python" out_prism out_prismk > /dev/null
 expect_code 0 mpi 2 merge sharded.yaml --out out_sharded > /dev/null
 pycheck merge_cli sharded_equals_single_file "$SRC/python"
 pycheck merge_cli iso_c_equals_numpy "$SRC/python"
+write tsv tsv "{coef: 0.8}" "${ALL[@]}"
+expect_code 0 mpi 0 merge tsv.yaml --out out_tsv > /dev/null
+pycheck merge_cli tsv_equals_numpy "$SRC/python"
 write badiso iso_c "{kappa: 1.0}" "${ALL[@]}"
 set +e; "$BIN" merge badiso.yaml --out out_bad > err.txt 2>&1; code=$?; set -e
 [[ $code == 2 ]] && grep -q "badiso.yaml:.*parameters.kappa" err.txt || { cat err.txt; fail "iso_c kappa: exit $code"; }

@@ -11,7 +11,7 @@ namespace {
 
 constexpr const char* kNames[] = {"task_arithmetic", "ties",        "dare",       "slerp",
                                   "model_stock",     "prism",       "prism_hard", "norm_matched",
-                                  "della",           "breadcrumbs", "iso_c"};
+                                  "della",           "breadcrumbs", "iso_c",      "tsv"};
 constexpr std::size_t kDefaultMethods = 8;  // up to norm_matched
 
 }  // namespace

@@ -33,6 +33,7 @@ enum class Method {
     della,        // mergekit's `della` at the study's density (generalized.h)
     breadcrumbs,  // mergekit's `breadcrumbs` at the study's density
     iso_c,        // Iso-C (iso_c.h)
+    tsv,          // TSV-Merge (tsv.h)
     // mergekit's operators that the studies do not sweep (compatbench merge only):
     generalized,  // generalized task arithmetic (generalized.h): TIES, DARE, DELLA, Breadcrumbs
     linear,       // Σ w_i θ_i (/ Σ w_i)
@@ -44,7 +45,7 @@ enum class Method {
     karcher       // mergekit_kernels.h: the Riemannian mean of the models' directions
 };
 const char* method_name(Method m);
-// The studies' operators' names, in the order of Method (task_arithmetic .. iso_c).
+// The studies' operators' names, in the order of Method (task_arithmetic .. tsv).
 const std::vector<std::string>& method_names();
 // Those a K-way sweep runs when it names none (task_arithmetic .. norm_matched).
 const std::vector<std::string>& default_method_names();

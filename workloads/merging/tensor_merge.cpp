@@ -16,6 +16,7 @@
 #include "merging/mergekit_kernels.h"
 #include "merging/operators.h"
 #include "merging/selection.h"
+#include "merging/tsv.h"
 
 namespace compatbench::merging {
 
@@ -227,6 +228,19 @@ void iso_c_pass(const MergeParams& p, const TensorScope& s, TensorBlocks& in, co
     });
 }
 
+// TSV-Merge (tsv.h): the decorrelated leading singular vectors of the τ_i on a matrix, the
+// mean τ elsewhere.
+void tsv_pass(const MergeParams& p, const TensorScope& s, TensorBlocks& in, const BlockSink& out,
+              TensorMergeStats& st) {
+    if (!tsv_decorrelates(s))
+        return array_pass(in, out, st, [&](Block& b) { from_delta(b, b.mean, p.coef); });
+    const std::vector<double> merged = tsv_update(s, in);
+    array_pass(in, out, st, [&](Block& b) {
+        for (std::size_t j = 0; j < b.count; ++j)
+            b.theta[j] = b.base[j] + p.coef * merged[b.begin + j];
+    });
+}
+
 // mergekit's linear: Σ_i w_i θ_i, divided by Σ_i w_i for `normalize: mean`.
 void linear(const MergeParams& p, Block& b) {
     double total = 0.0;
@@ -269,6 +283,8 @@ void merge_pass(const MergeParams& p, const TensorScope& s, TensorBlocks& in, co
             return dare_pass(p, s, in, out, st);
         case Method::iso_c:
             return iso_c_pass(p, s, in, out, st);
+        case Method::tsv:
+            return tsv_pass(p, s, in, out, st);
         case Method::nearswap:
         case Method::sce:
         case Method::multislerp:

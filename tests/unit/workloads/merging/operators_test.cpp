@@ -286,6 +286,33 @@ TEST(Operators, IsoCFlattensTheSpectrumOfTheSummedUpdate) {
     EXPECT_STREQ(method_name(Method::della), "della");
 }
 
+// TSV-Merge (merging/tsv.h): with K = 2 each 2×2 task vector keeps int(2 · 1/2) = 1 singular
+// triplet. τ0 = diag(3, 1) keeps 3·e1e1ᵀ, τ1 = diag(0, 2) keeps 2·e2e2ᵀ: the singular vectors
+// are orthogonal already, so the merge is diag(3, 2). With τ1 = 2·aaᵀ, a = (1, 1)/√2, they
+// are not; decorrelated, the merged update keeps the singular values 3 and 2.
+TEST(Operators, TsvMergeDecorrelatesTheTasksLeadingSingularVectors) {
+    MergeParams p;
+    p.method = Method::tsv;
+    TensorScope matrix;
+    matrix.name = "layer.weight";
+    matrix.matrix = true;
+    matrix.row_length = 2;
+    const std::vector<float> base = {0, 0, 0, 0};
+    auto got = run(p, matrix, base, {{3, 0, 0, 1}, {0, 0, 0, 2}});
+    const std::vector<float> want = {3, 0, 0, 2};
+    for (std::size_t j = 0; j < 4; ++j) EXPECT_NEAR(got[j], want[j], 1e-6) << j;
+    got = run(p, matrix, base, {{3, 0, 0, 0}, {1, 1, 1, 1}});
+    const double a = got[0], b = got[1], c = got[2], d = got[3];
+    const double trace = a * a + b * b + c * c + d * d, det = a * d - b * c;  // σ1² + σ2², σ1σ2
+    EXPECT_NEAR(trace, 9.0 + 4.0, 1e-5);
+    EXPECT_NEAR(std::abs(det), 6.0, 1e-5);
+    TensorScope projection = matrix;  // the mean, as the authors' code has it
+    projection.name = "text_projection";
+    EXPECT_EQ(run(p, projection, base, {{2, 0, 0, 2}, {4, 0, 0, 0}}),
+              (std::vector<float>{3, 0, 0, 1}));
+    EXPECT_EQ(method_from_name("tsv"), Method::tsv);
+}
+
 // DELLA ranks along dimension 1 of an N-D tensor, as mergekit's torch code does: in a
 // (1, 2, 20000) tensor each fibre pairs coordinate q with q + 20000, the larger |τ| kept with
 // probability d + ε = 0.9, the smaller with d − ε = 0.1.
