@@ -229,10 +229,16 @@ struct LoraScratch {
         : dir(lora_scratch(out)), owner(rank == 0 && !spec.loras.empty()) {
         if (!owner) return;
         fs::remove_all(dir);
-        for (const auto& l : spec.loras) {
-            const auto base = formats::Checkpoint::open(l.base);
-            formats::write_lora_merged(base, formats::read_lora_adapter(l.adapter, base),
-                                       (dir / std::to_string(l.model)).string());
+        try {  // a throwing constructor runs no destructor: a partial scratch goes here
+            for (const auto& l : spec.loras) {
+                const auto base = formats::Checkpoint::open(l.base);
+                formats::write_lora_merged(base, formats::read_lora_adapter(l.adapter, base),
+                                           (dir / std::to_string(l.model)).string());
+            }
+        } catch (...) {
+            std::error_code ignored;
+            fs::remove_all(dir, ignored);
+            throw;
         }
     }
     LoraScratch(const LoraScratch&) = delete;

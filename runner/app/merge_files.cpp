@@ -50,17 +50,26 @@ std::size_t vocabulary_size(const fs::path& file) {
 // it, resizing them to the vocabulary. That is the identity, and compatbench copies the
 // donor's files, when every model has the donor's tokenizer.json and the embeddings have one
 // row per token (config.json's vocab_size); otherwise refused.
+// Model i's own folder: for BASE+ADAPTER the base's (config.json and the tokenizer come from
+// there, as mergekit reads them from the reference's model path, not the adapted copy).
+fs::path folder_of(const MergeSpec& spec, std::size_t i) {
+    for (const auto& l : spec.loras)
+        if (l.model == i) return l.base;
+    return spec.config.models[i];
+}
+
 void check_tokenizer_source(const MergeSpec& spec) {
     if (!spec.donor) return;
-    const fs::path donor = spec.config.models[*spec.donor];
+    const fs::path donor = folder_of(spec, *spec.donor);
     const auto refuse = [&](const std::string& why) {
         throw ConfigError(spec.file, "tokenizer_source", why);
     };
     if (!fs::exists(donor / "tokenizer.json"))
         refuse(donor.string() + " has no tokenizer.json to take the vocabulary from");
     const std::string mine = file_bytes(donor / "tokenizer.json");
-    for (const auto& m : spec.config.models)
-        if (!fs::is_directory(m) || file_bytes(fs::path(m) / "tokenizer.json") != mine)
+    for (std::size_t i = 0; i < spec.config.models.size(); ++i)
+        if (const std::string m = folder_of(spec, i).string();
+            !fs::is_directory(m) || file_bytes(fs::path(m) / "tokenizer.json") != mine)
             refuse(m + " has another tokenizer than " + donor.string() +
                    ": merging models of different vocabularies (mergekit's embedding "
                    "permutation) is not supported");
@@ -74,7 +83,7 @@ void check_tokenizer_source(const MergeSpec& spec) {
 
 // The donor of the tokenizer files: tokenizer_source, else the base, else the first model.
 fs::path donor_of(const MergeSpec& spec) {
-    return spec.config.models[spec.donor.value_or(spec.config.base.value_or(0))];
+    return folder_of(spec, spec.donor.value_or(spec.config.base.value_or(0)));
 }
 
 // The output's folder name (`out` may end in a slash).
@@ -139,7 +148,7 @@ std::string model_card(const MergeSpec& spec, const std::string& name, const std
 
 void write_side_files(const MergeSpec& spec, const mk::Plan& plan, const fs::path& dir,
                       bool copy_tokenizer, const std::string& out) {
-    const fs::path model = spec.config.models[spec.config.base.value_or(0)];
+    const fs::path model = folder_of(spec, spec.config.base.value_or(0));
     if (fs::exists(model / "config.json")) {
         nlohmann::json config =
             nlohmann::json::parse(file_bytes(model / "config.json"), nullptr, false);

@@ -180,4 +180,8 @@ for bad in '{"use_dora": true}:use_dora' '{"use_rslora": true}:use_rslora' '{"bi
   [[ $code == 2 ]] && grep -qw "${bad##*:}" err.txt && [[ ! -e out_lora_bad ]] \
     || { cat err.txt; fail "LoRA ${bad##*:}: exit $code"; }
 done
+# A refused second adapter after a first one applied: the scratch copy is removed too.
+printf '  - model: ft2.safetensors+lora_bad\n' | cat lora.yaml - > lora_two.yaml
+set +e; "$BIN" merge lora_two.yaml --out out_lora_two > err.txt 2>&1; code=$?; set -e
+[[ $code == 2 && ! -e .out_lora_two.lora && ! -e out_lora_two ]] || { cat err.txt; ls -a; fail "a refused LoRA left its scratch (exit $code)"; }
 pass "merge: every method, numpy-equal TA, PRISM and Iso-C, rank-independent bytes, sharding, errors, inputs never written over, staged output, --replace, screen of a merge YAML, model card, tokenizer donors, LoRA references"
