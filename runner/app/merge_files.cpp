@@ -86,6 +86,12 @@ fs::path donor_of(const MergeSpec& spec) {
     return folder_of(spec, spec.donor.value_or(spec.config.base.value_or(0)));
 }
 
+// A model as card.py's modelref_md writes it: BASE + ADAPTER for a LoRA reference.
+std::string card_name(std::string ref) {
+    if (const auto plus = ref.find('+'); plus != std::string::npos) ref.replace(plus, 1, " + ");
+    return ref;
+}
+
 // The output's folder name (`out` may end in a slash).
 std::string name_of(const std::string& out) {
     const fs::path p = fs::path(out).lexically_normal();
@@ -136,10 +142,11 @@ std::string model_card(const MergeSpec& spec, const std::string& name, const std
             "from a [mergekit](https://github.com/cg123/mergekit) configuration.\n\n"
          << "## Merge Details\n### Merge Method\n\nThis model was merged using the " << method
          << " merge method"
-         << (base < none ? " using " + spec.written[base] + " as a base" : std::string()) << ".\n\n"
+         << (base < none ? " using " + card_name(spec.written[base]) + " as a base" : std::string())
+         << ".\n\n"
          << "### Models Merged\n\nThe following models were included in the merge:\n";
     for (std::size_t i = 0; i < spec.written.size(); ++i)
-        if (i != base) card << "* " << spec.written[i] << "\n";
+        if (i != base) card << "* " << card_name(spec.written[i]) << "\n";
     card << "\n### Configuration\n\nThe following YAML configuration was used to produce this "
             "model:\n\n```yaml\n"
          << yaml << "\n```\n";

@@ -170,6 +170,7 @@ expect_code 0 mpi 2 merge lora.yaml --out out_lora2 > /dev/null
 cmp out_lora/model.safetensors out_lora2/model.safetensors || fail "LoRA merge differs on 2 ranks"
 pycheck merge_cli lora_equals_numpy "$SRC/python" base.safetensors ft0.safetensors lora out_lora
 [[ ! -e .out_lora.lora && ! -e .out_lora2.lora ]] || fail "the LoRA scratch folder was left behind"
+grep -qx '\* ft0.safetensors + lora' out_lora/README.md || { cat out_lora/README.md; fail "the card names the LoRA model otherwise than card.py"; }
 set +e; "$BIN" screen lora.yaml > err.txt 2>&1; code=$?; set -e
 [[ $code == 2 ]] && grep -q "LoRA reference" err.txt || { cat err.txt; fail "screen of a LoRA YAML: exit $code"; }
 for bad in '{"use_dora": true}:use_dora' '{"use_rslora": true}:use_rslora' '{"bias": "all"}:bias' \
