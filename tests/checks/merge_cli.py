@@ -51,33 +51,41 @@ def sharded_equals_single_file(*args):
     print("merge: 8 methods written; TA and PRISM equal numpy; sharded float32 output indexed")
 
 
-def iso_c_equals_numpy(*args):
-    """Iso-C as its authors' code computes it (src/utils/iso.py iso_c, danielm1405/iso-merging
-    at d34010af), slowly in numpy: each 2-D tensor's task vectors summed and its singular
-    values replaced by their mean; every other tensor the mean task vector; θ0 + 0.8 · that."""
+def _matrix_operator_equals_numpy(python_dir, out, name, update):
+    """OUT (a merge of ft0, ft1, ft2 over base at c = 0.8) equals θ0 + 0.8 · update(taus) on
+    every 2-D tensor not named text_projection, θ0 + 0.8 · τ̄ elsewhere, within one BF16
+    rounding of each tensor's largest value; returns how many tensors took `update`."""
     import sys, numpy as np
-    sys.path.insert(0, args[0])
+    sys.path.insert(0, python_dir)
     from compatnets.safetensors import load as load_file
     def load(path):
         return {n: t.astype(np.float64) for n, t in load_file(path).items()}
     base = load("base.safetensors"); fts = [load("ft0.safetensors"), load("ft1"), load("ft2.safetensors")]
-    got = load("out_iso")
-    flattened = 0
+    got = load(out)
+    matrices = 0
     for n, b in base.items():
         taus = [f[n] - b for f in fts]
         if b.ndim == 2 and "text_projection" not in n:
-            u, s, vt = np.linalg.svd(sum(taus), full_matrices=False)
-            update = u @ np.diag(np.full_like(s, s.mean())) @ vt
-            flattened += 1
+            delta, matrices = update(taus), matrices + 1
         else:
-            update = sum(taus) / len(taus)
-        want = b + 0.8 * update
-        # one BF16 rounding of the output, relative to the largest value of the tensor
+            delta = sum(taus) / len(taus)
+        want = b + 0.8 * delta
         err = np.abs(got[n] - want).max() / max(np.abs(want).max(), 1e-12)
         assert err <= 2 ** -8, (n, err)
         assert not np.array_equal(got[n], b), n
-    assert flattened > 0
-    print(f"iso_c: {len(base)} tensors equal numpy ({flattened} with flattened spectra)")
+    assert matrices > 0
+    print(f"{name}: {len(base)} tensors equal numpy ({matrices} matrices)")
+
+
+def iso_c_equals_numpy(*args):
+    """Iso-C as its authors' code computes it (src/utils/iso.py iso_c, danielm1405/iso-merging
+    at d34010af), slowly in numpy: each 2-D tensor's task vectors summed and its singular
+    values replaced by their mean; every other tensor the mean task vector; θ0 + 0.8 · that."""
+    import numpy as np
+    def flattened(taus):
+        u, s, vt = np.linalg.svd(sum(taus), full_matrices=False)
+        return u @ np.diag(np.full_like(s, s.mean())) @ vt
+    _matrix_operator_equals_numpy(args[0], "out_iso", "iso_c", flattened)
 
 
 def tsv_equals_numpy(*args):
@@ -86,39 +94,21 @@ def tsv_equals_numpy(*args):
     step for step (sum_u, sum_s, sum_v padded with zeros to min(rows, cols), then
     multi_dot(u_u, v_u, diag(sum_s), u_v, v_v)); every other tensor the mean task vector;
     θ0 + 0.8 · that."""
-    import sys, numpy as np
-    sys.path.insert(0, args[0])
-    from compatnets.safetensors import load as load_file
-    def load(path):
-        return {n: t.astype(np.float64) for n, t in load_file(path).items()}
-    base = load("base.safetensors"); fts = [load("ft0.safetensors"), load("ft1"), load("ft2.safetensors")]
-    got = load("out_tsv")
-    decorrelated = 0
-    for n, b in base.items():
-        taus = [f[n] - b for f in fts]
-        if b.ndim == 2 and "text_projection" not in n:
-            sv_reduction = 1 / len(taus)
-            for i, vec in enumerate(taus):
-                u, s, v = np.linalg.svd(vec, full_matrices=False)
-                if i == 0:
-                    sum_u, sum_s, sum_v = np.zeros_like(u), np.zeros_like(s), np.zeros_like(v)
-                k = int(s.shape[0] * sv_reduction)
-                sum_u[:, i * k:(i + 1) * k] = u[:, :k]
-                sum_s[i * k:(i + 1) * k] = s[:k]
-                sum_v[i * k:(i + 1) * k, :] = v[:k, :]
-            u_u, _, v_u = np.linalg.svd(sum_u, full_matrices=False)
-            u_v, _, v_v = np.linalg.svd(sum_v, full_matrices=False)
-            update = np.linalg.multi_dot((u_u, v_u, np.diag(sum_s), u_v, v_v))
-            decorrelated += 1
-        else:
-            update = sum(taus) / len(taus)
-        want = b + 0.8 * update
-        # one BF16 rounding of the output, relative to the largest value of the tensor
-        err = np.abs(got[n] - want).max() / max(np.abs(want).max(), 1e-12)
-        assert err <= 2 ** -8, (n, err)
-        assert not np.array_equal(got[n], b), n
-    assert decorrelated > 0
-    print(f"tsv: {len(base)} tensors equal numpy ({decorrelated} decorrelated)")
+    import numpy as np
+    def decorrelated(taus):
+        sv_reduction = 1 / len(taus)
+        for i, vec in enumerate(taus):
+            u, s, v = np.linalg.svd(vec, full_matrices=False)
+            if i == 0:
+                sum_u, sum_s, sum_v = np.zeros_like(u), np.zeros_like(s), np.zeros_like(v)
+            k = int(s.shape[0] * sv_reduction)
+            sum_u[:, i * k:(i + 1) * k] = u[:, :k]
+            sum_s[i * k:(i + 1) * k] = s[:k]
+            sum_v[i * k:(i + 1) * k, :] = v[:k, :]
+        u_u, _, v_u = np.linalg.svd(sum_u, full_matrices=False)
+        u_v, _, v_v = np.linalg.svd(sum_v, full_matrices=False)
+        return np.linalg.multi_dot((u_u, v_u, np.diag(sum_s), u_v, v_v))
+    _matrix_operator_equals_numpy(args[0], "out_tsv", "tsv", decorrelated)
 
 
 def screen_outputs_agree(*args):

@@ -15,6 +15,34 @@ using blocks::array_pass;
 using blocks::Block;
 using blocks::for_blocks;
 
+// θ = θ_1 as it is (mergekit's multislerp and nuslerp of one model).
+void first_model(TensorBlocks& in, const BlockSink& out, TensorMergeStats& st) {
+    array_pass(in, out, st, [&](Block& b) {
+        for (std::size_t j = 0; j < b.count; ++j) b.theta[j] = b.x[0][j];
+    });
+}
+
+// v_i: τ_i with a base, else θ_i itself (multislerp, nuslerp).
+inline double vector_of(const MergeParams& p, const Block& b, std::size_t i, std::size_t j) {
+    return p.has_base ? b.t[i][j] : static_cast<double>(b.x[i][j]);
+}
+
+// The Gram matrix v_i·v_q (k × k, row-major) of value(b, i, j), in coordinate order.
+template <class Value>
+std::vector<double> gram_of(TensorBlocks& in, Value value) {
+    const std::size_t k = in.models();
+    std::vector<double> gram(k * k, 0.0);
+    for_blocks(in, [&](const Block& b) {
+        for (std::size_t i = 0; i < k; ++i)
+            for (std::size_t q = i; q < k; ++q)
+                for (std::size_t j = 0; j < b.count; ++j)
+                    gram[i * k + q] += value(b, i, j) * value(b, q, j);
+    });
+    for (std::size_t i = 0; i < k; ++i)
+        for (std::size_t q = 0; q < i; ++q) gram[i * k + q] = gram[q * k + i];
+    return gram;
+}
+
 void nearswap(const MergeParams& p, TensorBlocks& in, const BlockSink& out, TensorMergeStats& st) {
     array_pass(in, out, st, [&](Block& b) {
         for (std::size_t j = 0; j < b.count; ++j) {
@@ -117,22 +145,10 @@ void multislerp(const MergeParams& p, const TensorScope& s, TensorBlocks& in, co
                 TensorMergeStats& st) {
     const std::size_t k = in.models();
     const auto v = [&](const Block& b, std::size_t i, std::size_t j) {
-        return p.has_base ? b.t[i][j] : static_cast<double>(b.x[i][j]);
+        return vector_of(p, b, i, j);
     };
-    if (k == 1)  // mergekit returns the one model's tensor as it is
-        return array_pass(in, out, st, [&](Block& b) {
-            for (std::size_t j = 0; j < b.count; ++j) b.theta[j] = b.x[0][j];
-        });
-    std::vector<double> gram(k * k, 0.0);
-    for_blocks(in, [&](const Block& b) {
-        for (std::size_t i = 0; i < k; ++i)
-            for (std::size_t q = i; q < k; ++q)
-                for (std::size_t j = 0; j < b.count; ++j)
-                    gram[i * k + q] += v(b, i, j) * v(b, q, j);
-    });
-    for (std::size_t i = 0; i < k; ++i)
-        for (std::size_t q = 0; q < i; ++q) gram[i * k + q] = gram[q * k + i];
-    const std::vector<double> c = multislerp_coefficients(p, s, gram, k);
+    if (k == 1) return first_model(in, out, st);  // mergekit returns it as it is
+    const std::vector<double> c = multislerp_coefficients(p, s, gram_of(in, v), k);
     array_pass(in, out, st, [&](Block& b) {
         for (std::size_t j = 0; j < b.count; ++j) {
             double x = p.has_base ? static_cast<double>(b.base[j]) : 0.0;
@@ -164,12 +180,9 @@ struct Fibres {
 void nuslerp(const MergeParams& p, const TensorScope& s, TensorBlocks& in, const BlockSink& out,
              TensorMergeStats& st) {
     const auto v = [&](const Block& b, std::size_t i, std::size_t j) {
-        return p.has_base ? b.t[i][j] : static_cast<double>(b.x[i][j]);
+        return vector_of(p, b, i, j);
     };
-    if (in.models() == 1)  // mergekit returns the one model's tensor as it is
-        return array_pass(in, out, st, [&](Block& b) {
-            for (std::size_t j = 0; j < b.count; ++j) b.theta[j] = b.x[0][j];
-        });
+    if (in.models() == 1) return first_model(in, out, st);  // mergekit returns it as it is
     const double wsum = p.weights.at(0) + p.weights.at(1);
     const double t = std::abs(wsum) < 1e-6 ? 0.5 : p.weights[1] / wsum;
     const Fibres fib(p, s, in.numel());
@@ -258,16 +271,11 @@ std::vector<double> karcher_coefficients(const MergeParams& p, const std::vector
 
 void karcher(const MergeParams& p, TensorBlocks& in, const BlockSink& out, TensorMergeStats& st) {
     const std::size_t k = in.models();
-    std::vector<double> gram(k * k, 0.0);
-    for_blocks(in, [&](const Block& b) {
-        for (std::size_t i = 0; i < k && k > 1; ++i)
-            for (std::size_t q = i; q < k; ++q)
-                for (std::size_t j = 0; j < b.count; ++j)
-                    gram[i * k + q] += static_cast<double>(b.x[i][j]) * b.x[q][j];
+    if (k == 1) return first_model(in, out, st);  // karcher.py returns the one input
+    const std::vector<double> gram = gram_of(in, [](const Block& b, std::size_t i, std::size_t j) {
+        return static_cast<double>(b.x[i][j]);
     });
-    for (std::size_t i = 0; i < k; ++i)
-        for (std::size_t q = 0; q < i; ++q) gram[i * k + q] = gram[q * k + i];
-    const std::vector<double> c = k > 1 ? karcher_coefficients(p, gram, k) : std::vector{1.0};
+    const std::vector<double> c = karcher_coefficients(p, gram, k);
     array_pass(in, out, st, [&](Block& b) {
         for (std::size_t j = 0; j < b.count; ++j) {
             double x = 0.0;

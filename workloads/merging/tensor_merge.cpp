@@ -216,25 +216,14 @@ void dare_pass(const MergeParams& p, const TensorScope& s, TensorBlocks& in, con
     });
 }
 
-// Iso-C (iso_c.h): the flattened spectrum of Σ τ_i on a matrix, the mean τ elsewhere.
-void iso_c_pass(const MergeParams& p, const TensorScope& s, TensorBlocks& in, const BlockSink& out,
-                TensorMergeStats& st) {
-    if (!iso_c_flattens(s))
-        return array_pass(in, out, st, [&](Block& b) { from_delta(b, b.mean, p.coef); });
-    const std::vector<double> flat = iso_c_update(s, in);
-    array_pass(in, out, st, [&](Block& b) {
-        for (std::size_t j = 0; j < b.count; ++j)
-            b.theta[j] = b.base[j] + p.coef * flat[b.begin + j];
-    });
-}
-
-// TSV-Merge (tsv.h): the decorrelated leading singular vectors of the τ_i on a matrix, the
-// mean τ elsewhere.
-void tsv_pass(const MergeParams& p, const TensorScope& s, TensorBlocks& in, const BlockSink& out,
-              TensorMergeStats& st) {
-    if (!tsv_decorrelates(s))
-        return array_pass(in, out, st, [&](Block& b) { from_delta(b, b.mean, p.coef); });
-    const std::vector<double> merged = tsv_update(s, in);
+// The operators that rebuild a whole matrix's update (Iso-C's flattened spectrum of Σ τ_i,
+// iso_c.h; TSV-Merge's decorrelated singular vectors, tsv.h): θ0 + c·update(s, in) where
+// `applies`, θ0 + c·τ̄ elsewhere.
+template <class Update>
+void matrix_pass(const MergeParams& p, const TensorScope& s, TensorBlocks& in, const BlockSink& out,
+                 TensorMergeStats& st, bool applies, Update update) {
+    if (!applies) return array_pass(in, out, st, [&](Block& b) { from_delta(b, b.mean, p.coef); });
+    const std::vector<double> merged = update(s, in);
     array_pass(in, out, st, [&](Block& b) {
         for (std::size_t j = 0; j < b.count; ++j)
             b.theta[j] = b.base[j] + p.coef * merged[b.begin + j];
@@ -282,9 +271,9 @@ void merge_pass(const MergeParams& p, const TensorScope& s, TensorBlocks& in, co
         case Method::dare:
             return dare_pass(p, s, in, out, st);
         case Method::iso_c:
-            return iso_c_pass(p, s, in, out, st);
+            return matrix_pass(p, s, in, out, st, iso_c_flattens(s), iso_c_update);
         case Method::tsv:
-            return tsv_pass(p, s, in, out, st);
+            return matrix_pass(p, s, in, out, st, tsv_decorrelates(s), tsv_update);
         case Method::nearswap:
         case Method::sce:
         case Method::multislerp:
