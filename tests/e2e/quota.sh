@@ -47,9 +47,9 @@ for n in 1 2 3; do
   quota_run "$n" 0 "rank 0: .*results.h5: HDF5: .* failed while creating it"
   # One rank has no one to wait for: HDF5's error comes back to it.
   # Several: the ranks wait in different barriers until the watchdog ends the job, or, when
-  # the quota is met by one rank's own row writes first (how many rows went out during the
+  # the quota is met by one rank's own writes first (how many rows went out during the
   # run is a matter of timing), that rank's error ends it.
-  if ((n == 1)); then final="rank 0: .*HDF5: .* failed"; else final="made no progress for 5 s (runner.stall_timeout)\|rank [0-9]: HDF5: write rows .* failed"; fi
+  if ((n == 1)); then final="rank 0: .*HDF5: .* failed"; else final="made no progress for 5 s (runner.stall_timeout)\|rank [0-9]: HDF5: .* failed"; fi
   quota_run "$n" 300000 "$final"
   # A worker's own row write failing mid-run, on that worker alone: it tells the coordinator,
   # which ends the job from its loop. mpirun's SIGTERM to the ranks then is no user's signal:
