@@ -255,6 +255,11 @@ void add_checkpoint_verbs(CLI::App& app, Verbs& verbs) {
                           "Bytes per output shard, e.g. 5B, 500M (default: 4 GiB)");
     merge_cmd->add_flag("--copy-tokenizer,!--no-copy-tokenizer", merge->copy_tokenizer,
                         "Copy the tokenizer files from the donor model (default: yes)");
+    merge_cmd
+        ->add_option("--arithmetic", merge->arithmetic,
+                     "dtype: mergekit's methods round as torch does in the YAML's dtype "
+                     "(default); exact: in double, rounded once")
+        ->check(CLI::IsMember({"dtype", "exact"}));
     verbs.push_back({merge_cmd, [merge] { return verb_merge(*merge); }});
 }
 

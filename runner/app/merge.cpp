@@ -119,9 +119,11 @@ struct AnonPeak {
 // The output's layout: every planned tensor at its place, merged ones in `out_dtype`.
 formats::CheckpointLayout output_layout(const MergeSpec& spec,
                                         const merging::CheckpointSource& source,
-                                        const fs::path& dir, std::uint64_t shard_bytes) {
+                                        const fs::path& dir, std::uint64_t shard_bytes,
+                                        const std::string& arithmetic) {
     formats::CheckpointLayout layout = merging::merged_layout(source, spec.out_dtype);
     layout.set_metadata("merge_method", spec.config.method);
+    layout.set_metadata("arithmetic", arithmetic);
     layout.set_metadata("parameters", spec.parameters.dump());
     std::vector<std::string> named = spec.config.models;  // a LoRA model as BASE+ADAPTER
     for (const auto& l : spec.loras) named[l.model] = l.base + "+" + l.adapter;
@@ -255,6 +257,7 @@ struct Prepared {
     Inputs in;
     std::uint64_t shard = 0, input_bytes = 0;
     std::vector<int> owner;
+    std::string arithmetic = "exact";  // dtype: mergekit's methods round as torch does
 };
 
 // The merge YAML and --out checked; nothing read of the models yet.
@@ -278,6 +281,8 @@ void prepare_inputs(Prepared& p, const MergeOptions& opt, int ranks) {
     for (const auto& l : p.spec.loras)
         p.spec.config.models[l.model] = (lora_scratch(opt.out) / std::to_string(l.model)).string();
     p.in = open_inputs(p.spec);
+    p.arithmetic = p.spec.mergekit ? opt.arithmetic : "exact";
+    if (p.arithmetic == "dtype") p.in.source->compute_in_dtype(p.spec.dtype);
     check_tokenizer(p.spec, opt.copy_tokenizer);
     const merging::CheckpointSource& source = *p.in.source;
     std::vector<std::uint64_t> numel;
@@ -309,7 +314,7 @@ int merge_and_write(const MergeOptions& opt, const Prepared& p, formats::StagedF
         if (p.owner[i] == rank) mine.push_back(i);
     const double rho = merge_rho(merge, source, mine);
     const fs::path dir = formats::StagedFolder::staging_path(opt.out);
-    formats::CheckpointLayout layout = output_layout(p.spec, source, dir, p.shard);
+    formats::CheckpointLayout layout = output_layout(p.spec, source, dir, p.shard, p.arithmetic);
     if (rank == 0) layout.create();
     MPI_Barrier(MPI_COMM_WORLD);
     AnonPeak anon;

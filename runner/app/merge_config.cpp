@@ -384,8 +384,9 @@ MergeSpec parse_merge_spec(const std::string& path) {
         if (!s.config.base) yc.fail(root, "base_model", s.config.method + " needs a base_model");
         own_parameters(r, root, root["models"]);
     }
+    s.dtype = dtype_of(yc, root["dtype"], "dtype");
     s.out_dtype = dtype_of(yc, root["out_dtype"], "out_dtype");
-    if (!s.out_dtype) s.out_dtype = dtype_of(yc, root["dtype"], "dtype");
+    if (!s.out_dtype) s.out_dtype = s.dtype;
     if (const YAML::Node t = root["tokenizer_source"]) {
         const std::string v = yc.as_string(t, "tokenizer_source");
         if (v == "union")

@@ -31,6 +31,7 @@ struct MergeSpec {
     merging::MergeParams params;     // compatbench's own operators (one set for all tensors)
     std::vector<std::string> scope;  // compatbench's own operators
     std::optional<formats::DType> out_dtype;  // out_dtype, else dtype
+    std::optional<formats::DType> dtype;      // dtype: what mergekit converts inputs to
     std::optional<std::size_t> donor;         // where config and tokenizer files come from
     std::optional<double> shard_mb;
     nlohmann::json parameters;          // as written, for the output's metadata

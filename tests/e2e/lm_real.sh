@@ -18,10 +18,10 @@ grep -q "/lm/analysis/screening_fixed" "$WORK/run.txt" || { cat "$WORK/run.txt";
 pycheck lm_real tables "$WORK/n2"
 # `compatbench merge` as a user runs it: PRISM (MLP scope) and mergekit's task_arithmetic
 # (restricted to the MLP by mergekit's own filters) of one of the study's pairs, written
-# sharded, loaded back and scored in PyTorch.
+# sharded, loaded back and scored in PyTorch; in the study's exact arithmetic.
 pycheck lm_real merge_configs "$WORK/n2" "$WORK"
 for m in prism ta; do
-  expect_code 0 mpi 0 merge "$WORK/$m.yaml" --out "$WORK/$m" > /dev/null
+  expect_code 0 mpi 0 merge "$WORK/$m.yaml" --out "$WORK/$m" --arithmetic exact > /dev/null
   ls "$WORK/$m"/model-00001-of-*.safetensors > /dev/null || fail "$m: the merge is not sharded"
   (cd "$SRC/python" && "$PY" -m compatnets.lm evaluate --checkpoint "$WORK/$m" --base "$WORK/n2/lm/models/base" \
     --finetuned $(cat "$WORK/members.txt") --tasks $(cat "$WORK/domains.txt") --corpus "$WORK/n2/lm/corpus" \

@@ -1,7 +1,8 @@
 # `compatbench merge` on a Llama-shaped BF16 set (3 fine-tunes, one sharded): every method
 # runs and writes readable safetensors; task arithmetic, PRISM, Iso-C and TSV-Merge equal numpy within one
 # BF16 rounding; out-of-scope and non-merged tensors keep the base; 1 and 2 ranks write the
-# same bytes; sharding with an index; out_dtype; bad input named with exit code 2.
+# same bytes (TIES also in BF16 arithmetic, the default); sharding with an index; out_dtype;
+# bad input named with exit code 2.
 source "$(dirname "$0")/lib.sh"
 "$PY" "$SRC/tests/checks/user_scripts/make_llm.py" "$WORK/llm" 2 64 3 0.01 0.02 0.03
 cd "$WORK/llm"
@@ -21,9 +22,14 @@ write prism prism "{kappa: 1.0}" "${ALL[@]}"
 write hard prism_hard "{kappa: 1.0}" "${ALL[@]}"
 write norm norm_matched "{kappa: 1.0}" "${ALL[@]}"
 write iso iso_c "{coef: 0.8}" "${ALL[@]}"
-for m in ta ties dare slerp stock prism hard norm iso; do
+for m in ties dare slerp stock prism hard norm iso; do
   expect_code 0 mpi 0 merge $m.yaml --out out_$m > /dev/null
 done
+# Checked against numpy's exact arithmetic; tests/mergekit checks the default (torch's in BF16).
+expect_code 0 mpi 0 merge ta.yaml --out out_ta --arithmetic exact > /dev/null
+expect_code 0 mpi 2 merge ties.yaml --out out_ties2 > /dev/null
+cmp out_ties/model.safetensors out_ties2/model.safetensors || fail "ties (in BF16) differs on 2 ranks"
+"$PY" -c "import json, sys; sys.path.insert(0, '$SRC/python'); from compatnets.safetensors import read; m = [read(f'out_{x}/model.safetensors').metadata['arithmetic'] for x in ('ta', 'ties', 'prism')]; assert m == ['exact', 'dtype', 'exact'], m"
 expect_code 0 mpi 2 merge dare.yaml --out out_dare2 > /dev/null
 expect_code 0 mpi 2 merge prism.yaml --out out_prism2 > /dev/null
 cmp out_dare/model.safetensors out_dare2/model.safetensors || fail "dare differs on 2 ranks"
@@ -33,7 +39,7 @@ write prismk prism "{kappa: 1.0, floor_kernels: true}" "${ALL[@]}"
 expect_code 0 mpi 0 merge prismk.yaml --out out_prismk > /dev/null
 pycheck merge_cli same_tensors "$SRC/python" out_prism out_prismk > /dev/null
 { cat ta.yaml; echo "shard_mb: 0.05"; echo "out_dtype: float32"; } > sharded.yaml
-expect_code 0 mpi 2 merge sharded.yaml --out out_sharded > /dev/null
+expect_code 0 mpi 2 merge sharded.yaml --out out_sharded --arithmetic exact > /dev/null
 pycheck merge_cli sharded_equals_single_file "$SRC/python"
 pycheck merge_cli iso_c_equals_numpy "$SRC/python"
 write tsv tsv "{coef: 0.8}" "${ALL[@]}"
@@ -73,7 +79,7 @@ done
 # a failed merge leaves neither a partial model nor a staging folder.
 set +e; "$BIN" merge ta.yaml --out out_sharded > err.txt 2>&1; code=$?; set -e
 [[ $code == 2 ]] && grep -q "pass --replace" err.txt || { cat err.txt; fail "existing --out: exit $code"; }
-expect_code 0 mpi 2 merge ta.yaml --out out_sharded --replace > /dev/null
+expect_code 0 mpi 2 merge ta.yaml --out out_sharded --replace --arithmetic exact > /dev/null
 [[ $(ls out_sharded | tr '\n' ' ') == "README.md mergekit_config.yml model.safetensors " ]] \
   || fail "stale files after --replace: $(ls out_sharded)"
 cmp out_sharded/model.safetensors out_ta/model.safetensors || fail "--replace wrote other bytes"
@@ -165,8 +171,8 @@ grep -q "tok_none: no tokenizer files: the merged model has none" err.txt || { c
 # to numpy; refused settings named; the scratch folder gone afterwards; 1 and 2 ranks alike.
 pycheck merge_cli make_lora "$SRC/python" ft0.safetensors lora > /dev/null
 printf 'merge_method: task_arithmetic\nbase_model: base.safetensors\nmodels:\n  - model: ft0.safetensors\n  - model: ft0.safetensors+lora\n' > lora.yaml
-expect_code 0 mpi 0 merge lora.yaml --out out_lora > /dev/null
-expect_code 0 mpi 2 merge lora.yaml --out out_lora2 > /dev/null
+expect_code 0 mpi 0 merge lora.yaml --out out_lora --arithmetic exact > /dev/null
+expect_code 0 mpi 2 merge lora.yaml --out out_lora2 --arithmetic exact > /dev/null
 cmp out_lora/model.safetensors out_lora2/model.safetensors || fail "LoRA merge differs on 2 ranks"
 pycheck merge_cli lora_equals_numpy "$SRC/python" base.safetensors ft0.safetensors lora out_lora
 [[ ! -e .out_lora.lora && ! -e .out_lora2.lora ]] || fail "the LoRA scratch folder was left behind"

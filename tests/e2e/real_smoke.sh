@@ -28,7 +28,8 @@ expect_code 0 mpi 1 run "$WORK/per_task/real-smoke.yaml" --out "$WORK/n1" --log-
 expect_code 0 mpi 2 run "$CONFIG" --out "$WORK/n2" --resume --log-level warn > /dev/null
 pycheck real_smoke study_tables "$WORK/n2"
 # `compatbench merge` on two of the run's fine-tunes gives a file that PyTorch loads and
-# scores exactly as the study's merge of the same pair; `screen` reads them too.
+# scores exactly as the study's merge of the same pair (in the study's exact arithmetic);
+# `screen` reads them too.
 R=$WORK/n2/real
 cat > "$WORK/merge.yaml" <<YAML
 merge_method: task_arithmetic
@@ -39,7 +40,7 @@ models:
 parameters: {normalize: true}
 out_dtype: float32
 YAML
-expect_code 0 mpi 0 merge "$WORK/merge.yaml" --out "$WORK/merged" > /dev/null
+expect_code 0 mpi 0 merge "$WORK/merge.yaml" --out "$WORK/merged" --arithmetic exact > /dev/null
 expect_code 0 mpi 0 screen --base "$R/models/mlp_sup.safetensors" \
   --models "$R/finetunes/mlp_sup_fine.safetensors" "$R/finetunes/mlp_sup_digits.safetensors" --json > "$WORK/screen.json"
 (cd "$SRC/python" && "$PY" -m compatnets.finetune evaluate --checkpoint "$WORK/merged" \

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""`compatbench merge` on mergekit configurations, against a numpy reference of mergekit.
+"""`compatbench merge` on mergekit configurations, against references of mergekit in numpy
+(float64) and in torch (in the dtype).
 
     /usr/bin/python3 tests/mergekit/check_configs.py BIN WORKDIR [--only NAME]...
 
@@ -9,13 +10,17 @@ mergekit's tests/test_basic_merges.py; fixtures/extra: compatbench's own) writes
 whose model names are the local folders (mergekit's hub ids map to the local models through
 HUB_MODELS) and runs `BIN merge COPY --out OUT` (a plain process, no mpirun):
 
-  - a supported fixture exits 0 and every output tensor lies within one unit in the last
-    place of its dtype of reference.py's value rounded to that dtype; the same config with
-    `dtype: float32` (and `out_dtype: float32` where it has one) gives the same tensor
-    names and shapes, all F32, with max |out - ref| <= 1e-6 * max |ref| per tensor; the
-    output folder has config.json (num_hidden_layers and torch_dtype as mergekit writes
-    them), and generation_config.json and the tokenizer files of the donor (base_model, or
-    the first model) byte for byte;
+  - a supported fixture, merged with `--arithmetic exact`, exits 0 and every output tensor
+    lies within one unit in the last place of its dtype of reference.py's value rounded to
+    that dtype; the same config with `dtype: float32` (and `out_dtype: float32` where it has
+    one) gives the same tensor names and shapes, all F32, with max |out - ref| <= 1e-6 *
+    max |ref| per tensor; the output folder has config.json (num_hidden_layers and
+    torch_dtype as mergekit writes them), and generation_config.json and the tokenizer
+    files of the donor (base_model, or the first model) byte for byte;
+  - merged again with the default arithmetic, as given and with `dtype: float32`, every
+    tensor equals torch_reference.py's (mergekit's kernels run by torch in the dtype) as
+    dtype_check.py states: bit for bit for the methods computed operation by operation in
+    bfloat16 and float16, outside the coordinates torch's tie order decides;
   - a refused fixture exits 2 with the expected word (the method or key name, as a whole
     word) in stderr, and creates no output folder.
 
@@ -39,7 +44,9 @@ import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import dtype_check  # noqa: E402
 import reference  # noqa: E402
+import torch_reference  # noqa: E402
 from make_models import MODEL_NAMES, write_models  # noqa: E402
 from compatnets.safetensors import SafetensorsError, read, shard_files  # noqa: E402
 
@@ -145,10 +152,10 @@ def check_localized(copy_text, config, paths, float32):
 
 # ---------------------------------------------------------------- running
 
-def run_merge(binary, config_path, out):
+def run_merge(binary, config_path, out, *options):
     try:
-        p = subprocess.run([binary, "merge", config_path, "--out", out], capture_output=True,
-                           text=True, timeout=RUN_TIMEOUT)
+        p = subprocess.run([binary, "merge", config_path, "--out", out, *options],
+                           capture_output=True, text=True, timeout=RUN_TIMEOUT)
     except subprocess.TimeoutExpired:
         raise Failure(f"`merge {os.path.basename(config_path)}` took over {RUN_TIMEOUT} s")
     return p.returncode, p.stdout, p.stderr
@@ -353,12 +360,11 @@ def check_refused(binary, run_dir, config, copy_path, word):
     return f"refused (exit 2, stderr names {word!r}, no output folder)"
 
 
-def run_supported(binary, run_dir, copy_path, tag):
+def run_supported(binary, run_dir, copy_path, tag, *options):
     out = os.path.join(run_dir, tag)
-    code, _, err = run_merge(binary, copy_path, out)
+    code, _, err = run_merge(binary, copy_path, out, *options)
     if code != 0:
-        what = "with dtype float32: " if tag != "out" else ""
-        raise Failure(f"{what}exit {code}, want 0; stderr: {last_line(err)}")
+        raise Failure(f"{tag}: exit {code}, want 0; stderr: {last_line(err)}")
     return out
 
 
@@ -368,7 +374,7 @@ def check_supported(binary, run_dir, config, text, copy_path):
     except reference.Unsupported as e:
         raise Failure(f"the reference refuses it ({e.key}: {e}), listed as supported")
     donor_path = PATHS[local_name(merged.donor)]
-    out = run_supported(binary, run_dir, copy_path, "out")
+    out = run_supported(binary, run_dir, copy_path, "out", "--arithmetic", "exact")
     got, got_dtypes = read_output(out)
     off, total = compare_ulp(got, got_dtypes, merged.tensors, merged.dtypes)
     check_files(out, merged, donor_path)
@@ -379,14 +385,34 @@ def check_supported(binary, run_dir, config, text, copy_path):
     with open(f32_path, "w", encoding="utf-8") as f:
         f.write(f32_text)
     merged32 = reference_merge(config, PATHS, float32=True)
-    out32 = run_supported(binary, run_dir, f32_path, "out_float32")
+    config32 = torch_reference.as_float32(config)
+    out32 = run_supported(binary, run_dir, f32_path, "out_float32", "--arithmetic", "exact")
     got32, got32_dtypes = read_output(out32)
     worst = compare_float32(got32, got32_dtypes, merged32.tensors)
     check_files(out32, merged32, donor_path)
     dtypes = "/".join(sorted(set(merged.dtypes.values())))
-    return (f"{len(merged.tensors)} tensors within 1 ulp of {dtypes} ({off} of {total} values "
-            f"not equal to the rounded reference); float32: max error {worst:.2g} of max |ref|; "
+    return (f"exact: {len(merged.tensors)} tensors within 1 ulp of {dtypes} ({off} of {total} "
+            f"values not equal to the rounded reference); float32: max error {worst:.2g} of "
+            f"max |ref|; {check_in_dtype(binary, run_dir, config, copy_path, merged, 'out_dtype')}, "
+            f"{check_in_dtype(binary, run_dir, config32, f32_path, merged32, 'out_dtype32')}; "
             f"{merged.num_hidden_layers} layers; files from {local_name(merged.donor)}")
+
+
+def check_in_dtype(binary, run_dir, config, copy_path, exact, tag):
+    """The default arithmetic (the YAML's dtype) against torch (dtype_check.py); `exact`:
+    reference.py's merge of the same configuration; `tag`: the output folder's name."""
+    merged = torch_reference.merge(config, lambda n: PATHS[local_name(n)])
+    got, got_dtypes = read_output(run_supported(binary, run_dir, copy_path, tag))
+    compare_names(got, got_dtypes, merged.tensors, merged.dtypes)
+    try:
+        _, compared, tied, worst = dtype_check.compare(config["merge_method"], got,
+                                                        got_dtypes, merged, exact.tensors)
+    except dtype_check.Mismatch as e:
+        raise Failure(f"in the dtype: {e}")
+    dtypes = "/".join(sorted(set(merged.compute_dtypes.values())))
+    if worst == 0:
+        return f"in {dtypes}: {compared} values equal to torch's, {tied} tied"
+    return f"in {dtypes}: within {worst:.2g} scaled ulp of torch's, {tied} tied"
 
 
 def check_fixture(binary, workdir, key, path):

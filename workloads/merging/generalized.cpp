@@ -25,20 +25,13 @@ void set_bit(std::vector<std::uint64_t>& bits, std::size_t j, bool on) {
     bits[j >> 6] = on ? bits[j >> 6] | m : bits[j >> 6] & ~m;
 }
 
-// The seeded uniform draw of coordinate j of task vector i (DARE's and DELLA's masks).
-struct Draws {
-    std::uint64_t stream;
-    Draws(const MergeParams& p, const std::string& name, std::size_t i)
-        : stream(p.seed ^ fnv1a64(name) ^ splitmix64(i + 1)) {}
-    double operator()(std::size_t j) const { return unit_double(splitmix64(stream + j)); }
-};
-
 // DELLA (mergekit's della_magprune): along dimension 1 (the rows of a matrix; for an N-D
 // tensor each fibre of fixed other indices, as torch's sort along dim 1 ranks),
 // p_j = (d − ε) + 2ε·(rank_j − 1)/(d1 − 1), rank 1 for the smallest |τ| of the fibre (ties:
 // the lower index ranks lower).
 void della_bits(const MergeParams& p, const TensorScope& s, std::size_t i, std::size_t n,
-                const std::vector<double>& mag, std::vector<std::uint64_t>& bits) {
+                const std::vector<double>& mag, std::vector<std::uint64_t>& bits,
+                const KeepProbability& keep) {
     const double d = density_of(p, i), e = per_model(p.epsilons, i, 0.15);
     if (d + e >= 1.0 || d - e <= 0.0)
         throw std::invalid_argument(s.name +
@@ -69,17 +62,17 @@ void della_bits(const MergeParams& p, const TensorScope& s, std::size_t i, std::
             });
             for (std::size_t r = 0; r < cols; ++r) {
                 const std::size_t j = at(order[r]);
-                const double prob =
-                    (d - e) + static_cast<double>(r) / static_cast<double>(cols - 1) * 2.0 * e;
-                set_bit(bits, j, draw(j) < prob);
+                set_bit(bits, j, draw(j) < keep.della(r, cols, d, e));
             }
         }
     }
 }
 
-// Task vector i's kept coordinates from |τ_i| in mag (sparsify.py's methods).
+}  // namespace
+
 void select_bits(const MergeParams& p, const TensorScope& s, std::size_t i, std::size_t n,
-                 const std::vector<double>& mag, std::vector<std::uint64_t>& bits) {
+                 const std::vector<double>& mag, std::vector<std::uint64_t>& bits,
+                 const KeepProbability& keep) {
     const double d = density_of(p, i);
     const auto target = static_cast<std::size_t>(std::floor(d * static_cast<double>(n)));
     switch (p.sparsify) {
@@ -99,15 +92,14 @@ void select_bits(const MergeParams& p, const TensorScope& s, std::size_t i, std:
         }
         case Sparsify::random: {
             const Draws draw(p, s.name, i);
-            for (std::size_t j = 0; j < n; ++j) set_bit(bits, j, draw(j) < d);
+            const double prob = keep.random(d);
+            for (std::size_t j = 0; j < n; ++j) set_bit(bits, j, draw(j) < prob);
             return;
         }
         case Sparsify::della:
-            return della_bits(p, s, i, n, mag, bits);
+            return della_bits(p, s, i, n, mag, bits, keep);
     }
 }
-
-}  // namespace
 
 void mark_top(const std::vector<double>& mag, std::size_t n, std::size_t m,
               std::vector<std::uint64_t>& bits, bool on) {
@@ -125,6 +117,15 @@ void mark_top(const std::vector<double>& mag, std::size_t n, std::size_t m,
         if (mag[j] == threshold && take) --equal_left;
         if (take) set_bit(bits, j, on);
     }
+}
+
+Draws::Draws(const MergeParams& p, const std::string& name, std::size_t i)
+    : stream(p.seed ^ fnv1a64(name) ^ splitmix64(i + 1)) {}
+
+double Draws::operator()(std::size_t j) const { return unit_double(splitmix64(stream + j)); }
+
+double KeepProbability::della(std::size_t rank, std::size_t cols, double d, double e) const {
+    return (d - e) + static_cast<double>(rank) / static_cast<double>(cols - 1) * 2.0 * e;
 }
 
 double density_of(const MergeParams& p, std::size_t i) {
@@ -149,7 +150,7 @@ std::vector<Selection> select(const MergeParams& p, const TensorScope& s, Tensor
                 for (std::size_t j = 0; j < count; ++j)
                     mag[begin + j] = std::abs(static_cast<double>(x[i][j]) - base[j]);  // |τ_ij|
             });
-        select_bits(p, s, i, n, mag, out.bits);
+        select_bits(p, s, i, n, mag, out.bits, KeepProbability{});
         if (!p.rescale) continue;
         double l1 = 0.0, kept = 0.0;  // sparsify.py's rescaled_masked_tensor, L1
         for (std::size_t j = 0; j < n; ++j) {

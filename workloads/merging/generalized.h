@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "merging/operators.h"
@@ -28,6 +29,29 @@ void mark_top(const std::vector<double>& mag, std::size_t n, std::size_t m,
 
 // Model i's density (and γ, ε) for this tensor.
 double density_of(const MergeParams& p, std::size_t i);
+
+// The seeded uniform draw of coordinate j of task vector i (DARE's and DELLA's masks).
+struct Draws {
+    std::uint64_t stream;
+    Draws(const MergeParams& p, const std::string& name, std::size_t i);
+    double operator()(std::size_t j) const;
+};
+
+// The probability that a random sparsification keeps a coordinate: `random`'s density, and
+// DELLA's (d − ε) + 2ε·rank/(cols − 1) for the 0-based ascending rank of |τ| along dimension
+// 1. In double here; in_dtype.cpp computes them as torch does in the dtype.
+struct KeepProbability {
+    virtual ~KeepProbability() = default;
+    virtual double random(double density) const { return density; }
+    virtual double della(std::size_t rank, std::size_t cols, double density, double epsilon) const;
+};
+
+// Which coordinates of task vector i survive sparsify.py's method, from |τ_i| in mag: the
+// bits of those kept. std::invalid_argument for DELLA's ε out of range or a row of one
+// coordinate.
+void select_bits(const MergeParams& p, const TensorScope& s, std::size_t i, std::size_t n,
+                 const std::vector<double>& mag, std::vector<std::uint64_t>& bits,
+                 const KeepProbability& keep);
 
 // One selection pass per model whose density is below 1 (|τ_ij| of every coordinate, one
 // double each, as TIES reads them). std::invalid_argument for DELLA's ε out of range or a

@@ -71,6 +71,16 @@ formats::DType CheckpointSource::result_dtype(std::size_t i) const {
     }
     return out;
 }
+void CheckpointSource::compute_in_dtype(std::optional<formats::DType> dtype) {
+    using formats::DType;
+    for (std::size_t i = 0; i < plan_.size(); ++i) {
+        const DType d = dtype ? *dtype : result_dtype(i);
+        plan_[i].params.arithmetic = d == DType::BF16  ? Arithmetic::bfloat16
+                                     : d == DType::F16 ? Arithmetic::float16
+                                     : d == DType::F32 ? Arithmetic::float32
+                                                       : Arithmetic::exact;
+    }
+}
 const formats::SafetensorsFile& CheckpointSource::base_file(std::size_t i) const {
     const auto& b = plan_[i].base;
     return checkpoints_[b.checkpoint]->file_of(b.tensor);

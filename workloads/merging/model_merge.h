@@ -8,6 +8,7 @@
 
 #include <array>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -88,6 +89,10 @@ class CheckpointSource final : public TensorSource {
     // mergekit's result from its inputs' dtypes: promoted over every input for the methods
     // whose arithmetic mixes them as they are (promotes_dtypes), else the base's.
     formats::DType result_dtype(std::size_t i) const;
+    // Sets every planned tensor's arithmetic (MergeParams::arithmetic) to mergekit's: in
+    // `dtype` when the merge names one (every input is converted to it), else in the dtype
+    // torch computes the tensor in, result_dtype's (float64: exact).
+    void compute_in_dtype(std::optional<formats::DType> dtype);
     const formats::SafetensorsFile& base_file(std::size_t i) const;
     const formats::Checkpoint& base_checkpoint() const { return *checkpoints_.front(); }
     // Per input (the base, then each model): its raw chunk and its float32 block.

@@ -55,6 +55,11 @@ bool reads_merge_rho(Method m);
 // std::invalid_argument listing the known names.
 Method method_from_name(const std::string& name);
 
+// How a merge's arithmetic rounds (docs/mergekit.md, "Arithmetic"): exact (double, rounded
+// once at the end), or as mergekit's torch code computes in one dtype (in_dtype.h): each
+// operation in float32 and its result rounded to that dtype.
+enum class Arithmetic { exact, float32, float16, bfloat16 };
+
 // How generalized task arithmetic sparsifies each task vector (mergekit's sparsify.py).
 enum class Sparsify { none, magnitude, random, magnitude_outliers, della };
 
@@ -90,6 +95,7 @@ struct MergeParams {
     bool flatten = true;       // nuslerp: SLERP of the whole tensor (over row_wise)
     int max_iter = 10;         // karcher
     double tol = 1e-5;         // karcher
+    Arithmetic arithmetic = Arithmetic::exact;  // mergekit's methods only
 };
 
 // What the operator needs to know of the tensor beyond its values.

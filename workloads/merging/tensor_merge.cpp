@@ -11,6 +11,7 @@
 #include "common/lanes.h"
 #include "merging/block_pass.h"
 #include "merging/generalized.h"
+#include "merging/in_dtype.h"
 #include "merging/iso_c.h"
 #include "merging/last_pass.h"
 #include "merging/mergekit_kernels.h"
@@ -345,6 +346,7 @@ TensorMergeStats merge_tensor(const MergeParams& p, const TensorScope& s, Tensor
         });
         return st;
     }
+    if (p.arithmetic != Arithmetic::exact) return merge_in_dtype(p, s, in, out);
     const bool floor = reads_merge_rho(p.method) && floored(p, s);
     const FirstPass f = needs_first_pass(p) ? first_pass(p, in, floor) : FirstPass{};
     merge_pass(p, s, in, out, f, st, kernels);
