@@ -9,6 +9,7 @@
 // written, and an existing one is replaced whole only with --replace.
 #include <mpi.h>
 #include <sys/resource.h>
+#include <algorithm>
 
 #include <chrono>
 #include <cmath>
@@ -121,7 +122,8 @@ formats::CheckpointLayout output_layout(const MergeSpec& spec,
                                         const merging::CheckpointSource& source,
                                         const fs::path& dir, std::uint64_t shard_bytes,
                                         const std::string& arithmetic) {
-    formats::CheckpointLayout layout = merging::merged_layout(source, spec.out_dtype);
+    formats::CheckpointLayout layout =
+        merging::merged_layout(source, spec.out_dtype_given ? spec.out_dtype : std::nullopt);
     layout.set_metadata("merge_method", spec.config.method);
     layout.set_metadata("arithmetic", arithmetic);
     layout.set_metadata("parameters", spec.parameters.dump());
@@ -154,8 +156,11 @@ double merge_rho(merging::ModelMerge& merge, const merging::CheckpointSource& so
 void print_merge(const MergeSpec& spec, const merging::MergeTotals& t, double rho,
                  std::size_t tensors, std::size_t files, const std::string& out,
                  std::uint64_t input_bytes, double seconds, int ranks, const double* max_rss) {
+    const std::vector<bool> merged = referenced_models(spec);
     std::printf("%s of %zu models into %s: %zu tensors in %zu file(s)\n",
-                spec.config.method.c_str(), spec.config.models.size(), out.c_str(), tensors, files);
+                spec.config.method.c_str(),
+                static_cast<std::size_t>(std::count(merged.begin(), merged.end(), true)),
+                out.c_str(), tensors, files);
     if (!spec.scope.empty()) std::printf("scope: %zu patterns\n", spec.scope.size());
     std::printf(
         "update norm %.2f%% of the mean task vector's; %.4f%% of in-scope coordinates changed",
@@ -282,7 +287,8 @@ void prepare_inputs(Prepared& p, const MergeOptions& opt, int ranks) {
         p.spec.config.models[l.model] = (lora_scratch(opt.out) / std::to_string(l.model)).string();
     p.in = open_inputs(p.spec);
     p.arithmetic = p.spec.mergekit ? opt.arithmetic : "exact";
-    if (p.arithmetic == "dtype") p.in.source->compute_in_dtype(p.spec.dtype);
+    p.in.source->set_merge_dtype(p.spec.dtype);
+    if (p.arithmetic == "dtype") p.in.source->compute_in_dtype();
     check_tokenizer(p.spec, opt.copy_tokenizer);
     const merging::CheckpointSource& source = *p.in.source;
     std::vector<std::uint64_t> numel;

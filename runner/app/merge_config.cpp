@@ -386,6 +386,7 @@ MergeSpec parse_merge_spec(const std::string& path) {
     }
     s.dtype = dtype_of(yc, root["dtype"], "dtype");
     s.out_dtype = dtype_of(yc, root["out_dtype"], "out_dtype");
+    s.out_dtype_given = s.out_dtype.has_value();
     if (!s.out_dtype) s.out_dtype = s.dtype;
     if (const YAML::Node t = root["tokenizer_source"]) {
         const std::string v = yc.as_string(t, "tokenizer_source");
@@ -398,6 +399,15 @@ MergeSpec parse_merge_spec(const std::string& path) {
     }
     if (root["shard_mb"]) s.shard_mb = yc.as_real(root["shard_mb"], "shard_mb");
     return s;
+}
+
+std::vector<bool> referenced_models(const MergeSpec& spec) {
+    std::vector<bool> merged(spec.config.models.size(), false);
+    if (spec.config.base) merged[*spec.config.base] = true;
+    for (const auto& src : spec.config.listed) merged[src.model] = true;
+    for (const auto& slice : spec.config.slices)
+        for (const auto& src : slice.sources) merged[src.model] = true;
+    return merged;
 }
 
 std::vector<std::string> merged_model_paths(const MergeSpec& spec) {

@@ -30,7 +30,8 @@ struct MergeSpec {
     bool mergekit = false;           // one of mergekit's methods, else compatbench's own
     merging::MergeParams params;     // compatbench's own operators (one set for all tensors)
     std::vector<std::string> scope;  // compatbench's own operators
-    std::optional<formats::DType> out_dtype;  // out_dtype, else dtype
+    std::optional<formats::DType> out_dtype;  // out_dtype, else dtype (config.json's)
+    bool out_dtype_given = false;             // out_dtype itself (every tensor written in it)
     std::optional<formats::DType> dtype;      // dtype: what mergekit converts inputs to
     std::optional<std::size_t> donor;         // where config and tokenizer files come from
     std::optional<double> shard_mb;
@@ -39,6 +40,10 @@ struct MergeSpec {
 };
 
 MergeSpec parse_merge_spec(const std::string& path);
+
+// Which of config.models the merge reads (config.py's referenced_models: the base and every
+// source; not a tokenizer_source donor that is none of them).
+std::vector<bool> referenced_models(const MergeSpec& spec);
 
 // The merged models besides the base (compatbench's own operators; mergekit's plan
 // its sources itself).

@@ -145,8 +145,9 @@ std::string model_card(const MergeSpec& spec, const std::string& name, const std
          << (base < none ? " using " + card_name(spec.written[base]) + " as a base" : std::string())
          << ".\n\n"
          << "### Models Merged\n\nThe following models were included in the merge:\n";
-    for (std::size_t i = 0; i < spec.written.size(); ++i)
-        if (i != base) card << "* " << card_name(spec.written[i]) << "\n";
+    const std::vector<bool> merged = referenced_models(spec);
+    for (std::size_t i = 0; i < none; ++i)
+        if (merged[i] && i != base) card << "* " << card_name(spec.written[i]) << "\n";
     card << "\n### Configuration\n\nThe following YAML configuration was used to produce this "
             "model:\n\n```yaml\n"
          << yaml << "\n```\n";

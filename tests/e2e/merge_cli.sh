@@ -167,6 +167,18 @@ set +e; "$BIN" merge tok_half.yaml --out out_tok > err.txt 2>&1; code=$?; set -e
 expect_code 0 "$BIN" merge tok_half.yaml --out out_tok --no-copy-tokenizer > /dev/null
 "$BIN" merge tok_none.yaml --out out_tok_none > /dev/null 2> err.txt || fail "no tokenizer: failed"
 grep -q "tok_none: no tokenizer files: the merged model has none" err.txt || { cat err.txt; fail "no tokenizer: no warning"; }
+# A tokenizer_source that is not merged is no model of the card (config.py's referenced_models).
+mkdir -p tok_full tok_base && cp base.safetensors tok_full/model.safetensors
+echo '{"model": {"vocab": {"a": 0}}}' > tok_full/tokenizer.json && echo '{}' > tok_full/tokenizer_config.json
+echo '{"vocab_size": 1}' > tok_full/config.json
+cp base.safetensors tok_base/model.safetensors && cp tok_full/tokenizer*.json tok_base/
+cp -r ft1 tok_ft1 && cp tok_full/tokenizer*.json tok_ft1/
+printf 'merge_method: task_arithmetic\nbase_model: tok_base\nmodels:\n  - model: tok_ft1\ntokenizer_source: tok_full\n' > tok_src.yaml
+"$BIN" merge tok_src.yaml --out out_tok_src > tok_src.txt 2>&1 || { cat tok_src.txt; fail "a tokenizer_source donor: failed"; }
+card=$(sed -n '/^### Models Merged/,/^### Configuration/p' out_tok_src/README.md)
+grep -qx '\* tok_ft1' <<< "$card" && ! grep -q tok_full <<< "$card" && grep -q "of 2 models" tok_src.txt \
+  && cmp tok_full/tokenizer_config.json out_tok_src/tokenizer_config.json \
+  || { cat out_tok_src/README.md tok_src.txt; fail "the tokenizer donor was counted as a merged model"; }
 # mergekit's BASE+ADAPTER: a PEFT LoRA applied before the merge (W + (alpha/r)·B·A), equal
 # to numpy; refused settings named; the scratch folder gone afterwards; 1 and 2 ranks alike.
 pycheck merge_cli make_lora "$SRC/python" ft0.safetensors lora > /dev/null

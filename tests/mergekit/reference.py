@@ -6,10 +6,12 @@ a6e402884ba9bc30da7f23e8304a35f19485de95:
   mergekit/plan.py            normalize_config, plan_module/plan_slice/plan_layer/plan_tensor
   mergekit/merge.py           _model_out_config, _get_donor_model (config.json, donor files)
   mergekit/merge_methods/     registry.py, generalized_task_arithmetic.py, linear.py,
-                              slerp.py, model_stock.py, passthrough.py; and, refused until
-                              enabled in ENABLED_NEW_METHODS: easy_define.py, nearswap.py,
-                              sce.py, multislerp.py, nuslerp.py, karcher.py, arcee_fusion.py,
-                              model_stock.py's filter_wise
+                              slerp.py, model_stock.py, passthrough.py; and, merged when
+                              enabled in ENABLED_NEW_METHODS (all are): easy_define.py,
+                              nearswap.py, sce.py, multislerp.py, nuslerp.py, karcher.py,
+                              model_stock.py's filter_wise, ram.py and arcee_fusion.py (their
+                              kernels in reference_ram_fusion.py)
+  mergekit/io/tasks.py        SaveTensor (the written dtype: out_dtype, else the result's)
   mergekit/sparsify.py        magnitude, magnitude_outliers, bernoulli, della_magprune
   mergekit/_data/architectures/llama.json   the tensors of a Llama checkpoint
 
@@ -18,8 +20,10 @@ a6e402884ba9bc30da7f23e8304a35f19485de95:
 
 `config_dict` is the parsed YAML; `resolve_path(model_name)` gives the checkpoint folder of
 a name in it. The result's tensors are float64 and unrounded; `dtypes` gives each one's
-output safetensors dtype. A configuration outside the subset raises Unsupported, whose
-`key` is the method or key name the refusal is about.
+output safetensors dtype: `out_dtype`, else the dtype of the tensor mergekit's method
+returns (the inputs as loaded, converted to `dtype` when it is set, promoted as torch
+promotes them: see result_dtype). A configuration outside the subset raises Unsupported,
+whose `key` is the method or key name the refusal is about.
 
 Where compatbench differs from mergekit, on purpose:
   - everything is computed in float64 from the stored values and rounded once to the output
@@ -30,11 +34,12 @@ Where compatbench differs from mergekit, on purpose:
   - ties in |tau| go to the lower flat index (torch's argsort/sort are not stable);
   - magnitude pruning that keeps k = int(density * n) = 0 coordinates keeps none
     (mergekit asserts k > 0);
-  - in the methods refused until enabled (ENABLED_NEW_METHODS): the inputs that
-    easy_define.py takes from a set (nearswap, sce, multislerp) are in merge order (only
-    rounding depends on it); arcee_fusion of more than 10^6 values (mergekit samples them at
-    random) and multislerp's normalize_weights with weights summing to 0 (mergekit divides
-    by 0) are refused.
+  - in the methods added later (ENABLED_NEW_METHODS): the inputs that
+    easy_define.py takes from a set (nearswap, sce, multislerp, ram, ramplus_tl) are in
+    merge order (only rounding depends on it); multislerp's normalize_weights with weights
+    summing to 0 (mergekit divides by 0) is refused; arcee_fusion takes its quantiles over
+    all of a tensor's values, also above 10^6 values (mergekit sorts 10^6 of them sampled
+    at random there).
 """
 import json
 import os
@@ -45,6 +50,10 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 from compatnets.safetensors import read, shard_files  # noqa: E402
+# the kernels of ram, ramplus_tl and arcee_fusion (re-exported: R.ram, R.arcee_fusion, ...)
+from reference_ram_fusion import (arcee_fusion, fusion_importance, fusion_threshold,  # noqa: E402,F401
+                                  quantile_index, ram, ram_vectors, ramplus_lambda,
+                                  ramplus_tl, softmax)
 
 MERGEKIT_COMMIT = "a6e402884ba9bc30da7f23e8304a35f19485de95"
 
@@ -480,14 +489,16 @@ def passthrough_merge(job, values):
     return values[model] if scale is None else values[model] * float(scale)
 
 
-# ---------------------------------------------------------------- methods compatbench refuses
+# ---------------------------------------------------------------- methods added later
 
-# Kernels re-implemented below and dispatched by merge_tensor, but refused (check_supported,
-# model_stock_merge) until their name is in ENABLED_NEW_METHODS: compatbench's C++ side still
-# refuses them, and check_configs.py wants the reference to refuse the same fixtures.
-NEW_METHODS = ("nearswap", "sce", "multislerp", "nuslerp", "karcher", "arcee_fusion")
+# Kernels re-implemented below (or in reference_ram_fusion.py) and dispatched by merge_tensor,
+# refused (check_supported, model_stock_merge) unless their name is in ENABLED_NEW_METHODS:
+# the reference refuses what compatbench's C++ side refuses (check_configs.py wants both to
+# refuse the same fixtures); today it merges all of them.
+NEW_METHODS = ("nearswap", "sce", "multislerp", "nuslerp", "karcher", "arcee_fusion", "ram",
+               "ramplus_tl")
 ENABLED_NEW_METHODS = {"nearswap", "sce", "multislerp", "nuslerp", "karcher",
-                       "model_stock_filter_wise"}
+                       "model_stock_filter_wise", "arcee_fusion", "ram", "ramplus_tl"}
 
 
 def non_base(job, base):
@@ -694,28 +705,6 @@ def karcher_merge(job, values):
     return karcher(tensors, [1.0 / len(tensors)] * len(tensors), max_iter, tol)
 
 
-def softmax(x):
-    e = np.exp(x - np.max(x, axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
-
-
-def arcee_fusion(base_value, other):
-    """arcee_fusion.py: importance |b - a| * KL(softmax(b) + 1e-8 || softmax(a) + 1e-8) (along
-    the last dim); the delta kept where importance >= median + 1.5 (q3 - q1), the quantiles
-    sorted[floor(q (n - 1))] of the flattened importance."""
-    p, q = softmax(other) + 1e-8, softmax(base_value) + 1e-8
-    kl = np.sum(p * np.log(p / q), axis=-1)
-    importance = np.abs(other - base_value) * kl[..., None]
-    flat = np.sort(importance.ravel())
-    if flat.size > 1e6:   # mergekit samples 10^6 of them at random (torch.randperm)
-        raise Unsupported("arcee_fusion", "arcee_fusion of more than 10^6 values samples them "
-                                          "at random")
-    n = flat.size - 1
-    median, q1, q3 = flat[n // 2], flat[n // 4], flat[3 * n // 4]
-    mask = importance >= median + 1.5 * (q3 - q1)
-    return base_value + (other - base_value) * mask
-
-
 def arcee_fusion_merge(job, values, base):
     if base is None:
         raise Unsupported("base_model", "arcee_fusion needs a base_model")
@@ -726,6 +715,23 @@ def arcee_fusion_merge(job, values, base):
                                           "base_model")
     (other, _), = non_base(job, base)
     return arcee_fusion(values[base], values[other])
+
+
+def ram_merge(job, values, base):
+    """ram.py's ram (easy_define: the base required, the other models in merge order,
+    `epsilon` a global parameter)."""
+    need_base("ram", values, base)
+    epsilon = float(global_param(job, "epsilon", 1e-5))
+    return ram(values[base], [values[m] for m, _ in non_base(job, base)], epsilon)
+
+
+def ramplus_tl_merge(job, values, base):
+    """ram.py's ramplus_tl: as ram, with the global parameters `r` and `alpha`."""
+    need_base("ramplus_tl", values, base)
+    r, alpha, epsilon = (float(global_param(job, name, default)) for name, default in
+                         (("r", 0.1), ("alpha", 0.2), ("epsilon", 1e-5)))
+    return ramplus_tl(values[base], [values[m] for m, _ in non_base(job, base)], r, alpha,
+                      epsilon)
 
 
 def model_stock_filter_wise(w0, ws):
@@ -758,7 +764,8 @@ def merge_tensor(method, job, values, base):
     if method == "karcher":
         return karcher_merge(job, values)
     new_kernels = {"nearswap": nearswap_merge, "sce": sce_merge, "multislerp": multislerp_merge,
-                   "nuslerp": nuslerp_merge, "arcee_fusion": arcee_fusion_merge}
+                   "nuslerp": nuslerp_merge, "arcee_fusion": arcee_fusion_merge,
+                   "ram": ram_merge, "ramplus_tl": ramplus_tl_merge}
     if method in new_kernels:
         return new_kernels[method](job, values, base)
     return passthrough_merge(job, values)
@@ -769,8 +776,10 @@ def merge_tensor(method, job, values, base):
 # Methods whose torch arithmetic mixes the inputs as they are (torch.stack, a - b, a * w + b):
 # their result has torch's promoted dtype. The generalized task arithmetic methods convert the
 # models to the base's dtype first and cast back; slerp casts to its first input's; karcher's
-# mean accumulates in its first input's; passthrough scales its one input.
-PROMOTING = {"linear", "multislerp", "model_stock", "nearswap", "sce", "nuslerp"}
+# mean accumulates in its first input's; passthrough scales its one input. arcee_fusion's
+# float32 mask (`.float()`) and ramplus_tl's float32 lambda_ promote their results to float32.
+PROMOTING = {"linear", "multislerp", "model_stock", "nearswap", "sce", "nuslerp", "ram"}
+WITH_FLOAT32 = {"arcee_fusion", "ramplus_tl"}
 
 
 def promoted(dtypes):
@@ -782,16 +791,19 @@ def promoted(dtypes):
 
 
 def result_dtype(method, dtypes, base, first):
-    """The dtype mergekit writes a merged tensor in when no dtype is set: {model: stored
-    dtype} of its inputs."""
+    """The dtype of the tensor mergekit's method returns (written so without out_dtype):
+    `dtypes` is {model: dtype} of its inputs as loaded (`dtype` when set, else stored)."""
     if method in PROMOTING:
         return promoted(dtypes.values())
+    if method in WITH_FLOAT32:   # one input: returned as it is (ramplus_tl: the base alone)
+        return promoted(list(dtypes.values()) + ["F32"]) if len(dtypes) > 1 else dtypes[first]
     if method in ("karcher", "passthrough") or base not in dtypes:
         return dtypes[first]
     return dtypes[base]
 
 
 def output_dtype_name(config):
+    """config.json's torch_dtype (`out_dtype`, else `dtype`), or None."""
     name = config.get("out_dtype") or config.get("dtype")
     if name is None:
         return None
@@ -799,6 +811,13 @@ def output_dtype_name(config):
     if name not in DTYPES:
         raise Unsupported("dtype", f"unsupported dtype {name!r}")
     return name
+
+
+def dtype_setting(config, key):
+    """The safetensors dtype the config's `key` names, or None: "dtype" (LoadTensor converts
+    every input to it) or "out_dtype" (SaveTensor casts every result to it)."""
+    name = config.get(key)
+    return None if name is None else DTYPES[output_dtype_name({key: name})]
 
 
 def donor_model(config, slices):
@@ -823,6 +842,7 @@ def merge(config, resolve_path):
     """The merged model of a mergekit configuration (see the module's docstring)."""
     method = check_supported(config)
     dtype_name = output_dtype_name(config)
+    load, cast = dtype_setting(config, "dtype"), dtype_setting(config, "out_dtype")
     slices = normalized_slices(config, resolve_path)
     base = config.get("base_model")
     jobs, layers = plan(config, slices)
@@ -837,9 +857,8 @@ def merge(config, resolve_path):
             raise Unsupported("tensor", f"missing input tensors {missing}")
         values = {m: ckpts[m].tensors[n] for m, n in job.sources}
         out.tensors[job.out_name] = merge_tensor(method, job, values, base)
-        dtypes = {m: ckpts[m].dtypes[n] for m, n in job.sources}
-        out.dtypes[job.out_name] = (DTYPES[dtype_name] if dtype_name
-                                    else result_dtype(method, dtypes, base, job.sources[0][0]))
+        loaded = {m: load or ckpts[m].dtypes[n] for m, n in job.sources}
+        out.dtypes[job.out_name] = cast or result_dtype(method, loaded, base, job.sources[0][0])
     out.donor = donor_model(config, slices)
     donor_config = load_checkpoint(resolve_path(out.donor)).config
     # with slices: their lengths' sum; with models: the donor's, unchanged

@@ -14,6 +14,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import reference as R  # noqa: E402
 from make_models import write_models  # noqa: E402
+from test_ram_fusion import RamFusionReference  # noqa: E402,F401  (ram, ramplus_tl, arcee_fusion)
 
 
 def job(method, sources, parameters=None, slice_parameters=None, name="x", t=0.0, base=True):

@@ -3,7 +3,6 @@
     cd tests/mergekit && /usr/bin/python3 -W error -m unittest test_torch_reference
 """
 import os
-import tempfile
 import unittest
 
 import numpy as np
@@ -14,8 +13,7 @@ import reference as R
 import torch_kernels as K
 import torch_ops as O
 import torch_reference as T
-from check_configs import local_name
-from make_models import write_models
+from test_ram_fusion import Models, RamFusionTorch  # noqa: F401  (ram, ramplus_tl, arcee_fusion)
 
 BF16, F16, F32 = torch.bfloat16, torch.float16, torch.float32
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -244,19 +242,7 @@ class Methods(unittest.TestCase):
         self.assertFalse(ties.mask().any())
 
 
-class WholeMerges(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.dir = tempfile.TemporaryDirectory()
-        cls.paths = write_models(cls.dir.name)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.dir.cleanup()
-
-    def resolve(self, name):
-        return self.paths[local_name(name)]
-
+class WholeMerges(Models, unittest.TestCase):
     def fixture(self, key):
         with open(os.path.join(HERE, "fixtures", key + ".yml"), encoding="utf-8") as f:
             return yaml.safe_load(f)

@@ -5,7 +5,8 @@ Re-implemented (not copied) from mergekit (github.com/arcee-ai/mergekit, LGPL-3.
 a6e402884ba9bc30da7f23e8304a35f19485de95: mergekit/merge_methods/linear.py, slerp.py,
 model_stock.py, passthrough.py, nearswap.py, sce.py (with generalized_task_arithmetic.py's
 get_mask), multislerp.py, nuslerp.py, karcher.py; easy_define.py for how nearswap, sce and
-multislerp receive their inputs and parameters.
+multislerp receive their inputs and parameters. ram, ramplus_tl and arcee_fusion are in
+torch_ram_fusion.py (dispatched from here).
 
 Every kernel takes the input tensors as mergekit's tasks receive them (already converted to
 the configuration's dtype at load) and performs mergekit's torch operations in its order, on
@@ -23,6 +24,7 @@ import numpy as np
 import torch
 
 import reference as R
+import torch_ram_fusion
 from torch_ops import acos, clamp, cos, div_scalar, half_safe, mul_scalar, sin
 
 # numpy >= 2 (NEP 50) keeps a Python float weak: in slerp, theta_0 * t is float32 there, and
@@ -401,7 +403,8 @@ def karcher_merge(job, values, base):
 
 KERNELS = {"linear": linear_merge, "slerp": slerp_merge, "model_stock": model_stock_merge,
            "passthrough": passthrough_merge, "nearswap": nearswap_merge, "sce": sce_merge,
-           "multislerp": multislerp_merge, "nuslerp": nuslerp_merge, "karcher": karcher_merge}
+           "multislerp": multislerp_merge, "nuslerp": nuslerp_merge, "karcher": karcher_merge,
+           **torch_ram_fusion.KERNELS}
 
 
 def merge_tensor(method, job, values, base):

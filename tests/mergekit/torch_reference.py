@@ -13,9 +13,11 @@ a6e402884ba9bc30da7f23e8304a35f19485de95:
                                                           get_mask
   mergekit/sparsify.py          rescaled_masked_tensor, magnitude, magnitude_outliers,
                                 bernoulli, della_magprune
-  mergekit/io/tasks.py          LoadTensor.execute (x.to(dtype) when dtype is set)
+  mergekit/io/tasks.py          LoadTensor.execute (x.to(dtype) when dtype is set),
+                                SaveTensor.execute (the result cast to `out_dtype` only)
   and, in torch_kernels.py, linear, slerp, model_stock, passthrough, nearswap, sce,
-  multislerp, nuslerp and karcher (merge_methods/*.py, easy_define.py).
+  multislerp, nuslerp and karcher; in torch_ram_fusion.py, ram, ramplus_tl and arcee_fusion
+  (merge_methods/*.py, easy_define.py).
 
     merge(config, resolve_path) -> TorchMerged(tensors, dtypes, num_hidden_layers, donor,
                                                torch_dtype, compute_dtypes, tie_mask,
@@ -24,10 +26,12 @@ a6e402884ba9bc30da7f23e8304a35f19485de95:
 As reference.merge (same arguments, same refusals, same names, dtypes and files), but each
 tensor is torch's result as float64 holding exactly the values of its compute dtype: the
 tensor mergekit's task returns, before the writer's cast to `out_dtype`. compute_dtypes
-names that dtype ("BF16", "F16", "F32"): the config's `dtype`, else the one torch arrives
-at from the stored dtypes (checked against reference.result_dtype). tie_mask (bool, per
-tensor) marks the coordinates whose value depends on the order torch gives equal values;
-tie_direct counts those whose own kept/dropped status does (see below).
+names that dtype ("BF16", "F16", "F32"): the one torch arrives at from the inputs as loaded
+(the config's `dtype`, else the stored ones; arcee_fusion and ramplus_tl promote to float32),
+checked against reference.result_dtype; `dtypes` (written) is `out_dtype`, else that one,
+as mergekit's SaveTensor writes it. tie_mask (bool, per tensor) marks the coordinates whose
+value depends on the order torch gives equal values; tie_direct counts those whose own
+kept/dropped status does (see below).
 
 What torch's random numbers are replaced by, and the quirks kept as in reference.py:
   - DARE and DELLA keep coordinate j iff u_j < p_j (compared as float64), u_j from
@@ -305,13 +309,7 @@ def merge_tensor(method, job, values, base):
 
 def config_dtype(config):
     """The safetensors name of the config's `dtype` (mergekit's load dtype), or None."""
-    name = config.get("dtype")
-    if name is None:
-        return None
-    name = name[len("torch."):] if name.startswith("torch.") else name
-    if name not in R.DTYPES:
-        raise R.Unsupported("dtype", f"unsupported dtype {name!r}")
-    return R.DTYPES[name]
+    return R.dtype_setting(config, "dtype")
 
 
 def job_inputs(job, resolve_path):
@@ -336,8 +334,8 @@ def load_tensor(stored_values, stored_dtype, load_dtype):
 def merge(config, resolve_path):
     """The merged model as mergekit's torch computes it (see the module's docstring)."""
     method = R.check_supported(config)
-    out_dtype = R.output_dtype_name(config)
-    load_dtype = config_dtype(config)
+    out_dtype = R.output_dtype_name(config)   # config.json's torch_dtype
+    load_dtype, cast = config_dtype(config), R.dtype_setting(config, "out_dtype")
     slices = R.normalized_slices(config, resolve_path)
     base = config.get("base_model")
     jobs, layers = R.plan(config, slices)
@@ -348,15 +346,15 @@ def merge(config, resolve_path):
             continue
         values = {m: load_tensor(v, d, load_dtype) for m, (v, d) in inputs.items()}
         tensor, ties = merge_tensor(method, job, values, base)
-        stored = {m: d for m, (_, d) in inputs.items()}
-        want = load_dtype or R.result_dtype(method, stored, base, job.sources[0][0])
+        loaded = {m: load_dtype or d for m, (_, d) in inputs.items()}
+        want = R.result_dtype(method, loaded, base, job.sources[0][0])
         got = DTYPE_NAMES[tensor.dtype]
         if got != want:
             raise AssertionError(f"{job.out_name}: torch computed {got}, reference.py "
                                  f"expects {want}")
         out.tensors[job.out_name] = tensor.double().numpy()
         out.compute_dtypes[job.out_name] = got
-        out.dtypes[job.out_name] = R.DTYPES[out_dtype] if out_dtype else got
+        out.dtypes[job.out_name] = cast or got
         ties = ties or no_ties(tensor)
         out.tie_mask[job.out_name] = ties.mask()
         out.tie_direct[job.out_name] = int(ties.direct.sum())

@@ -19,7 +19,9 @@
 #include "formats/half.h"
 #include "merging/block_pass.h"
 #include "merging/generalized.h"
+#include "merging/ram_fusion.h"
 #include "merging/selection.h"
+#include "merging/torch_like.h"
 
 namespace compatbench::merging {
 
@@ -38,26 +40,10 @@ float round_to(Arithmetic a, float x) {
 
 namespace {
 
-using Values = std::vector<float>;
-
-// torch's arithmetic in one dtype: r(x) rounds a float32 result to it; number(x) a Python
-// number as an addition meets it; times(x, s) and over(x, s) a tensor's value multiplied or
-// divided by a Python number.
-struct Torch {
-    Arithmetic a;
-    float operator()(float x) const { return round_to(a, x); }
-    float number(double x) const { return round_to(a, static_cast<float>(x)); }
-    float times(float x, double s) const { return round_to(a, x * static_cast<float>(s)); }
-    float over(float x, double s) const { return round_to(a, x / static_cast<float>(s)); }
-};
-
-// One tensor's inputs as mergekit holds them after loading: each converted to the dtype.
-struct Inputs {
-    Values base;
-    std::vector<Values> x;
-    std::size_t n() const { return base.size(); }
-    std::vector<std::span<const float>> models() const { return {x.begin(), x.end()}; }
-};
+using torch_like::Inputs;
+using torch_like::reduced;
+using torch_like::Torch;
+using torch_like::Values;
 
 Inputs load(TensorBlocks& in, const Torch& r) {
     const std::size_t n = in.numel(), k = in.models();
@@ -257,15 +243,6 @@ Values sce(const MergeParams& p, const Torch& r, Inputs& v) {
     return theta;
 }
 
-// Σ_j f(j) over [begin, end) as torch reduces a tensor: in float32 (here in double, then
-// rounded to float32), the result rounded to the dtype.
-template <class F>
-float reduced(const Torch& r, std::size_t begin, std::size_t end, F&& f) {
-    double s = 0.0;
-    for (std::size_t j = begin; j < end; ++j) s += f(j);
-    return r(static_cast<float>(s));
-}
-
 // model_stock.py on the coordinates [begin, end) (the whole tensor, or with filter_wise one
 // row of its last dimension): t from the mean cosine of every pair of offsets θ_i − θ0
 // (torch.norm, their product clamped at 1e-6), then t · mean θ_i + (1 − t) · θ0.
@@ -338,6 +315,10 @@ Values merged(const MergeParams& p, const TensorScope& s, const Torch& r, Inputs
             return sce(p, r, v);
         case Method::model_stock:
             return model_stock(p, s, r, v);
+        case Method::ram:
+        case Method::ramplus_tl:
+        case Method::arcee_fusion:
+            return ram_fusion(p, s, r, v);
         case Method::slerp:
         case Method::multislerp:
         case Method::nuslerp:

@@ -10,6 +10,8 @@
 // other methods (slerp, which mergekit computes in numpy float32, model_stock, multislerp,
 // nuslerp, karcher) read the inputs rounded to the dtype, compute in double and round the
 // result to the dtype. A tensor's inputs are held whole in memory, as mergekit holds them.
+// RAM and Arcee Fusion (ram_fusion.h) are merged here in exact arithmetic too: they read a
+// whole tensor before they write a coordinate.
 #pragma once
 
 #include "merging/operators.h"
@@ -19,7 +21,8 @@ namespace compatbench::merging {
 // x rounded to the arithmetic's dtype (unchanged for exact and float32).
 float round_to(Arithmetic a, float x);
 
-// Merges one tensor as merge_tensor does, with p.arithmetic other than exact.
+// Merges one tensor as merge_tensor does, with p.arithmetic other than exact or a
+// whole-tensor method (is_whole_tensor_method).
 TensorMergeStats merge_in_dtype(const MergeParams& p, const TensorScope& s, TensorBlocks& in,
                                 const BlockSink& out);
 

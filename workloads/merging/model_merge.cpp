@@ -62,7 +62,15 @@ const formats::TensorInfo& CheckpointSource::info(std::size_t i) const {
     return checkpoints_[b.checkpoint]->info(b.tensor);
 }
 formats::DType CheckpointSource::result_dtype(std::size_t i) const {
+    const formats::DType d = compute_dtype(i);
+    const Method m = plan_[i].params.method;
+    if (planned_ && (m == Method::ramplus_tl || m == Method::arcee_fusion))
+        return d == formats::DType::F64 ? d : formats::DType::F32;
+    return d;
+}
+formats::DType CheckpointSource::compute_dtype(std::size_t i) const {
     using formats::DType;
+    if (merge_dtype_) return *merge_dtype_;
     DType out = info(i).dtype;
     if (!planned_ || !promotes_dtypes(plan_[i].params.method)) return out;
     for (const auto& in : plan_[i].models) {
@@ -71,10 +79,10 @@ formats::DType CheckpointSource::result_dtype(std::size_t i) const {
     }
     return out;
 }
-void CheckpointSource::compute_in_dtype(std::optional<formats::DType> dtype) {
+void CheckpointSource::compute_in_dtype() {
     using formats::DType;
     for (std::size_t i = 0; i < plan_.size(); ++i) {
-        const DType d = dtype ? *dtype : result_dtype(i);
+        const DType d = compute_dtype(i);
         plan_[i].params.arithmetic = d == DType::BF16  ? Arithmetic::bfloat16
                                      : d == DType::F16 ? Arithmetic::float16
                                      : d == DType::F32 ? Arithmetic::float32

@@ -85,14 +85,21 @@ class CheckpointSource final : public TensorSource {
     InterferenceSums interference(std::size_t i) const override;
     std::unique_ptr<TensorBlocks> blocks(std::size_t i) const override;
     const formats::TensorInfo& info(std::size_t i) const;  // the base's
-    // The dtype of tensor i's merged values when the merge sets none, as torch gives
-    // mergekit's result from its inputs' dtypes: promoted over every input for the methods
-    // whose arithmetic mixes them as they are (promotes_dtypes), else the base's.
+    // mergekit's `dtype`: every input is converted to it as read (none: they keep their
+    // stored dtypes). It decides compute_dtype and result_dtype; the values read stay as
+    // stored (compute_in_dtype's arithmetic rounds them).
+    void set_merge_dtype(std::optional<formats::DType> dtype) { merge_dtype_ = dtype; }
+    // The dtype torch computes tensor i in: the merge's dtype, else from the inputs' dtypes,
+    // promoted over every input for the methods whose arithmetic mixes them as they are
+    // (promotes_dtypes), else the base's.
+    formats::DType compute_dtype(std::size_t i) const;
+    // The dtype of tensor i's merged values when the merge sets no out_dtype: compute_dtype,
+    // but float32 (float64 from float64) for ramplus_tl and arcee_fusion, whose float32
+    // λ and mask promote torch's result (ram_fusion.h).
     formats::DType result_dtype(std::size_t i) const;
-    // Sets every planned tensor's arithmetic (MergeParams::arithmetic) to mergekit's: in
-    // `dtype` when the merge names one (every input is converted to it), else in the dtype
-    // torch computes the tensor in, result_dtype's (float64: exact).
-    void compute_in_dtype(std::optional<formats::DType> dtype);
+    // Sets every planned tensor's arithmetic (MergeParams::arithmetic) to mergekit's: in its
+    // compute_dtype (float64: exact).
+    void compute_in_dtype();
     const formats::SafetensorsFile& base_file(std::size_t i) const;
     const formats::Checkpoint& base_checkpoint() const { return *checkpoints_.front(); }
     // Per input (the base, then each model): its raw chunk and its float32 block.
@@ -109,6 +116,7 @@ class CheckpointSource final : public TensorSource {
     std::vector<PlannedTensor> plan_;
     bool planned_ = false;
     mutable Buffers buffers_;  // reused across tensors
+    std::optional<formats::DType> merge_dtype_;
 };
 
 // Named float32 tensors in memory: the base's values and each model's, in the same order.

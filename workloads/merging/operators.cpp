@@ -34,6 +34,12 @@ const char* method_name(Method m) {
             return "nuslerp";
         case Method::karcher:
             return "karcher";
+        case Method::ram:
+            return "ram";
+        case Method::ramplus_tl:
+            return "ramplus_tl";
+        case Method::arcee_fusion:
+            return "arcee_fusion";
         default:
             return kNames[static_cast<int>(m)];
     }

@@ -42,7 +42,10 @@ enum class Method {
     sce,          // mergekit_kernels.h: SCE's variance selection, sign election, τ² weights
     multislerp,   // mergekit_kernels.h: the weighted mean on the hypersphere
     nuslerp,      // mergekit_kernels.h: SLERP of two models' rows, columns or whole tensors
-    karcher       // mergekit_kernels.h: the Riemannian mean of the models' directions
+    karcher,      // mergekit_kernels.h: the Riemannian mean of the models' directions
+    ram,          // ram_fusion.h: τ_i where one model moves a coordinate, their mean where more do
+    ramplus_tl,   // ram_fusion.h: RAM with each model's lone moves scaled by its λ_i
+    arcee_fusion  // ram_fusion.h: θ0 + τ_1 where |τ_1|·KL of the row is past median + 1.5 IQR
 };
 const char* method_name(Method m);
 // The studies' operators' names, in the order of Method (task_arithmetic .. tsv).
@@ -86,15 +89,17 @@ struct MergeParams {
     // DELLA on a dimension 1 of one coordinate, where mergekit's rank ramp is 0/0 (and its
     // bernoulli raises): refused, or (the studies' `della`) kept with probability d.
     bool della_lone_at_density = false;
-    double scale = 1.0;        // passthrough
-    double select_topk = 1.0;  // SCE: the fraction of coordinates of largest variance kept
-    double eps = 1e-8;         // multislerp
-    bool has_base = true;      // multislerp without a base: the θ_i themselves, not τ_i
-    bool filter_wise = false;  // Model Stock: one t per row of the last dimension
-    bool row_wise = false;     // nuslerp: SLERP along dimension 0 (a matrix's columns)
-    bool flatten = true;       // nuslerp: SLERP of the whole tensor (over row_wise)
-    int max_iter = 10;         // karcher
-    double tol = 1e-5;         // karcher
+    double scale = 1.0;         // passthrough
+    double select_topk = 1.0;   // SCE: the fraction of coordinates of largest variance kept
+    double eps = 1e-8;          // multislerp
+    bool has_base = true;       // multislerp without a base: the θ_i themselves, not τ_i
+    bool filter_wise = false;   // Model Stock: one t per row of the last dimension
+    bool row_wise = false;      // nuslerp: SLERP along dimension 0 (a matrix's columns)
+    bool flatten = true;        // nuslerp: SLERP of the whole tensor (over row_wise)
+    int max_iter = 10;          // karcher
+    double tol = 1e-5;          // karcher
+    double ram_epsilon = 1e-5;  // ram, ramplus_tl: |τ| above it moves a coordinate
+    double ram_r = 0.1, ram_alpha = 0.2;        // ramplus_tl: λ_i = 1 + r · clamp(ρ_i, 0, α)
     Arithmetic arithmetic = Arithmetic::exact;  // mergekit's methods only
 };
 

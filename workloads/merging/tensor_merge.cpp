@@ -16,6 +16,7 @@
 #include "merging/last_pass.h"
 #include "merging/mergekit_kernels.h"
 #include "merging/operators.h"
+#include "merging/ram_fusion.h"
 #include "merging/selection.h"
 #include "merging/tsv.h"
 
@@ -281,6 +282,10 @@ void merge_pass(const MergeParams& p, const TensorScope& s, TensorBlocks& in, co
         case Method::nuslerp:
         case Method::karcher:
             return mergekit_pass(p, s, in, out, st);
+        case Method::ram:  // merge_tensor hands them to merge_in_dtype
+        case Method::ramplus_tl:
+        case Method::arcee_fusion:
+            throw std::logic_error(s.name + ": a whole-tensor method in the block passes");
         case Method::linear:
             return array_pass(in, out, st, [&](Block& b) { linear(p, b); });
         case Method::passthrough:
@@ -346,7 +351,8 @@ TensorMergeStats merge_tensor(const MergeParams& p, const TensorScope& s, Tensor
         });
         return st;
     }
-    if (p.arithmetic != Arithmetic::exact) return merge_in_dtype(p, s, in, out);
+    if (p.arithmetic != Arithmetic::exact || is_whole_tensor_method(p.method))
+        return merge_in_dtype(p, s, in, out);
     const bool floor = reads_merge_rho(p.method) && floored(p, s);
     const FirstPass f = needs_first_pass(p) ? first_pass(p, in, floor) : FirstPass{};
     merge_pass(p, s, in, out, f, st, kernels);

@@ -6,21 +6,12 @@
 #include <vector>
 
 #include "merging/in_dtype.h"
+#include "workloads/merging/merged.h"
 
 using namespace compatbench::merging;
+using compatbench::merging::testing::merged;
 
 namespace {
-
-std::vector<float> merged(const MergeParams& p, const std::vector<float>& base,
-                          const std::vector<std::vector<float>>& models) {
-    std::vector<std::span<const float>> views(models.begin(), models.end());
-    std::vector<float> out(base.size());
-    TensorScope s;
-    s.name = "w";
-    s.row_length = base.size();
-    merge_tensor(p, s, base, views, out);
-    return out;
-}
 
 MergeParams ties(Arithmetic a) {
     MergeParams p;

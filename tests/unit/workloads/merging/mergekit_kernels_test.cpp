@@ -7,23 +7,10 @@
 #include <stdexcept>
 
 #include "merging/mergekit_kernels.h"
+#include "workloads/merging/merged.h"
 
 using namespace compatbench::merging;
-
-namespace {
-
-std::vector<float> merged(const MergeParams& p, const std::vector<float>& base,
-                          const std::vector<std::vector<float>>& models, std::size_t last_dim = 0) {
-    std::vector<std::span<const float>> views(models.begin(), models.end());
-    std::vector<float> out(base.size());
-    TensorScope s;
-    s.name = "w";
-    s.last_dim = last_dim;
-    merge_tensor(p, s, base, views, out);
-    return out;
-}
-
-}  // namespace
+using compatbench::merging::testing::merged;
 
 TEST(MergekitKernels, NearswapMovesOnlyWhereTheModelsLieWithinT) {
     MergeParams p;

@@ -125,7 +125,9 @@ TEST(Mergekit, RefusesWhatMergekitCannotMerge) {
     c.method = "linear";
     c.parameters.clear();
     EXPECT_THROW(mk::plan(c, {m, m, m}), std::invalid_argument);  // linear needs weights
-    EXPECT_EQ(mk::find_method("arcee_fusion"), nullptr);
+    EXPECT_EQ(mk::find_method("no_such_method"), nullptr);
+    c.method = "arcee_fusion";  // exactly one model besides the base
+    EXPECT_THROW(mk::plan(c, {m, m, m}), std::invalid_argument);
     c.method = "nuslerp";  // two models besides the base, not one
     c.listed.pop_back();
     c.parameters["weight"] = number(1.0);
