@@ -793,6 +793,8 @@ def promoted(dtypes):
 def result_dtype(method, dtypes, base, first):
     """The dtype of the tensor mergekit's method returns (written so without out_dtype):
     `dtypes` is {model: dtype} of its inputs as loaded (`dtype` when set, else stored)."""
+    if method == "multislerp" and base in dtypes and len(dtypes) == 2:
+        return next(d for m, d in dtypes.items() if m != base)  # the one model, as it is
     if method in PROMOTING:
         return promoted(dtypes.values())
     if method in WITH_FLOAT32:   # one input: returned as it is (ramplus_tl: the base alone)

@@ -64,6 +64,8 @@ const formats::TensorInfo& CheckpointSource::info(std::size_t i) const {
 formats::DType CheckpointSource::result_dtype(std::size_t i) const {
     const formats::DType d = compute_dtype(i);
     const Method m = plan_[i].params.method;
+    if (planned_ && m == Method::multislerp && plan_[i].models.size() == 1 && !merge_dtype_)
+        return checkpoints_[plan_[i].models[0].checkpoint]->info(plan_[i].models[0].tensor).dtype;
     if (planned_ && (m == Method::ramplus_tl || m == Method::arcee_fusion))
         return d == formats::DType::F64 ? d : formats::DType::F32;
     return d;

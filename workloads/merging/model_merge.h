@@ -95,7 +95,8 @@ class CheckpointSource final : public TensorSource {
     formats::DType compute_dtype(std::size_t i) const;
     // The dtype of tensor i's merged values when the merge sets no out_dtype: compute_dtype,
     // but float32 (float64 from float64) for ramplus_tl and arcee_fusion, whose float32
-    // λ and mask promote torch's result (ram_fusion.h).
+    // λ and mask promote torch's result (ram_fusion.h), and the one model's own for
+    // multislerp of one model (returned as it is).
     formats::DType result_dtype(std::size_t i) const;
     // Sets every planned tensor's arithmetic (MergeParams::arithmetic) to mergekit's: in its
     // compute_dtype (float64: exact).
