@@ -25,19 +25,6 @@
 
 namespace compatbench::merging {
 
-float round_to(Arithmetic a, float x) {
-    switch (a) {
-        case Arithmetic::bfloat16:
-            return formats::bf16_to_f32(formats::f32_to_bf16(x));
-        case Arithmetic::float16:
-            return formats::f16_to_f32(formats::f32_to_f16(x));
-        case Arithmetic::exact:
-        case Arithmetic::float32:
-            break;
-    }
-    return x;
-}
-
 namespace {
 
 using torch_like::Inputs;
@@ -45,9 +32,13 @@ using torch_like::reduced;
 using torch_like::Torch;
 using torch_like::Values;
 
-Inputs load(TensorBlocks& in, const Torch& r) {
+// Into buffers kept for the next tensor (no fresh pages to fault in for each one).
+Inputs& load(TensorBlocks& in, Torch r) {
     const std::size_t n = in.numel(), k = in.models();
-    Inputs v{Values(n), std::vector<Values>(k, Values(n))};
+    thread_local Inputs v;
+    v.base.resize(n);
+    v.x.resize(k);
+    for (Values& x : v.x) x.resize(n);
     last_pass::read_blocks(
         in, blocks::kBlock,
         [&](std::size_t begin, std::size_t count, const float* base, const auto& x) {
@@ -60,7 +51,7 @@ Inputs load(TensorBlocks& in, const Torch& r) {
 
 // a.sum() of a whole tensor of |values|: in float32 (here in double, then rounded to float32
 // and to the dtype; torch's float32 partial sums may round differently in the last place).
-float l1(const Torch& r, const Values& a) {
+float l1(Torch r, const Values& a) {
     double s = 0.0;
     for (const float v : a) s += std::abs(v);
     return r(static_cast<float>(s));
@@ -83,8 +74,7 @@ struct KeepInDtype final : KeepProbability {
 // sparsify.py on task vector i: the mask applied (tau · 0 where dropped, so −0 stays −0)
 // and, with `rescale`, rescaled_masked_tensor's L1 factor. bernoulli and della_magprune work
 // in float32 for a float16 tensor (torch has no float16 bernoulli on the CPU).
-void sparsify(const MergeParams& p, const TensorScope& s, const Torch& r, std::size_t i,
-              Values& tau) {
+void sparsify(const MergeParams& p, const TensorScope& s, Torch r, std::size_t i, Values& tau) {
     const double density = density_of(p, i);
     if (p.sparsify == Sparsify::none || density >= 1.0) return;
     const bool random = p.sparsify == Sparsify::random || p.sparsify == Sparsify::della;
@@ -110,7 +100,7 @@ void sparsify(const MergeParams& p, const TensorScope& s, const Torch& r, std::s
 }
 
 // generalized_task_arithmetic.py's GTATask.execute and get_mask(method="sum").
-Values gta(const MergeParams& p, const TensorScope& s, const Torch& r, Inputs& v) {
+Values gta(const MergeParams& p, const TensorScope& s, Torch r, Inputs& v) {
     const std::size_t n = v.n(), k = v.x.size();
     std::vector<float> w(k);
     for (std::size_t i = 0; i < k; ++i) {
@@ -150,7 +140,7 @@ Values gta(const MergeParams& p, const TensorScope& s, const Torch& r, Inputs& v
 }
 
 // linear.py: (weights · tensors).sum(0), divided by weights.sum(0) with `normalize`.
-Values linear(const MergeParams& p, const Torch& r, const Inputs& v) {
+Values linear(const MergeParams& p, Torch r, const Inputs& v) {
     const std::size_t n = v.n(), k = v.x.size();
     std::vector<float> w(k);
     float total = 0.0f;
@@ -169,7 +159,7 @@ Values linear(const MergeParams& p, const Torch& r, const Inputs& v) {
 }
 
 // nearswap.py: weight = (t / |a − b|.clamp(min=1e-6)).clamp(0, 1); w·b + (1 − w)·a.
-Values nearswap(const MergeParams& p, const Torch& r, const Inputs& v) {
+Values nearswap(const MergeParams& p, Torch r, const Inputs& v) {
     const float floor = r.number(1e-6);
     Values theta(v.n());
     for (std::size_t j = 0; j < v.n(); ++j) {
@@ -182,7 +172,7 @@ Values nearswap(const MergeParams& p, const Torch& r, const Inputs& v) {
 }
 
 // passthrough.py: tensor · scale (the scale a Python number).
-Values passthrough(const MergeParams& p, const Torch& r, const Inputs& v) {
+Values passthrough(const MergeParams& p, Torch r, const Inputs& v) {
     Values theta(v.x[0]);
     if (p.scale != 1.0)
         for (float& x : theta) x = r.times(x, p.scale);
@@ -191,7 +181,7 @@ Values passthrough(const MergeParams& p, const Torch& r, const Inputs& v) {
 
 // sce.py's sce_merge: sce_mask (torch.var over the models, the ⌊nnz · select_topk⌋ largest,
 // ties to the lower index), get_mask's sign election and sce_weight (mean τ², normalised).
-Values sce(const MergeParams& p, const Torch& r, Inputs& v) {
+Values sce(const MergeParams& p, Torch r, Inputs& v) {
     const std::size_t n = v.n(), k = v.x.size();
     for (Values& tau : v.x)
         for (std::size_t j = 0; j < n; ++j) tau[j] = r(tau[j] - v.base[j]);
@@ -246,8 +236,8 @@ Values sce(const MergeParams& p, const Torch& r, Inputs& v) {
 // model_stock.py on the coordinates [begin, end) (the whole tensor, or with filter_wise one
 // row of its last dimension): t from the mean cosine of every pair of offsets θ_i − θ0
 // (torch.norm, their product clamped at 1e-6), then t · mean θ_i + (1 − t) · θ0.
-void model_stock_row(const Torch& r, const Inputs& v, const std::vector<Values>& off,
-                     std::size_t begin, std::size_t end, Values& theta) {
+void model_stock_row(Torch r, const Inputs& v, const std::vector<Values>& off, std::size_t begin,
+                     std::size_t end, Values& theta) {
     const std::size_t k = off.size();
     std::vector<float> norm(k);
     for (std::size_t i = 0; i < k; ++i)
@@ -275,7 +265,7 @@ void model_stock_row(const Torch& r, const Inputs& v, const std::vector<Values>&
     }
 }
 
-Values model_stock(const MergeParams& p, const TensorScope& s, const Torch& r, const Inputs& v) {
+Values model_stock(const MergeParams& p, const TensorScope& s, Torch r, const Inputs& v) {
     const std::size_t n = v.n();
     std::vector<Values> off(v.x.size(), Values(n));
     for (std::size_t i = 0; i < off.size(); ++i)
@@ -289,8 +279,7 @@ Values model_stock(const MergeParams& p, const TensorScope& s, const Torch& r, c
 }
 
 // Any other method: the exact arithmetic on the inputs in the dtype, rounded to it.
-Values exact_then_rounded(const MergeParams& p, const TensorScope& s, const Torch& r,
-                          const Inputs& v) {
+Values exact_then_rounded(const MergeParams& p, const TensorScope& s, Torch r, const Inputs& v) {
     MergeParams q = p;
     q.arithmetic = Arithmetic::exact;
     Values theta(v.n());
@@ -300,7 +289,7 @@ Values exact_then_rounded(const MergeParams& p, const TensorScope& s, const Torc
     return theta;
 }
 
-Values merged(const MergeParams& p, const TensorScope& s, const Torch& r, Inputs& v) {
+Values merged(const MergeParams& p, const TensorScope& s, Torch r, Inputs& v) {
     switch (p.method) {
         case Method::task_arithmetic:
         case Method::generalized:
@@ -335,7 +324,7 @@ Values merged(const MergeParams& p, const TensorScope& s, const Torch& r, Inputs
 TensorMergeStats merge_in_dtype(const MergeParams& p, const TensorScope& s, TensorBlocks& in,
                                 const BlockSink& out) {
     const Torch r{p.arithmetic};
-    Inputs v = load(in, r);
+    Inputs& v = load(in, r);
     const Values theta = merged(p, s, r, v);
     TensorMergeStats st;  // against the stored θ0 and θ_i, read again
     st.numel = in.numel();

@@ -14,12 +14,25 @@
 // whole tensor before they write a coordinate.
 #pragma once
 
+#include <cstdint>
+#include <cstring>
+
+#include "formats/half.h"
 #include "merging/operators.h"
 
 namespace compatbench::merging {
 
-// x rounded to the arithmetic's dtype (unchanged for exact and float32).
-float round_to(Arithmetic a, float x);
+// x rounded to the arithmetic's dtype (unchanged for exact and float32). Inline: it follows
+// every operation.
+inline float round_to(Arithmetic a, float x) {
+    if (a == Arithmetic::bfloat16) {
+        const std::uint32_t bits = std::uint32_t{formats::f32_to_bf16(x)} << 16;
+        float y;
+        std::memcpy(&y, &bits, sizeof y);
+        return y;
+    }
+    return a == Arithmetic::float16 ? formats::f16_to_f32(formats::f32_to_f16(x)) : x;
+}
 
 // Merges one tensor as merge_tensor does, with p.arithmetic other than exact or a
 // whole-tensor method (is_whole_tensor_method).

@@ -16,19 +16,19 @@ using torch_like::Inputs;
 using torch_like::Torch;
 using torch_like::Values;
 
-bool exact(const Torch& r) { return r.a == Arithmetic::exact; }
+bool exact(Torch r) { return r.a == Arithmetic::exact; }
 
 // τ_ij as torch holds it: in double when exact, else θ_ij − θ0_j rounded to the dtype.
-double tau(const Torch& r, const Inputs& v, std::size_t i, std::size_t j) {
+double tau(Torch r, const Inputs& v, std::size_t i, std::size_t j) {
     return exact(r) ? static_cast<double>(v.x[i][j]) - v.base[j] : r(v.x[i][j] - v.base[j]);
 }
 
 // ram.py's nonzero_mask: |τ| > ε, ε a Python number compared in the dtype.
-bool moves(const MergeParams& p, const Torch& r, double t) {
+bool moves(const MergeParams& p, Torch r, double t) {
     return std::abs(t) > (exact(r) ? p.ram_epsilon : static_cast<double>(r.number(p.ram_epsilon)));
 }
 
-std::size_t movers(const MergeParams& p, const Torch& r, const Inputs& v, std::size_t j) {
+std::size_t movers(const MergeParams& p, Torch r, const Inputs& v, std::size_t j) {
     std::size_t n = 0;
     for (std::size_t i = 0; i < v.x.size(); ++i) n += moves(p, r, tau(r, v, i, j));
     return n;
@@ -36,7 +36,7 @@ std::size_t movers(const MergeParams& p, const Torch& r, const Inputs& v, std::s
 
 // ramplus_tl's λ_i = 1 + r · clamp(ρ_i, 0, α), ρ_i = shared_i / max(lone_i, ε): float32 in
 // torch (int64 counts clamped by a Python float), double when exact.
-std::vector<double> lambdas(const MergeParams& p, const Torch& r, const Inputs& v) {
+std::vector<double> lambdas(const MergeParams& p, Torch r, const Inputs& v) {
     const std::size_t k = v.x.size();
     std::vector<double> shared(k, 0.0), lone(k, 0.0), out(k);
     for (std::size_t j = 0; j < v.n(); ++j) {
@@ -61,7 +61,7 @@ std::vector<double> lambdas(const MergeParams& p, const Torch& r, const Inputs& 
 // ram.py's ram_merge and ramplus_tl_merge: Σ_i over the movers of (τ · unique [· λ_i]) +
 // (τ · overlap / n), then θ0 + that. In a dtype RAM's terms and sum are the dtype's; RAM+'s
 // lone terms meet float32 λ_i, so its sum and θ are float32.
-Values ram(const MergeParams& p, const Torch& r, const Inputs& v) {
+Values ram(const MergeParams& p, Torch r, const Inputs& v) {
     const bool plus = p.method == Method::ramplus_tl;
     const std::vector<double> lambda = plus ? lambdas(p, r, v) : std::vector<double>{};
     Values theta(v.n());
@@ -89,8 +89,7 @@ Values ram(const MergeParams& p, const Torch& r, const Inputs& v) {
 // softmax(x[b, e)) + 1e-8 into out: exactly, or as torch's CPU kernel for a dtype
 // (SoftMaxKernel.cpp's last-dimension softmax: in float32, exp(x − max) times the reciprocal
 // of their sum, each probability rounded to the dtype; then 1e-8 added in the dtype).
-void softmax_eps(const Torch& r, const Values& x, std::size_t b, std::size_t e,
-                 std::vector<double>& out) {
+void softmax_eps(Torch r, const Values& x, std::size_t b, std::size_t e, std::vector<double>& out) {
     const float top = *std::max_element(x.begin() + static_cast<std::ptrdiff_t>(b),
                                         x.begin() + static_cast<std::ptrdiff_t>(e));
     double sum = 0.0;
@@ -107,7 +106,7 @@ void softmax_eps(const Torch& r, const Values& x, std::size_t b, std::size_t e,
 }
 
 // arcee_fusion.py's _compute_importance: |τ_j| · Σ_c p log(p/q) over j's row.
-std::vector<double> importance(const TensorScope& s, const Torch& r, const Inputs& v) {
+std::vector<double> importance(const TensorScope& s, Torch r, const Inputs& v) {
     const std::size_t n = v.n(), row = s.last_dim > 0 ? s.last_dim : std::max<std::size_t>(n, 1);
     std::vector<double> out(n), p(row), q(row);
     for (std::size_t b = 0; b < n; b += row) {
@@ -131,7 +130,7 @@ std::vector<double> importance(const TensorScope& s, const Torch& r, const Input
 
 // DynamicThresholdFusion: median + 1.5 · (q3 − q1), each at index ⌊q · (n − 1)⌋ of the sorted
 // values (q · (n − 1) in float32).
-double threshold(const Torch& r, std::vector<double> values) {
+double threshold(Torch r, std::vector<double> values) {
     std::sort(values.begin(), values.end());
     const auto at = [&](float q) {
         return values[static_cast<std::size_t>(q * static_cast<float>(values.size() - 1))];
@@ -143,7 +142,7 @@ double threshold(const Torch& r, std::vector<double> values) {
 }
 
 // arcee_fusion.py: θ0 + τ · mask; in a dtype the mask is float32, so θ is θ0 + τ in float32.
-Values arcee_fusion(const TensorScope& s, const Torch& r, const Inputs& v) {
+Values arcee_fusion(const TensorScope& s, Torch r, const Inputs& v) {
     const std::vector<double> score = importance(s, r, v);
     const double cut = v.n() ? threshold(r, score) : 0.0;
     Values theta(v.n());
@@ -162,7 +161,7 @@ bool is_whole_tensor_method(Method m) {
     return m == Method::ram || m == Method::ramplus_tl || m == Method::arcee_fusion;
 }
 
-Values ram_fusion(const MergeParams& p, const TensorScope& s, const Torch& r, const Inputs& v) {
+Values ram_fusion(const MergeParams& p, const TensorScope& s, Torch r, const Inputs& v) {
     if (p.method == Method::arcee_fusion) {
         if (v.x.size() != 1)
             throw std::invalid_argument(s.name +

@@ -26,7 +26,7 @@ namespace compatbench::merging {
 bool is_whole_tensor_method(Method m);
 
 // The merged tensor from inputs held whole (rounded to the dtype when r is not exact).
-torch_like::Values ram_fusion(const MergeParams& p, const TensorScope& s,
-                              const torch_like::Torch& r, const torch_like::Inputs& v);
+torch_like::Values ram_fusion(const MergeParams& p, const TensorScope& s, torch_like::Torch r,
+                              const torch_like::Inputs& v);
 
 }  // namespace compatbench::merging

@@ -33,7 +33,7 @@ struct Inputs {
 // Σ_j f(j) over [begin, end) as torch reduces a tensor: in float32 (here in double, then
 // rounded to float32), the result rounded to the dtype.
 template <class F>
-float reduced(const Torch& r, std::size_t begin, std::size_t end, F&& f) {
+float reduced(Torch r, std::size_t begin, std::size_t end, F&& f) {
     double s = 0.0;
     for (std::size_t j = begin; j < end; ++j) s += f(j);
     return r(static_cast<float>(s));
