@@ -25,7 +25,7 @@ import torch
 
 import reference as R
 import torch_ram_fusion
-from torch_ops import acos, clamp, cos, div_scalar, half_safe, mul_scalar, sin
+from torch_ops import acos, clamp, cos, div_scalar, half_safe, mean, mul_scalar, sin
 
 # numpy >= 2 (NEP 50) keeps a Python float weak: in slerp, theta_0 * t is float32 there, and
 # float64 under numpy 1.x's value-based casting (and with it sin(theta_0 - theta_t) and the
@@ -144,7 +144,7 @@ def model_stock(w0, ws, filter_wise=False):
         for oj in offsets[i + 1:]:
             norm_product = torch.norm(oi, dim=-1) * torch.norm(oj, dim=-1)
             cos_thetas.append(clamp((oi * oj).sum(dim=-1) / clamp(norm_product, 1e-6), -1, 1))
-    cos_theta = torch.stack(cos_thetas).mean(dim=0).unsqueeze(-1)
+    cos_theta = mean(torch.stack(cos_thetas), 0).unsqueeze(-1)
     n = len(ws)
     t = mul_scalar(cos_theta, n) / (1 + mul_scalar(cos_theta, n - 1))
     w_avg = div_scalar(sum(ws), len(ws))
@@ -227,7 +227,7 @@ def sce(base, tensors, int8_mask=False, select_topk=1.0):
         mask, ties.direct = sce_mask(tvs, select_topk, mask_dtype)
         tvs = tvs * mask.unsqueeze(0)
     erase = get_mask(tvs, "sum", mask_dtype)
-    weights = torch.mean(tvs ** 2, dim=list(range(1, tvs.dim())))
+    weights = mean(tvs ** 2, list(range(1, tvs.dim())))
     weight_sum = torch.sum(weights).item()
     if abs(weight_sum) < 1e-6:
         weights = div_scalar(torch.ones_like(weights), weights.shape[0])

@@ -16,6 +16,11 @@ the dtype first in both.
     TORCH_SCALARS = "torch2"   the default: mergekit requires torch >= 2.0
                     "torch1"   torch 1.13's own `x * s` and `x / s`
 
+`mean` of a bfloat16/float16 tensor on the CPU, torch 2.2 on (pytorch PR #114582,
+aten/src/ATen/native/ReduceOps.cpp's mean_out): the float32 sum divided by the count in
+float32, rounded once; torch 1.13 (and 2.0, 2.1) rounds the sum to the dtype first and then
+divides (mean).
+
 Also: this torch's CPU kernels lack float16 sin, cos, acos, clamp and dot (half_safe).
 """
 from contextlib import contextmanager
@@ -64,6 +69,17 @@ def div_scalar(x, s):
     if isinstance(s, torch.Tensor) and s.dim() != 0:
         raise ValueError("div_scalar: s must be a number or a 0-dim tensor")
     return _scalar_op(torch.div, x, s)
+
+
+def mean(x, dim):
+    """x.mean(dim) as torch 2 computes it (see the docstring); torch1: this torch's own."""
+    if TORCH_SCALARS == "torch1" or x.dtype not in REDUCED:
+        return x.mean(dim=dim)
+    dims = dim if isinstance(dim, (list, tuple)) else [dim]
+    count = 1
+    for d in dims:
+        count *= x.shape[d]
+    return (x.float().sum(dim=dim) / count).to(x.dtype)
 
 
 def half_safe(fn, *xs):

@@ -5,7 +5,9 @@
 // mul_kernel and div_true_kernel: `original_scalar_value<opmath_t>`), while an addition,
 // subtraction, clamp or fill rounds the number to the dtype first; `number / tensor` is
 // `tensor.reciprocal() * number`; a sum over the models, or over a tensor, accumulates in
-// float32 and is rounded once; `mean` is the rounded sum divided by the rounded count.
+// float32 and is rounded once; `mean` is that float32 sum divided by the count in float32,
+// rounded once (torch 2.2 on: ReduceOps.cpp's mean_out); a comparison with a number takes
+// the number in the dtype.
 // tests/mergekit/torch_reference.py checks it against torch itself. Compiled with
 // -ffp-contract=off: no product and sum may fuse.
 #include "merging/in_dtype.h"
@@ -64,8 +66,9 @@ struct KeepInDtype final : KeepProbability {
     explicit KeepInDtype(Torch w) : r(w) {}
     double random(double density) const override { return r.number(density); }
     double della(std::size_t rank, std::size_t cols, double d, double e) const override {
-        const float ranks = r(static_cast<float>(rank + 1)), lo = 1.0f,
-                    hi = r(static_cast<float>(cols));
+        // argsort(argsort).to(work_dtype) + 1: the rank rounded, then 1 added in the dtype.
+        const float ranks = r(r(static_cast<float>(rank)) + 1.0f), lo = 1.0f,
+                    hi = r(r(static_cast<float>(cols - 1)) + 1.0f);
         const float norm = std::clamp(r(r(ranks - lo) / r(hi - lo)), 0.0f, 1.0f);
         return r(r.number(d - e) + r.times(r.times(norm, 2.0), e));
     }
@@ -91,7 +94,7 @@ void sparsify(const MergeParams& p, const TensorScope& s, Torch r, std::size_t i
         masked[j] = ((bits[j >> 6] >> (j & 63)) & 1U) ? tau[j] : tau[j] * 0.0f;
     if (p.rescale) {
         const float before = l1(w, tau), after = l1(w, masked);
-        if (before >= 1e-7f && after >= 1e-7f) {
+        if (before >= w.number(1e-7) && after >= w.number(1e-7)) {
             const float factor = w(before / after);
             for (float& m : masked) m = w(m * factor);
         }
@@ -104,7 +107,7 @@ Values gta(const MergeParams& p, const TensorScope& s, Torch r, Inputs& v) {
     const std::size_t n = v.n(), k = v.x.size();
     std::vector<float> w(k);
     for (std::size_t i = 0; i < k; ++i) {
-        w[i] = r.number(p.weights.empty() ? 1.0 : p.weights[i]);
+        w[i] = r.number(p.weights.empty() ? 1.0 : p.weights.at(i));
         Values& tau = v.x[i];  // the model's values become its weighted task vector
         for (std::size_t j = 0; j < n; ++j) tau[j] = r(tau[j] - v.base[j]);
         sparsify(p, s, r, i, tau);
@@ -129,7 +132,7 @@ Values gta(const MergeParams& p, const TensorScope& s, Torch r, Inputs& v) {
             for (std::size_t i = 0; i < k; ++i) mixed += v.x[i][j];
             for (std::size_t i = 0; i < k; ++i) divisor += w[i];
             divisor = r(divisor);
-            if (std::abs(divisor) < 1e-8f) divisor = 1.0f;
+            if (std::abs(divisor) < r.number(1e-8)) divisor = 1.0f;
         }
         mixed = r(mixed);
         if (p.normalize == Normalize::mean) mixed = r(mixed / divisor);
@@ -145,7 +148,7 @@ Values linear(const MergeParams& p, Torch r, const Inputs& v) {
     std::vector<float> w(k);
     float total = 0.0f;
     for (std::size_t i = 0; i < k; ++i) {
-        w[i] = r.number(p.weights.empty() ? 1.0 : p.weights[i]);
+        w[i] = r.number(p.weights.empty() ? 1.0 : p.weights.at(i));
         total += w[i];
     }
     total = r(total);
@@ -210,12 +213,13 @@ Values sce(const MergeParams& p, Torch r, Inputs& v) {
     for (std::size_t i = 0; i < k; ++i) {
         double sq = 0.0;
         for (const float t : v.x[i]) sq += r(t * t);
-        weight[i] = r.over(r(static_cast<float>(sq)), static_cast<double>(n));
+        weight[i] = r.over(static_cast<float>(sq), static_cast<double>(n));  // mean
         total += weight[i];
     }
     total = r(total);
     for (float& w : weight)
-        w = std::abs(total) < 1e-6f ? r.over(1.0f, static_cast<double>(k)) : r.over(w, total);
+        w = std::abs(double{total}) < 1e-6 ? r.over(1.0f, static_cast<double>(k))  // .item()
+                                           : r.over(w, total);
     const float floor = r.number(1e-6);
     Values theta(n);
     for (std::size_t j = 0; j < n; ++j) {
@@ -255,7 +259,7 @@ void model_stock_row(Torch r, const Inputs& v, const std::vector<Values>& off, s
             cos_sum += std::clamp(r(dot / product), -1.0f, 1.0f);
         }
     const auto pairs = static_cast<double>(k * (k - 1) / 2), models = static_cast<double>(k);
-    const float cos = r.over(r(cos_sum), pairs);
+    const float cos = r.over(cos_sum, pairs);  // stack(cos_thetas).mean(dim=0)
     const float t = r(r.times(cos, models) / r(1.0f + r.times(cos, models - 1.0)));
     const float rest = r(1.0f - t);
     for (std::size_t j = begin; j < end; ++j) {

@@ -1,17 +1,18 @@
 // mergekit's merge arithmetic in the configuration's dtype (docs/mergekit.md, "Arithmetic";
 // docs/methods.md §3.2). mergekit converts every input tensor to `dtype` when it loads it and
 // computes with torch in that dtype: on the CPU each operation of a bfloat16 or float16 tensor
-// runs in float32 and its result is rounded back, a Python number is first rounded to the
-// dtype, and a sum over the models accumulates in float32 in model order. merge_in_dtype
-// repeats those operations, in mergekit's order, for linear, the generalized task arithmetic
-// family, nearswap, sce and passthrough (mergekit at commit
+// runs in float32 and its result is rounded back, and a sum accumulates in float32.
+// merge_in_dtype repeats those operations, in mergekit's order and as torch 2 rounds them
+// (in_dtype.cpp says how), for linear, the generalized task arithmetic family, model_stock,
+// nearswap, sce and passthrough (mergekit at commit
 // a6e402884ba9bc30da7f23e8304a35f19485de95: merge_methods/linear.py,
-// generalized_task_arithmetic.py, nearswap.py, sce.py, passthrough.py; sparsify.py). The
-// other methods (slerp, which mergekit computes in numpy float32, model_stock, multislerp,
-// nuslerp, karcher) read the inputs rounded to the dtype, compute in double and round the
-// result to the dtype. A tensor's inputs are held whole in memory, as mergekit holds them.
-// RAM and Arcee Fusion (ram_fusion.h) are merged here in exact arithmetic too: they read a
-// whole tensor before they write a coordinate.
+// generalized_task_arithmetic.py, model_stock.py, nearswap.py, sce.py, passthrough.py;
+// sparsify.py), and through ram_fusion.h for ram, ramplus_tl and arcee_fusion. The other
+// methods (slerp, which mergekit computes in numpy float32, multislerp, nuslerp, karcher)
+// read the inputs rounded to the dtype, compute in double and round the result to the dtype.
+// A tensor's inputs are held whole in memory, as mergekit holds them. RAM and Arcee Fusion
+// read a whole tensor before they write a coordinate, so they come here in exact arithmetic
+// too (computed in double on the stored values).
 #pragma once
 
 #include <cstdint>

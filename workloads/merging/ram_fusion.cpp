@@ -129,11 +129,16 @@ std::vector<double> importance(const TensorScope& s, Torch r, const Inputs& v) {
 }
 
 // DynamicThresholdFusion: median + 1.5 · (q3 − q1), each at index ⌊q · (n − 1)⌋ of the sorted
-// values (q · (n − 1) in float32).
+// values (q · (n − 1) in float32), found by selection rather than a sort.
 double threshold(Torch r, std::vector<double> values) {
-    std::sort(values.begin(), values.end());
+    // Three order statistics of the sorted values (torch.sort puts NaN last, as here).
+    const auto before = [](double a, double b) {
+        return !std::isnan(a) && (std::isnan(b) || a < b);
+    };
     const auto at = [&](float q) {
-        return values[static_cast<std::size_t>(q * static_cast<float>(values.size() - 1))];
+        const auto k = static_cast<std::ptrdiff_t>(q * static_cast<float>(values.size() - 1));
+        std::nth_element(values.begin(), values.begin() + k, values.end(), before);
+        return values[static_cast<std::size_t>(k)];
     };
     const double median = at(0.5f), q1 = at(0.25f), q3 = at(0.75f);
     if (exact(r)) return median + 1.5 * (q3 - q1);

@@ -2,6 +2,7 @@
 // them with numpy and with torch on mergekit's configurations.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <vector>
 
 #include "merging/ram_fusion.h"
@@ -44,4 +45,14 @@ TEST(RamFusion, ArceeFusionKeepsWhatPassesMedianPlusOneAndAHalfIqr) {
     const std::vector<float> base(5, 0.0f), model = {0.1f, -0.2f, 0.3f, 0.4f, 10.0f};
     EXPECT_EQ(merged(p, base, {model}), (std::vector<float>{0.0f, 0.0f, 0.0f, 0.0f, 10.0f}));
     EXPECT_THROW(merged(p, base, {model, model}), std::invalid_argument);
+}
+
+TEST(RamFusion, ArceeFusionTakesANanImportanceAsTorchSortsIt) {
+    // A NaN in a row makes its softmax, its KL and so every importance of the row NaN:
+    // sorted last, the quantiles NaN, no coordinate passes the cut, θ = θ0 throughout.
+    MergeParams p;
+    p.method = Method::arcee_fusion;
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const std::vector<float> base(5, 0.5f);
+    EXPECT_EQ(merged(p, base, {{0.1f, nan, 0.3f, 0.4f, 10.0f}}), base);
 }
