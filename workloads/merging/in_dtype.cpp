@@ -21,6 +21,7 @@
 #include "formats/half.h"
 #include "merging/block_pass.h"
 #include "merging/generalized.h"
+#include "merging/mergekit_kernels.h"
 #include "merging/ram_fusion.h"
 #include "merging/selection.h"
 #include "merging/torch_like.h"
@@ -51,12 +52,9 @@ Inputs& load(TensorBlocks& in, Torch r) {
     return v;
 }
 
-// a.sum() of a whole tensor of |values|: in float32 (here in double, then rounded to float32
-// and to the dtype; torch's float32 partial sums may round differently in the last place).
+// a.abs().sum() of a whole tensor, as torch reduces it (torch_like::reduced).
 float l1(Torch r, const Values& a) {
-    double s = 0.0;
-    for (const float v : a) s += std::abs(v);
-    return r(static_cast<float>(s));
+    return reduced(r, 0, a.size(), [&](std::size_t j) { return double{std::abs(a[j])}; });
 }
 
 // The keep probabilities as sparsify.py computes them in its work dtype: `full_like(density)`,
@@ -87,19 +85,19 @@ void sparsify(const MergeParams& p, const TensorScope& s, Torch r, std::size_t i
         return std::fill(tau.begin(), tau.end(), 0.0f);
     std::vector<double>& mag = magnitudes(n);
     for (std::size_t j = 0; j < n; ++j) mag[j] = std::abs(tau[j]);
-    std::vector<std::uint64_t> bits((n + 63) / 64, 0);
-    select_bits(p, s, i, n, mag, bits, KeepInDtype(w));
-    Values masked(n);
+    Selection keep{false, 1.0, std::vector<std::uint64_t>((n + 63) / 64, 0)};
+    select_bits(p, s, i, n, mag, keep.bits, KeepInDtype(w));
+    const float before = p.rescale ? l1(w, tau) : 0.0f;
     for (std::size_t j = 0; j < n; ++j)
-        masked[j] = ((bits[j >> 6] >> (j & 63)) & 1U) ? tau[j] : tau[j] * 0.0f;
+        if (!keep.kept(j)) tau[j] *= 0.0f;
     if (p.rescale) {
-        const float before = l1(w, tau), after = l1(w, masked);
+        const float after = l1(w, tau);
         if (before >= w.number(1e-7) && after >= w.number(1e-7)) {
             const float factor = w(before / after);
-            for (float& m : masked) m = w(m * factor);
+            for (float& t : tau) t = w(t * factor);
         }
     }
-    for (std::size_t j = 0; j < n; ++j) tau[j] = r(masked[j]);
+    for (float& t : tau) t = r(t);
 }
 
 // generalized_task_arithmetic.py's GTATask.execute and get_mask(method="sum").
@@ -189,24 +187,19 @@ Values sce(const MergeParams& p, Torch r, Inputs& v) {
     for (Values& tau : v.x)
         for (std::size_t j = 0; j < n; ++j) tau[j] = r(tau[j] - v.base[j]);
     if (p.select_topk < 1.0) {
-        std::vector<std::uint64_t> bits((n + 63) / 64, 0);
+        Selection keep{false, 1.0, std::vector<std::uint64_t>((n + 63) / 64, 0)};
         std::vector<double>& var = magnitudes(n);
-        std::size_t nonzero = 0;
         for (std::size_t j = 0; j < n; ++j) {
             double mean = 0.0, sq = 0.0;
             for (const Values& tau : v.x) mean += tau[j];
             mean /= static_cast<double>(k);
             for (const Values& tau : v.x) sq += (tau[j] - mean) * (tau[j] - mean);
             var[j] = r(static_cast<float>(sq / static_cast<double>(k)));
-            nonzero += var[j] != 0.0;
         }
-        const auto keep =  // int(nonzero · density), in float32 as torch multiplies
-            static_cast<std::size_t>(static_cast<float>(nonzero) *
-                                     static_cast<float>(p.select_topk));
-        if (p.select_topk > 0.0) mark_top(var, n, keep, bits, true);
+        if (p.select_topk > 0.0) mark_largest_variances(p, var, n, keep);
         for (Values& tau : v.x)
             for (std::size_t j = 0; j < n; ++j)
-                if (!((bits[j >> 6] >> (j & 63)) & 1U)) tau[j] *= 0.0f;
+                if (!keep.kept(j)) tau[j] *= 0.0f;
     }
     std::vector<float> weight(k);
     float total = 0.0f;

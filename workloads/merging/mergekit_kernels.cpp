@@ -53,6 +53,20 @@ void nearswap(const MergeParams& p, TensorBlocks& in, const BlockSink& out, Tens
     });
 }
 
+}  // namespace
+
+void mark_largest_variances(const MergeParams& p, const std::vector<double>& var, std::size_t n,
+                            Selection& keep) {
+    std::size_t nonzero = 0;
+    for (std::size_t j = 0; j < n; ++j) nonzero += var[j] != 0.0;
+    // int(nonzero * density): torch multiplies the int64 count by a float in float32.
+    const auto top =
+        static_cast<std::size_t>(static_cast<float>(nonzero) * static_cast<float>(p.select_topk));
+    mark_top(var, n, top, keep.bits, true);
+}
+
+namespace {
+
 // SCE's kept coordinates: the ⌊nnz(var)·select_topk⌋ of largest variance across the τ_i.
 Selection sce_selection(const MergeParams& p, TensorBlocks& in) {
     Selection keep;
@@ -71,12 +85,7 @@ Selection sce_selection(const MergeParams& p, TensorBlocks& in) {
             var[b.begin + j] = equal ? 0.0 : sq / static_cast<double>(k);
         }
     });
-    std::size_t nonzero = 0;
-    for (std::size_t j = 0; j < n; ++j) nonzero += var[j] != 0.0;
-    // int(nonzero * density): torch multiplies the int64 count by a float in float32.
-    const auto top =
-        static_cast<std::size_t>(static_cast<float>(nonzero) * static_cast<float>(p.select_topk));
-    mark_top(var, n, top, keep.bits, true);
+    mark_largest_variances(p, var, n, keep);
     return keep;
 }
 

@@ -26,6 +26,7 @@
 //               norm; as multislerp, on coefficients from the Gram matrix.
 #pragma once
 
+#include "merging/generalized.h"
 #include "merging/operators.h"
 
 namespace compatbench::merging {
@@ -39,6 +40,11 @@ double model_stock_t(const double* dots, std::size_t k);
 // along dim=-1; a 1-D tensor is one row), θ = θ0 + t_row · τ̄.
 void model_stock_filter_wise(const TensorScope& s, TensorBlocks& in, const BlockSink& out,
                              TensorMergeStats& st);
+
+// SCE's sce_mask: sets in keep.bits the ⌊nnz(var)·select_topk⌋ coordinates of largest
+// variance var[0..n) (the count in float32, as torch multiplies it; ties to the lower index).
+void mark_largest_variances(const MergeParams& p, const std::vector<double>& var, std::size_t n,
+                            Selection& keep);
 
 // Whether mergekit's method mixes its inputs in the dtypes they have (torch.stack, a − b,
 // w·a + b), so that its result has torch's promoted dtype (F16 with BF16 or F32: F32):
