@@ -12,9 +12,13 @@
 # on 2 ranks with their speed-up over 1 rank, `screen` on 1 rank, and cold (page cache
 # dropped before each; root only): `dd`, `screen` and task arithmetic, each as a share of
 # `dd`'s cold rate.
+# mergekit's methods (task arithmetic, TIES, SLERP, Model Stock) run in `--arithmetic exact`,
+# the streamed kernels these figures have always measured; ARITHMETIC=dtype times mergekit's
+# arithmetic in the set's BF16 instead (docs/mergekit.md, "Arithmetic").
 #   bash bench/merge.sh [DIR] [LAYERS] [HIDDEN]   (build first; the set is kept in DIR)
 source "$(dirname "$0")/llm_set.sh"
 OUT=$(mktemp -d)
+MODE=(--arithmetic "${ARITHMETIC:-exact}")
 trap 'rm -rf "$OUT"' EXIT
 bw=$("$BIN" bench memory | sed -E 's/.*1 core: ([0-9.]+) GB\/s.*/\1/')
 dd "if=${SET_FILES[0]}" of=/dev/null bs=256K 2> /dev/null  # warm the page cache
@@ -41,8 +45,8 @@ declare -A SECONDS_OF
 run() {  # NAME RANKS
   local line="" try l
   for try in 1 2; do  # the faster of two runs: this machine's timings vary run to run
-    if (($2 == 1)); then l=$("$BIN" merge "$OUT/$1.yaml" --out "$OUT/out_$1" | tail -1)
-    else l=$(mpirun -n "$2" "$BIN" merge "$OUT/$1.yaml" --out "$OUT/out_$1_$2" | tail -1); fi
+    if (($2 == 1)); then l=$("$BIN" merge "$OUT/$1.yaml" --out "$OUT/out_$1" "${MODE[@]}" | tail -1)
+    else l=$(mpirun -n "$2" "$BIN" merge "$OUT/$1.yaml" --out "$OUT/out_$1_$2" "${MODE[@]}" | tail -1); fi
     rm -rf "$OUT"/out_*
     if [[ -z $line ]] || /usr/bin/python3 -c "import re, sys; t = [float(re.search(r' in ([0-9.]+) s', a).group(1)) for a in sys.argv[1:]]; sys.exit(t[0] >= t[1])" "$l" "$line"; then
       line=$l
@@ -75,7 +79,7 @@ if drop_cache; then
   drop_cache
   s=$(screen_line)
   drop_cache
-  t=$("$BIN" merge "$OUT/ta.yaml" --out "$OUT/out_cold" | tail -1 | sed -E 's/.* in ([0-9.]+) s.*/\1/')
+  t=$("$BIN" merge "$OUT/ta.yaml" --out "$OUT/out_cold" "${MODE[@]}" | tail -1 | sed -E 's/.* in ([0-9.]+) s.*/\1/')
   rm -rf "$OUT/out_cold"
   gb=$(du -cb "${SET_FILES[@]}" | tail -1 | cut -f1)
   echo "cold: dd $cold GB/s; screen $s; task arithmetic $t s:" \
