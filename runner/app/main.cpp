@@ -258,7 +258,8 @@ void add_checkpoint_verbs(CLI::App& app, Verbs& verbs) {
     merge_cmd
         ->add_option("--arithmetic", merge->arithmetic,
                      "dtype: mergekit's methods round as torch does in the YAML's dtype "
-                     "(default); exact: in double, rounded once")
+                     "(their default); exact: in double, rounded once (compatbench's own "
+                     "operators' only mode)")
         ->check(CLI::IsMember({"dtype", "exact"}));
     verbs.push_back({merge_cmd, [merge] { return verb_merge(*merge); }});
 }

@@ -278,6 +278,11 @@ Prepared prepare_spec(const MergeOptions& opt) {
                                    ": the output folder exists; pass --replace to "
                                    "replace it whole, or choose another folder");
     p.shard = shard_bytes(p.spec, opt.shard_size);
+    p.arithmetic = opt.arithmetic.empty() ? (p.spec.mergekit ? "dtype" : "exact") : opt.arithmetic;
+    if (!p.spec.mergekit && p.arithmetic == "dtype")
+        throw ConfigError(p.spec.file, "merge_method",
+                          "--arithmetic dtype: " + p.spec.config.method +
+                              " is compatbench's own operator, computed exactly only");
     return p;
 }
 
@@ -286,7 +291,6 @@ void prepare_inputs(Prepared& p, const MergeOptions& opt, int ranks) {
     for (const auto& l : p.spec.loras)
         p.spec.config.models[l.model] = (lora_scratch(opt.out) / std::to_string(l.model)).string();
     p.in = open_inputs(p.spec);
-    p.arithmetic = p.spec.mergekit ? opt.arithmetic : "exact";
     p.in.source->set_merge_dtype(p.spec.dtype);
     if (p.arithmetic == "dtype") p.in.source->compute_in_dtype();
     check_tokenizer(p.spec, opt.copy_tokenizer);

@@ -78,10 +78,10 @@ int verb_advise_align(const AdviseAlignOptions& options);
 // Under MPI or alone: merges checkpoints per a mergekit-style YAML into `out`.
 struct MergeOptions {
     std::string config, out;
-    bool replace = false;              // replace an existing --out whole
-    std::string shard_size;            // --out-shard-size (bytes, K/M/B suffixes)
-    bool copy_tokenizer = true;        // --copy-tokenizer / --no-copy-tokenizer
-    std::string arithmetic = "dtype";  // --arithmetic: dtype (mergekit's) or exact
+    bool replace = false;        // replace an existing --out whole
+    std::string shard_size;      // --out-shard-size (bytes, K/M/B suffixes)
+    bool copy_tokenizer = true;  // --copy-tokenizer / --no-copy-tokenizer
+    std::string arithmetic;      // --arithmetic: dtype or exact ("": dtype for mergekit's methods)
 };
 int verb_merge(const MergeOptions& options);
 

@@ -30,6 +30,12 @@ expect_code 0 mpi 0 merge ta.yaml --out out_ta --arithmetic exact > /dev/null
 expect_code 0 mpi 2 merge ties.yaml --out out_ties2 > /dev/null
 cmp out_ties/model.safetensors out_ties2/model.safetensors || fail "ties (in BF16) differs on 2 ranks"
 "$PY" -c "import json, sys; sys.path.insert(0, '$SRC/python'); from compatnets.safetensors import read; m = [read(f'out_{x}/model.safetensors').metadata['arithmetic'] for x in ('ta', 'ties', 'prism')]; assert m == ['exact', 'dtype', 'exact'], m"
+# Only mergekit's methods have a dtype arithmetic; an unknown mode is refused by name.
+set +e; "$BIN" merge prism.yaml --out out_no --arithmetic dtype > err.txt 2>&1; code=$?; set -e
+[[ $code == 2 ]] && grep -q "arithmetic dtype: prism is compatbench's own operator" err.txt && [[ ! -e out_no ]] \
+  || { cat err.txt; fail "--arithmetic dtype on an own operator: exit $code"; }
+set +e; "$BIN" merge ta.yaml --out out_no --arithmetic fast > err.txt 2>&1; code=$?; set -e
+[[ $code == 2 ]] && grep -q "arithmetic" err.txt && [[ ! -e out_no ]] || { cat err.txt; fail "--arithmetic fast: exit $code"; }
 expect_code 0 mpi 2 merge dare.yaml --out out_dare2 > /dev/null
 expect_code 0 mpi 2 merge prism.yaml --out out_prism2 > /dev/null
 cmp out_dare/model.safetensors out_dare2/model.safetensors || fail "dare differs on 2 ranks"
