@@ -23,8 +23,13 @@ MatD inverse_sqrt(const MatD& sym) {
     const VecD lambda = eig.eigenvalues();
     if (lambda.minCoeff() <= 0.0)
         throw std::invalid_argument("CSA: a covariance is not positive definite");
-    return eig.eigenvectors() * lambda.cwiseInverse().cwiseSqrt().asDiagonal() *
+    return eig.eigenvectors() * exact_sqrt(lambda.array().inverse()).matrix().asDiagonal() *
            eig.eigenvectors().transpose();
+}
+
+MatD cosine_rows(MatD z) {
+    const VecD norms = exact_sqrt(z.rowwise().squaredNorm().array()).max(1e-300).matrix();
+    return z.array().colwise() / norms.array();
 }
 
 MatD embed(const MatF& x, const VecD& mean, const MatD& w) {
@@ -32,14 +37,7 @@ MatD embed(const MatF& x, const VecD& mean, const MatD& w) {
         throw std::invalid_argument("CSA: features have " + std::to_string(x.cols()) +
                                     " columns, the adapter was fitted on " +
                                     std::to_string(mean.size()));
-    MatD z = (x.cast<double>().rowwise() - mean.transpose()) * w;
-    const VecD norms = z.rowwise().norm().cwiseMax(1e-300);
-    return z.array().colwise() / norms.array();
-}
-
-MatD cosine_rows(MatD z) {
-    const VecD norms = z.rowwise().norm().cwiseMax(1e-300);
-    return z.array().colwise() / norms.array();
+    return cosine_rows((x.cast<double>().rowwise() - mean.transpose()) * w);
 }
 
 }  // namespace

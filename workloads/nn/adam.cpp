@@ -37,7 +37,7 @@ void AdamW<T>::step(double lr) {
         m_[k] = b1 * m_[k] + (1 - b1) * grad;
         v_[k] = b2 * v_[k] + (1 - b2) * grad.cwiseAbs2();
         const T decay = p.shape.size() >= 2 ? static_cast<T>(config_.weight_decay) : T(0);
-        value.array() -= step * ((m_[k].array() / c1) / ((v_[k].array() / c2).sqrt() + eps) +
+        value.array() -= step * ((m_[k].array() / c1) / (exact_sqrt(v_[k].array() / c2) + eps) +
                                  decay * value.array());
     }
 }

@@ -67,7 +67,7 @@ Mat<T> LayerNorm<T>::forward(const Mat<T>& x) {
     const Vec<T> mean = x.rowwise().sum() / d;
     xhat_ = x.colwise() - mean;
     const Vec<T> var = xhat_.array().square().rowwise().sum() / d;
-    inv_std_ = (var.array() + static_cast<T>(1e-5)).rsqrt();
+    inv_std_ = exact_rsqrt(var.array() + static_cast<T>(1e-5));
     xhat_ = xhat_.array().colwise() * inv_std_.array();
     Mat<T> y = xhat_.array().rowwise() * gamma_.transpose().array();
     y.rowwise() += beta_.transpose();

@@ -9,7 +9,7 @@ namespace {
 // Row-wise L2 normalisation and its backward pass.
 template <class T>
 Mat<T> normalise_rows(const Mat<T>& x, Vec<T>& norms) {
-    norms = x.rowwise().norm().cwiseMax(static_cast<T>(1e-12));
+    norms = exact_sqrt(x.rowwise().squaredNorm().array()).max(static_cast<T>(1e-12)).matrix();
     return x.array().colwise() / norms.array();
 }
 
@@ -134,7 +134,7 @@ T vicreg_view(const Mat<T>& z, T var_weight, T cov_weight, Mat<T>& dz) {
     const T nm1 = static_cast<T>(n - 1);
     const Mat<T> zc = z.rowwise() - z.colwise().mean();
     const Vec<T> var = zc.array().square().colwise().sum().transpose() / nm1;
-    const Vec<T> sd = (var.array() + static_cast<T>(1e-4)).sqrt();
+    const Vec<T> sd = exact_sqrt(var.array() + static_cast<T>(1e-4));
     T v = 0;
     for (Eigen::Index j = 0; j < d; ++j) {
         if (sd(j) < 1) {
