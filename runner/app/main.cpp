@@ -324,8 +324,6 @@ void add_bench_knn_and_memory(CLI::App& bench, Verbs& verbs) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    // A command task's guard (core/child_process.h): this binary again, before anything else.
-    if (const int guard = compatbench::guard_main(argc, argv); guard >= 0) return guard;
     compatbench::fix_eigen_blocking();  // products' bits independent of the host's caches
     CLI::App app{"compatbench: an MPI experiment runner for model-compatibility studies"};
     app.set_version_flag("--version", COMPATBENCH_VERSION);

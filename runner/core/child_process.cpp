@@ -1,10 +1,10 @@
 #include "core/child_process.h"
 
+#include "core/guard.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,8 +15,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <iostream>
-#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -30,144 +28,22 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Spawn attributes for a child of this process: its signal mask empty and the signals this
-// process handles (or ignores) back at their defaults; with `own_group`, a new group.
-struct SpawnAttr {
-    posix_spawnattr_t attr;
-    explicit SpawnAttr(bool own_group) {
-        posix_spawnattr_init(&attr);
-        sigset_t empty, defaults;
-        sigemptyset(&empty);
-        sigemptyset(&defaults);
-        for (int sig : {SIGTERM, SIGUSR1, SIGUSR2, SIGINT, SIGPIPE, SIGCHLD})
-            sigaddset(&defaults, sig);
-        posix_spawnattr_setsigmask(&attr, &empty);
-        posix_spawnattr_setsigdefault(&attr, &defaults);
-        short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
-        if (own_group) {
-            posix_spawnattr_setpgroup(&attr, 0);
-            flags |= POSIX_SPAWN_SETPGROUP;
-        }
-        posix_spawnattr_setflags(&attr, flags);
+// The guard program (core/guard.h): beside this binary, or where the build put it (the
+// unit tests run from another folder); "" when neither is there.
+std::string guard_path() {
+    std::error_code ec;
+    const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+        const auto beside = exe.parent_path() / kGuardProgram;
+        if (access(beside.c_str(), X_OK) == 0) return beside.string();
     }
-    ~SpawnAttr() { posix_spawnattr_destroy(&attr); }
-    SpawnAttr(const SpawnAttr&) = delete;
-    SpawnAttr& operator=(const SpawnAttr&) = delete;
-};
-
-// Ends the guard as the program it ran ended: the same exit code, or the same signal.
-[[noreturn]] void end_as(int status) {
-    if (WIFEXITED(status)) _exit(WEXITSTATUS(status));
-    const int sig = WTERMSIG(status);
-    const rlimit no_core{0, 0};
-    setrlimit(RLIMIT_CORE, &no_core);  // the program's own core, if any, is written already
-    std::signal(sig, SIG_DFL);
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, sig);
-    sigprocmask(SIG_UNBLOCK, &set, nullptr);
-    kill(getpid(), sig);
-    _exit(128 + sig);
+#ifdef COMPATBENCH_GUARD_PATH
+    if (access(COMPATBENCH_GUARD_PATH, X_OK) == 0) return COMPATBENCH_GUARD_PATH;
+#endif
+    return {};
 }
-
-// The guard's children now: the program, and as its subreaper the program's orphans.
-std::vector<pid_t> guard_children() {
-    std::vector<pid_t> out;
-    std::ifstream in("/proc/self/task/" + std::to_string(getpid()) + "/children");
-    for (pid_t p = 0; in >> p;) out.push_back(p);
-    return out;
-}
-
-// Ends every descendant the program left, in its group or not: SIGTERM to the group and once
-// to each of the guard's children (and the group it leads), SIGKILL after half the grace
-// period, until none is left (the orphans of those it ends reach the guard in turn) or a
-// grace period after the SIGKILLs (a process that cannot be signalled or is stuck in the
-// kernel does not hold the guard for good).
-void end_descendants(std::chrono::milliseconds grace) {
-    kill(0, SIGTERM);  // the guard ignores it
-    const auto kill_at = Clock::now() + grace / 2, give_up = kill_at + grace;
-    std::set<pid_t> termed;
-    while (Clock::now() < give_up) {
-        while (waitpid(-1, nullptr, WNOHANG) > 0) {
-        }
-        const std::vector<pid_t> left = guard_children();
-        if (left.empty()) return;
-        const bool late = Clock::now() >= kill_at;
-        for (pid_t p : left) {
-            if (!late && !termed.insert(p).second) continue;
-            const int sig = late ? SIGKILL : SIGTERM;
-            kill(p, sig);
-            kill(-p, sig);  // a daemon in a session of its own leads its group
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-}
-
-// The rank that started the group is gone: end the group as the rank would have, SIGTERM
-// and SIGKILL after the grace period; the last signal ends the guard too.
-[[noreturn]] void end_orphaned_group(std::chrono::milliseconds grace) {
-    kill(0, SIGTERM);  // the guard ignores it
-    const auto until = Clock::now() + grace;
-    while (Clock::now() < until) {
-        int status = 0;
-        while (waitpid(-1, &status, WNOHANG) > 0) {
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    kill(0, SIGKILL);
-    _exit(128 + SIGKILL);
-}
-
-bool g_can_guard = false;  // main() called guard_main: this binary serves as a guard
 
 }  // namespace
-
-int guard_main(int argc, char** argv) {
-    if (argc < 2 || std::string(argv[1]) != kGuardVerb) {
-        g_can_guard = true;
-        return -1;
-    }
-    // It ends its whole group: only ever as the leader of a group of its own.
-    if (argc < 6 || getpgrp() != getpid()) {
-        std::cerr << "compatbench " << kGuardVerb << ": internal use only\n";
-        return 2;
-    }
-    const pid_t parent = static_cast<pid_t>(std::atoll(argv[2]));
-    const std::chrono::milliseconds grace{std::atoll(argv[3])};
-    // Signals to the group are for the program; the guard follows its fate.
-    for (int sig : {SIGTERM, SIGINT, SIGUSR1}) std::signal(sig, SIG_IGN);
-    sigset_t waited;
-    sigemptyset(&waited);
-    sigaddset(&waited, SIGCHLD);
-    sigaddset(&waited, SIGUSR2);
-    sigprocmask(SIG_BLOCK, &waited, nullptr);
-    prctl(PR_SET_PDEATHSIG, SIGUSR2);
-    if (getppid() != parent) end_orphaned_group(grace);  // died before prctl
-    const bool keep_background = std::string(argv[4]) == "1";
-    if (!keep_background) prctl(PR_SET_CHILD_SUBREAPER, 1);
-
-    pid_t child = -1;
-    const SpawnAttr attr(false);
-    const int rc = posix_spawn(&child, argv[5], nullptr, &attr.attr, argv + 5, environ);
-    if (rc != 0) {
-        std::cerr << "compatbench: cannot start " << argv[5] << ": " << std::strerror(rc) << "\n";
-        return 127;
-    }
-    while (true) {
-        siginfo_t info;
-        const int sig = sigwaitinfo(&waited, &info);
-        if (sig == SIGUSR2) {
-            if (!keep_background) end_descendants(grace);
-            end_orphaned_group(grace);
-        }
-        int status = 0;  // the program's; orphans reaped as the subreaper are not waited for
-        for (pid_t r; sig == SIGCHLD && (r = waitpid(-1, &status, WNOHANG)) > 0;) {
-            if (r != child) continue;
-            if (!keep_background) end_descendants(grace);
-            end_as(status);
-        }
-    }
-}
 
 std::string exit_status_text(int status) {
     if (WIFEXITED(status)) return "exit code " + std::to_string(WEXITSTATUS(status));
@@ -234,10 +110,10 @@ ChildProcess::ChildProcess(const std::string& command, const std::filesystem::pa
                            std::uint64_t limit, std::chrono::milliseconds grace,
                            const EnvOverrides& env, int pass_fd, bool keep_background)
     : grace_(grace) {
-    if (!g_can_guard)
-        throw std::logic_error(
-            "this program's main() does not call guard_main(): it cannot "
-            "start commands (core/child_process.h)");
+    static const std::string guard = guard_path();
+    if (guard.empty())
+        throw std::runtime_error(std::string("cannot start commands: ") + kGuardProgram +
+                                 " is not beside this program (copy it with compatbench)");
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
@@ -255,13 +131,13 @@ ChildProcess::ChildProcess(const std::string& command, const std::filesystem::pa
     const std::string parent = std::to_string(getpid());
     const std::string grace_ms = std::to_string(grace.count());
     const char* argv[] = {
-        "compatbench", kGuardVerb, parent.c_str(),  grace_ms.c_str(), keep_background ? "1" : "0",
-        "/bin/sh",     "-c",       command.c_str(), nullptr};
+        kGuardProgram, parent.c_str(), grace_ms.c_str(), keep_background ? "1" : "0",
+        "/bin/sh",     "-c",           command.c_str(),  nullptr};
     const std::vector<std::string> entries = environment_with(env);
     std::vector<char*> envp;
     for (const auto& e : entries) envp.push_back(const_cast<char*>(e.c_str()));
     envp.push_back(nullptr);
-    const int rc = posix_spawn(&pid_, "/proc/self/exe", &actions, &attr.attr,
+    const int rc = posix_spawn(&pid_, guard.c_str(), &actions, &attr.attr,
                                const_cast<char* const*>(argv), env.empty() ? environ : envp.data());
     posix_spawn_file_actions_destroy(&actions);
     if (fds[1] >= 0) close(fds[1]);

@@ -1,9 +1,10 @@
 // A shell command run as a child of a rank (docs/commands.md "Processes"):
 //   - in a process group of its own, so that it is ended whole: SIGTERM, then SIGKILL after
 //     a grace period, however long its shell lives;
-//   - through a guard: this binary again (`compatbench __guard`), which starts the shell,
-//     relays its exit status, and ends the group when the rank that started it dies, even
-//     by SIGKILL (the kernel tells the guard: PR_SET_PDEATHSIG);
+//   - through a guard: a small program of its own (`compatbench-guard`, core/guard.h,
+//     built beside compatbench), which starts the shell, relays its exit status, and ends
+//     the group when the rank that started it dies, even by SIGKILL (the kernel tells the
+//     guard: PR_SET_PDEATHSIG);
 //   - the guard is the children's subreaper (PR_SET_CHILD_SUBREAPER): a daemon that left
 //     the group (setsid, a new session) is still its descendant, and when the shell ends
 //     the guard ends every descendant left, unless `keep_background`;
@@ -22,16 +23,6 @@
 #include <vector>
 
 namespace compatbench {
-
-// The first argument that starts this binary as a guard.
-inline constexpr const char* kGuardVerb = "__guard";
-// Called first in the main() of every program that starts commands (compatbench, the unit
-// tests): when this process was started as a guard (argv = {exe, "__guard", PARENT_PID,
-// GRACE_MS, KEEP_BACKGROUND (0 or 1), PROGRAM, ARGS...}) it lives the guard's whole life and
-// returns the program's exit code (or ends by its signal); otherwise it notes that this binary can
-// serve as a guard and returns -1. A ChildProcess refuses to start in a program whose main() did
-// not call it (its guard would be that program run again).
-int guard_main(int argc, char** argv);
 
 // A wait() status as words: "exit code N" or "killed by signal N".
 std::string exit_status_text(int status);
