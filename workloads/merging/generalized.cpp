@@ -112,10 +112,19 @@ void mark_top(const std::vector<double>& mag, std::size_t n, std::size_t m,
     std::size_t above = 0;
     for (std::size_t j = 0; j < n; ++j) above += mag[j] > threshold;
     std::size_t equal_left = m - above;
-    for (std::size_t j = 0; j < n; ++j) {
-        const bool take = mag[j] > threshold || (mag[j] == threshold && equal_left > 0);
-        if (mag[j] == threshold && take) --equal_left;
-        if (take) set_bit(bits, j, on);
+    // A word of 64 decisions at a time; the values equal to the threshold are taken in index
+    // order while any of the m are left.
+    for (std::size_t first = 0; first < n; first += 64) {
+        const std::size_t end = std::min(n, first + 64);
+        std::uint64_t word = 0;
+        for (std::size_t j = first; j < end; ++j) {
+            const bool equal = mag[j] == threshold;
+            const bool take = mag[j] > threshold || (equal && equal_left > 0);
+            equal_left -= static_cast<std::size_t>(equal && take);
+            word |= static_cast<std::uint64_t>(take) << (j - first);
+        }
+        std::uint64_t& out = bits[first >> 6];
+        out = on ? out | word : out & ~word;
     }
 }
 
@@ -166,14 +175,22 @@ void combine(const MergeParams& p, const std::vector<Selection>& sel, std::size_
              std::size_t count, std::vector<std::vector<double>>& t, std::vector<double>& delta) {
     const std::size_t k = t.size();
     const auto w = [&](std::size_t i) { return p.weights.empty() ? 1.0 : p.weights.at(i); };
+    static const Selection everything;
     for (std::size_t i = 0; i < k; ++i) {
-        const Selection& s = sel.empty() ? Selection{} : sel[i];
+        // Both arms lvalues: a prvalue arm would copy sel[i]'s whole-tensor bits every block.
+        const Selection& s = sel.empty() ? everything : sel[i];
+        const double wi = w(i), scale = s.scale;
+        double* ti = t[i].data();
         if (s.all) {
-            for (std::size_t j = 0; j < count; ++j) t[i][j] *= w(i);
+            for (std::size_t j = 0; j < count; ++j) ti[j] *= wi;
             continue;
         }
-        for (std::size_t j = 0; j < count; ++j)
-            t[i][j] = s.kept(begin + j) ? t[i][j] * s.scale * w(i) : 0.0;
+        const std::uint64_t* bits = s.bits.data();
+        for (std::size_t j = 0; j < count; ++j) {
+            const std::size_t c = begin + j;
+            const bool kept = (bits[c >> 6] >> (c & 63)) & 1U;
+            ti[j] = kept ? ti[j] * scale * wi : 0.0;
+        }
     }
     std::fill_n(delta.begin(), count, 0.0);
     if (!p.consensus) {
@@ -194,13 +211,16 @@ void combine(const MergeParams& p, const std::vector<Selection>& sel, std::size_
     divisor.assign(count, 0.0);
     for (const auto& ti : t)
         for (std::size_t j = 0; j < count; ++j) sum[j] += ti[j];
-    for (std::size_t i = 0; i < k; ++i)
+    for (std::size_t i = 0; i < k; ++i) {
+        const double wi = w(i);
+        const double* ti = t[i].data();
         for (std::size_t j = 0; j < count; ++j) {
-            const double v = t[i][j];
-            const bool agrees = v != 0.0 && (v < 0.0) == (sum[j] < 0.0);
+            const double v = ti[j];
+            const bool agrees = (v != 0.0) & ((v < 0.0) == (sum[j] < 0.0));  // no branch
             delta[j] += agrees ? v : 0.0;
-            divisor[j] += agrees ? w(i) : 0.0;
+            divisor[j] += agrees ? wi : 0.0;
         }
+    }
     if (p.normalize == Normalize::mean)
         for (std::size_t j = 0; j < count; ++j) delta[j] /= divisor[j] == 0.0 ? 1.0 : divisor[j];
 }
