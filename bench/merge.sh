@@ -19,6 +19,9 @@
 source "$(dirname "$0")/llm_set.sh"
 OUT=$(mktemp -d)
 MODE=(--arithmetic "${ARITHMETIC:-exact}")
+mode() {  # NAME: the mode for mergekit's methods; compatbench's own compute exactly only
+  case $1 in ta|ties|slerp|stock) echo "${MODE[@]}";; esac
+}
 trap 'rm -rf "$OUT"' EXIT
 bw=$("$BIN" bench memory | sed -E 's/.*1 core: ([0-9.]+) GB\/s.*/\1/')
 dd "if=${SET_FILES[0]}" of=/dev/null bs=256K 2> /dev/null  # warm the page cache
@@ -45,8 +48,9 @@ declare -A SECONDS_OF
 run() {  # NAME RANKS
   local line="" try l
   for try in 1 2; do  # the faster of two runs: this machine's timings vary run to run
-    if (($2 == 1)); then l=$("$BIN" merge "$OUT/$1.yaml" --out "$OUT/out_$1" "${MODE[@]}" | tail -1)
-    else l=$(mpirun -n "$2" "$BIN" merge "$OUT/$1.yaml" --out "$OUT/out_$1_$2" "${MODE[@]}" | tail -1); fi
+    # shellcheck disable=SC2046  # mode's words split on purpose
+    if (($2 == 1)); then l=$("$BIN" merge "$OUT/$1.yaml" --out "$OUT/out_$1" $(mode "$1") | tail -1)
+    else l=$(mpirun -n "$2" "$BIN" merge "$OUT/$1.yaml" --out "$OUT/out_$1_$2" $(mode "$1") | tail -1); fi
     rm -rf "$OUT"/out_*
     if [[ -z $line ]] || /usr/bin/python3 -c "import re, sys; t = [float(re.search(r' in ([0-9.]+) s', a).group(1)) for a in sys.argv[1:]]; sys.exit(t[0] >= t[1])" "$l" "$line"; then
       line=$l

@@ -28,19 +28,31 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The guard program (core/guard.h): beside this binary, or where the build put it (the
-// unit tests run from another folder); "" when neither is there.
-std::string guard_path() {
-    std::error_code ec;
-    const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-    if (!ec) {
-        const auto beside = exe.parent_path() / kGuardProgram;
-        if (access(beside.c_str(), X_OK) == 0) return beside.string();
-    }
-#ifdef COMPATBENCH_GUARD_PATH
-    if (access(COMPATBENCH_GUARD_PATH, X_OK) == 0) return COMPATBENCH_GUARD_PATH;
-#endif
-    return {};
+// The guard program (core/guard.h): $COMPATBENCH_GUARD, else beside this binary. It is
+// opened once and started through /proc/self/fd, so every command of this process runs
+// under the same guard file even if the build replaces it meanwhile. The descriptor sits
+// above 3 (a command's file actions set 0 to 3). Throws when there is none.
+std::string guard_exec_path() {
+    static const int fd = [] {
+        std::filesystem::path path;
+        if (const char* env = std::getenv("COMPATBENCH_GUARD"); env && *env) {
+            path = env;
+        } else {
+            std::error_code ec;
+            path =
+                std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / kGuardProgram;
+        }
+        const int opened = open(path.c_str(), O_PATH | O_CLOEXEC);
+        if (opened < 0) return -1;
+        const int high = fcntl(opened, F_DUPFD_CLOEXEC, 10);
+        close(opened);
+        return high;
+    }();
+    if (fd < 0)
+        throw std::runtime_error(std::string("cannot start commands: ") + kGuardProgram +
+                                 " is not beside this program and $COMPATBENCH_GUARD does not "
+                                 "name it (copy the two together)");
+    return "/proc/self/fd/" + std::to_string(fd);
 }
 
 }  // namespace
@@ -110,10 +122,7 @@ ChildProcess::ChildProcess(const std::string& command, const std::filesystem::pa
                            std::uint64_t limit, std::chrono::milliseconds grace,
                            const EnvOverrides& env, int pass_fd, bool keep_background)
     : grace_(grace) {
-    static const std::string guard = guard_path();
-    if (guard.empty())
-        throw std::runtime_error(std::string("cannot start commands: ") + kGuardProgram +
-                                 " is not beside this program (copy it with compatbench)");
+    const std::string guard = guard_exec_path();
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
@@ -145,7 +154,8 @@ ChildProcess::ChildProcess(const std::string& command, const std::filesystem::pa
     if (out_ >= 0) fcntl(out_, F_SETFL, O_NONBLOCK);
     if (rc != 0) {
         if (out_ >= 0) close(out_);
-        throw std::runtime_error(std::string("cannot start /bin/sh: ") + std::strerror(rc));
+        throw std::runtime_error(std::string("cannot start ") + kGuardProgram + ": " +
+                                 std::strerror(rc));
     }
     pidfd_ = static_cast<int>(syscall(SYS_pidfd_open, pid_, 0));
 }
