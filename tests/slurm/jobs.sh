@@ -15,9 +15,13 @@ wait_done() {
       COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY) ((++final < 3)) || return 0 ;;
       *) final=0 ;;
     esac
-    ((SECONDS - t0 < to)) || { echo "job $j still $st after $to s"; return 1; }
+    ((SECONDS - t0 < to)) || { echo "job $j still $st after $to s"; job_diagnostics "$j"; return 1; }
     sleep 1
   done
+}
+# What a job that did not finish was doing: its record, its steps and the nodes' states.
+job_diagnostics() {
+  { scontrol show job "$1"; squeue -s -j "$1"; sinfo -N -o '%N %T %E'; } 2>&1 | sed 's/^/  | /'
 }
 wait_state() {
   local j=$1 want=$2 to=$3 t0=$SECONDS
