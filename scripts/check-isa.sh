@@ -22,7 +22,7 @@ for level in "${LEVELS[@]}"; do
     exit 1
   fi
   # Math whose bits the CPU vendor chooses (an AVX-512 build's double sqrt among them).
-  /usr/bin/python3 tests/portable_math.py . "build/isa-$level/runner/compatbench" > /dev/null \
-    || { /usr/bin/python3 tests/portable_math.py . "build/isa-$level/runner/compatbench" >&2; exit 1; }
+  math=$(/usr/bin/python3 tests/portable_math.py . "build/isa-$level/runner/compatbench") \
+    || { echo "$math" >&2; exit 1; }
   echo "   clean in $((SECONDS - start)) s"
 done
