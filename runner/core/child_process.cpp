@@ -28,6 +28,28 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Spawn attributes for the guard: a group of its own, its signal mask empty and the signals
+// the rank handles (or ignores) back at their defaults.
+struct SpawnAttr {
+    posix_spawnattr_t attr;
+    SpawnAttr() {
+        posix_spawnattr_init(&attr);
+        sigset_t empty, defaults;
+        sigemptyset(&empty);
+        sigemptyset(&defaults);
+        for (int sig : {SIGTERM, SIGUSR1, SIGUSR2, SIGINT, SIGPIPE, SIGCHLD})
+            sigaddset(&defaults, sig);
+        posix_spawnattr_setsigmask(&attr, &empty);
+        posix_spawnattr_setsigdefault(&attr, &defaults);
+        posix_spawnattr_setpgroup(&attr, 0);
+        posix_spawnattr_setflags(
+            &attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+    }
+    ~SpawnAttr() { posix_spawnattr_destroy(&attr); }
+    SpawnAttr(const SpawnAttr&) = delete;
+    SpawnAttr& operator=(const SpawnAttr&) = delete;
+};
+
 // The guard program (core/guard.h): $COMPATBENCH_GUARD, else beside this binary. It is
 // opened once and started through /proc/self/fd, so every command of this process runs
 // under the same guard file even if the build replaces it meanwhile. The descriptor sits
@@ -136,7 +158,7 @@ ChildProcess::ChildProcess(const std::string& command, const std::filesystem::pa
     }
     posix_spawn_file_actions_adddup2(&actions, 1, 2);
     if (pass_fd >= 0) posix_spawn_file_actions_adddup2(&actions, pass_fd, 3);  // clears CLOEXEC
-    const SpawnAttr attr(true);
+    const SpawnAttr attr;
     const std::string parent = std::to_string(getpid());
     const std::string grace_ms = std::to_string(grace.count());
     const char* argv[] = {

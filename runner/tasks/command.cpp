@@ -10,7 +10,8 @@
 //     retries: 2
 //
 // Placeholders: any scalar key or grid key, and {id}, {seed}, {attempt}, {result} (the JSON
-// file the command writes), {workdir} (a folder of its own), {out} (the run's folder),
+// file the command writes), {workdir} (a folder of its own, made when the command names it
+// or {result}), {out} (the run's folder),
 // {config_dir} (the config file's folder, so that a config can name scripts beside it).
 // Every substituted value is shell-quoted; `{{` and `}}` are literal braces. stdout and
 // stderr go to <out>/logs/tasks/<id>.log. The result file must hold one JSON object with a

@@ -212,12 +212,14 @@ struct ShellFiles {
     fs::path workdir, result, log;
 };
 
-ShellFiles prepare_files(const TaskContext& context) {
+// The workdir is made for a command that can know it (one that names {workdir} or {result},
+// and every served one): a folder per task is a file system's slowest step of a quick task.
+ShellFiles prepare_files(const TaskContext& context, bool make_workdir) {
     const std::string file_stem = task_file_stem(context.id);
     ShellFiles f;
     f.workdir = context.out_dir / "work" / file_stem;
     const fs::path log_dir = context.out_dir / "logs" / "tasks";
-    fs::create_directories(f.workdir);
+    if (make_workdir) fs::create_directories(f.workdir);
     fs::create_directories(log_dir);
     f.result = f.workdir / "result.json";
     f.log = log_dir / (file_stem + ".log");
@@ -321,11 +323,13 @@ Row run_shell_task(const TaskContext& context, const std::string& command_templa
                    const std::map<std::string, std::string>& extra,
                    const std::vector<ColumnSpec>& columns,
                    const std::map<std::string, std::vector<std::string>>& lists) {
-    const ShellFiles files = prepare_files(context);
+    const TextTemplate command = TextTemplate::parse(command_template, {}, true);
+    const bool served = context.params.count("server") > 0;
+    const ShellFiles files =
+        prepare_files(context, served || command.uses("workdir") || command.uses("result"));
     std::map<std::string, std::string> values = shell_values(context, files.result, files.workdir);
     for (const auto& [key, value] : extra) values[key] = value;
-    const TextTemplate command = TextTemplate::parse(command_template, {}, true);
-    if (context.params.count("server"))
+    if (served)
         run_served(context, command.words(values, lists), files);
     else
         run_spawned(context, command.render(values, true, lists), files);

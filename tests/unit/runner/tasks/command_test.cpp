@@ -56,6 +56,23 @@ TEST(CommandTask, ReadsItsJsonResult) {
     EXPECT_EQ(std::get<double>(o.outputs[2]), 0.5);
 }
 
+// A workdir is made for a command that names {workdir} or {result}, and for no other.
+TEST(CommandTask, MakesItsWorkdirOnlyWhenTheCommandNamesIt) {
+    Fixture f(
+        "  - {name: plain, kind: command, command: 'true'}\n"
+        "  - {name: dir, kind: command, command: 'test -d {workdir}'}\n"
+        "  - {name: res, kind: command, command: 'test -d \"$(dirname {result})\"'}\n");
+    for (std::size_t i = 0; i < 3; ++i) ASSERT_EQ(f.run(i).status, TaskStatus::done) << i;
+    const auto workdir = [&](std::size_t i) {
+        return f.out / "work" / task_file_stem(f.graph.tasks()[i].id);
+    };
+    EXPECT_FALSE(fs::exists(workdir(0)));
+    EXPECT_TRUE(fs::is_directory(workdir(1)));
+    EXPECT_TRUE(fs::is_directory(workdir(2)));
+    EXPECT_TRUE(
+        fs::exists(f.out / "logs" / "tasks" / (task_file_stem(f.graph.tasks()[0].id) + ".log")));
+}
+
 TEST(CommandTask, ExitCodeMissingKeyAndTimeoutFail) {
     Fixture f(
         "  - {name: bad, kind: command, command: 'echo oops >&2; exit 3'}\n"
