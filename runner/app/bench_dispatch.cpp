@@ -5,14 +5,18 @@
 //   2. The runner dispatches noop tasks with the ledger on (fsync group commit) and
 //      results.h5 rows written: tasks/s from first dispatch to last result.
 //   3. The runner runs `command` tasks of `true`: seconds per task against parallel's per job.
+//   4. Each rank's peak resident memory, with the target for a million noop tasks.
 #include <mpi.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <thread>
+#include <vector>
 
 #include "app/verbs.h"
 #include "exec/run.h"
@@ -42,6 +46,30 @@ double time_parallel(std::size_t jobs, int cores) {
     const int rc = std::system(cmd.c_str());
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return rc == 0 ? s : -1.0;
+}
+
+// Every rank's peak resident memory in MB, on rank 0 (collective).
+std::vector<double> peak_rss_mb(MPI_Comm comm, int size) {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    const double mine = static_cast<double>(usage.ru_maxrss) / 1024.0;  // KB on Linux
+    std::vector<double> all(static_cast<std::size_t>(size));
+    MPI_Gather(&mine, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, 0, comm);
+    return all;
+}
+
+// The peaks, and from a million noop tasks on the target: >= 100k tasks/s, <= 600 MB a rank.
+void print_memory(const std::vector<double>& peaks, std::size_t tasks, double noop_rate) {
+    std::printf("peak RSS by rank:");
+    double most = 0.0;
+    for (double mb : peaks) {
+        std::printf(" %.0f MB", mb);
+        most = std::max(most, mb);
+    }
+    if (tasks >= 1'000'000)
+        std::printf("  (%zu noop tasks: target >= 100000 tasks/s and <= 600 MB a rank: %s)", tasks,
+                    noop_rate >= 1e5 && most <= 600.0 ? "met" : "NOT met");
+    std::printf("\n");
 }
 
 RunSummary run_config(const std::string& yaml, const std::string& out, MPI_Comm comm) {
@@ -84,6 +112,7 @@ int verb_bench_dispatch(std::size_t tasks, std::size_t command_tasks, std::size_
                            std::to_string(command_tasks) + "}\n",
                        out + "/command", MPI_COMM_WORLD);
     }
+    const std::vector<double> peaks = peak_rss_mb(MPI_COMM_WORLD, size);
     if (rank == 0) {
         const double noop_rate =
             static_cast<double>(noop.report.ran) / noop.report.dispatch_seconds;
@@ -121,6 +150,7 @@ int verb_bench_dispatch(std::size_t tasks, std::size_t command_tasks, std::size_
                     per_task <= 0.5 * per_job ? "met" : "NOT met");
             }
         }
+        print_memory(peaks, noop.report.ran, noop_rate);
         std::fflush(stdout);
     }
     int code = noop.exit_code;

@@ -220,7 +220,7 @@ AnalysisInput Coordinator::analysis_input(std::size_t g, std::vector<Row>& stora
     std::vector<double> seconds;
     for (std::size_t i = graph_.group_begin(g); i < graph_.group_end(g); ++i) {
         if (book_.state(i) != TaskBook::State::done) continue;
-        Row row = graph_.tasks()[i].keys;
+        Row row = graph_.key_row(config_, i);
         row.insert(row.end(), book_.outputs(i).begin(), book_.outputs(i).end());
         storage.push_back(std::move(row));
         seconds.push_back(book_.fact(i).duration);

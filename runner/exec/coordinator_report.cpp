@@ -191,12 +191,11 @@ std::vector<TableData> Coordinator::printed_tables() const {
             any = true;
             for (std::size_t i = graph_.group_begin(g); i < graph_.group_end(g); ++i) {
                 if (book_.state(i) != TaskBook::State::done) continue;
-                const Task& task = graph_.tasks()[i];
-                for (std::size_t c = 0; c < task.keys.size(); ++c)
-                    table.values[c].push_back(task.keys[c]);
+                const Row keys = graph_.key_row(config_, i);
+                for (std::size_t c = 0; c < keys.size(); ++c) table.values[c].push_back(keys[c]);
                 const Row& outputs = book_.outputs(i);
                 for (std::size_t c = 0; c < outputs.size(); ++c)
-                    table.values[task.keys.size() + c].push_back(outputs[c]);
+                    table.values[keys.size() + c].push_back(outputs[c]);
             }
         }
         if (any) out.push_back(std::move(table));

@@ -101,12 +101,18 @@ void Executor::loop() {
 
 TaskContext Executor::context_of(std::size_t index, int attempt) const {
     const Task& task = graph_.tasks()[index];
-    return TaskContext{task.id,     config_.groups[task.group],
-                       task.params, task.lists,
-                       task.seed,   attempt,
-                       rank_,       out_,
-                       cancel_,     config_.seed,
-                       &resources_, &servers_};
+    return TaskContext{task.id,
+                       config_.groups[task.group],
+                       graph_.params(config_, index),
+                       graph_.lists(config_, index),
+                       task.seed,
+                       attempt,
+                       rank_,
+                       out_,
+                       cancel_,
+                       config_.seed,
+                       &resources_,
+                       &servers_};
 }
 
 std::string Executor::damaged_artifact(std::size_t index) const {

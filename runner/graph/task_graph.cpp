@@ -23,28 +23,7 @@ std::size_t grid_size(const TaskGroup& g) {
     return n;
 }
 
-// The k-th point of the group's grid (first axis outermost).
-std::vector<const Scalar*> grid_point(const TaskGroup& g, std::size_t k) {
-    std::vector<const Scalar*> point(g.grid.size());
-    for (std::size_t a = g.grid.size(); a-- > 0;) {
-        const auto& values = g.grid[a].second;
-        point[a] = &values[k % values.size()];
-        k /= values.size();
-    }
-    return point;
-}
-
-Value key_value(const Scalar& s, const ColumnSpec& column) {
-    switch (column.type) {
-        case ColumnType::i64:
-            return s.integer;
-        case ColumnType::f64:
-            return s.as_double();
-        default:
-            return s.text;
-    }
-}
-
+// A task's id when its group gives no template: name/i, name/v1+v2, or the name alone.
 std::string default_id(const TaskGroup& g, std::size_t k, const std::vector<const Scalar*>& point) {
     if (g.count >= 0) return g.name + "/" + std::to_string(k);
     if (g.grid.empty()) return g.name;
@@ -65,6 +44,7 @@ TaskGraph TaskGraph::build(const Config& config, const std::vector<std::string>&
     graph.tasks_.reserve(count_tasks(config));
     for (std::size_t gi = 0; gi < config.groups.size(); ++gi) graph.add_group(config, gi, skip);
     graph.group_begin_.push_back(graph.tasks_.size());
+    graph.index_ids(config);
     graph.check_file_stems(config);
     const auto group_inputs = graph.link_dependencies(config);
     graph.check_acyclic(config);
@@ -141,47 +121,32 @@ std::optional<TextTemplate> TaskGraph::id_template(const Config& config, const T
     return tmpl;
 }
 
-// Task k of group gi: its parameters, id, seed and key columns.
+// Task k of group gi: its id and seed.
 Task TaskGraph::make_task(const Config& config, std::size_t gi, std::size_t k,
-                          const std::optional<TextTemplate>& id_template,
-                          const std::vector<ColumnSpec>& columns) {
+                          const std::optional<TextTemplate>& id_template) {
     const TaskGroup& g = config.groups[gi];
     Task t;
     t.group = gi;
     t.row = k;
     t.k = k;
-    t.params = g.params;
-    const auto point = grid_point(g, k);
-    std::map<std::string, std::string> texts;
-    if (g.count >= 0) {
-        t.params["i"] = Scalar::parse(std::to_string(k));
-        texts["i"] = std::to_string(k);
-    }
-    for (std::size_t a = 0; a < point.size(); ++a) {
-        t.params[g.grid[a].first] = *point[a];
-        texts[g.grid[a].first] = point[a]->text;
-    }
-    t.id = id_template ? id_template->render(texts, false) : default_id(g, k, point);
     if (!g.listed.empty()) {
-        const ListedTask& listed = g.listed[k];
-        t.id = g.name + "/" + listed.suffix;
-        for (const auto& [key, value] : listed.params) t.params[key] = value;
-        t.lists = listed.lists;
-        for (const auto& [key, value] : listed.keys) t.params[key] = value;
+        t.id = g.name + "/" + g.listed[k].suffix;
+    } else {
+        const auto point = TaskGraph::grid_point(g, k);
+        if (id_template) {
+            std::map<std::string, std::string> texts;
+            if (g.count >= 0) texts["i"] = std::to_string(k);
+            for (std::size_t a = 0; a < point.size(); ++a) texts[g.grid[a].first] = point[a]->text;
+            t.id = id_template->render(texts, false);
+        } else {
+            t.id = default_id(g, k, point);
+        }
     }
     t.seed = task_seed(config.seed, t.id);
-    t.keys.push_back(t.id);
-    t.keys.push_back(t.seed);
-    if (g.count >= 0) t.keys.push_back(static_cast<std::int64_t>(k));
-    for (std::size_t a = 0; a < point.size(); ++a)
-        t.keys.push_back(key_value(*point[a], columns[2 + (g.count >= 0) + a]));
-    if (!g.listed.empty())
-        for (std::size_t a = 0; a < g.listed[k].keys.size(); ++a)
-            t.keys.push_back(key_value(g.listed[k].keys[a].second, columns[2 + a]));
     return t;
 }
 
-// Expands group gi into tasks (ids unique across the experiment) and places its rows.
+// Expands group gi into tasks and places its rows.
 void TaskGraph::add_group(const Config& config, std::size_t gi, const std::set<std::string>& skip) {
     const TaskGroup& g = config.groups[gi];
     group_begin_.push_back(tasks_.size());
@@ -190,23 +155,31 @@ void TaskGraph::add_group(const Config& config, std::size_t gi, const std::set<s
     const std::size_t n = grid_size(g);
     std::size_t id_width = 1, rows = 0;
     for (std::size_t k = 0; k < n; ++k) {
-        Task t = make_task(config, gi, k, tmpl, columns);
+        Task t = make_task(config, gi, k, tmpl);
         if (skip.count(t.id)) continue;
         t.row = rows++;
         id_width = std::max(id_width, t.id.size());
-        const auto [it, inserted] = index_.emplace(t.id, tasks_.size());
-        if (!inserted) {
-            const Task& other = tasks_[it->second];
-            throw ConfigError(config.path, g.mark, "tasks." + g.name,
-                              "duplicate task id '" + t.id + "' (also made by group '" +
-                                  config.groups[other.group].name +
-                                  "'); give an 'id' template "
-                                  "that tells the tasks apart");
-        }
         tasks_.push_back(std::move(t));
     }
     columns[0].width = id_width;
     place_table(config, g, std::move(columns), rows);
+}
+
+// The index of ids (8 bytes a task), refusing an id made twice.
+void TaskGraph::index_ids(const Config& config) {
+    by_id_.resize(tasks_.size());
+    for (std::size_t t = 0; t < tasks_.size(); ++t) by_id_[t] = t;
+    std::stable_sort(by_id_.begin(), by_id_.end(),
+                     [&](std::size_t a, std::size_t b) { return tasks_[a].id < tasks_[b].id; });
+    for (std::size_t i = 1; i < by_id_.size(); ++i) {
+        const Task &first = tasks_[by_id_[i - 1]], &again = tasks_[by_id_[i]];
+        if (first.id != again.id) continue;
+        const TaskGroup& g = config.groups[again.group];
+        throw ConfigError(config.path, g.mark, "tasks." + g.name,
+                          "duplicate task id '" + again.id + "' (also made by group '" +
+                              config.groups[first.group].name +
+                              "'); give an 'id' template that tells the tasks apart");
+    }
 }
 
 // Two ids whose file stems (core/text_template.h) agree would share a workdir, result file
@@ -291,19 +264,19 @@ void TaskGraph::link_after(const Config& config, std::size_t gi, const std::stri
     }
     for (std::size_t t = group_begin(gi); t < group_end(gi); ++t) {
         std::map<std::string, std::string> texts;
-        for (const auto& [k, v] : tasks_[t].params) texts[k] = v.text;
+        for (const auto& [k, v] : params(config, t)) texts[k] = v.text;
         const std::string dep_id = tmpl.render(texts, false);
-        auto found = index_.find(dep_id);
-        if (found == index_.end() && dep_id == entry)  // a plain name, not a template
+        const auto found = find(dep_id);
+        if (!found && dep_id == entry)  // a plain name, not a template
             throw ConfigError(config.path, mark, key,
                               "no task group or task is named '" + entry + "'");
-        if (found == index_.end()) {
+        if (!found) {
             throw ConfigError(config.path, mark, key,
                               "'" + entry + "' gives '" + dep_id + "' for task '" + tasks_[t].id +
                                   "', which is not a task id");
         }
-        tasks_[t].deps.push_back(found->second);
-        inputs.insert(tasks_[found->second].group);
+        tasks_[t].deps.push_back(*found);
+        inputs.insert(tasks_[*found].group);
     }
 }
 
@@ -322,14 +295,14 @@ std::vector<std::set<std::size_t>> TaskGraph::link_dependencies(const Config& co
         if (g.listed.empty()) continue;
         for (std::size_t t = group_begin(gi); t < group_end(gi); ++t) {
             for (const auto& dep : g.listed[tasks_[t].k].after) {
-                auto found = index_.find(dep);
-                if (found == index_.end()) {
+                const auto found = find(dep);
+                if (!found) {
                     throw ConfigError(
                         config.path, g.mark, "tasks." + g.name,
                         "task '" + tasks_[t].id + "' needs '" + dep + "', which is not a task id");
                 }
-                tasks_[t].deps.push_back(found->second);
-                group_inputs[gi].insert(tasks_[found->second].group);
+                tasks_[t].deps.push_back(*found);
+                group_inputs[gi].insert(tasks_[*found].group);
             }
         }
     }
@@ -405,9 +378,11 @@ void TaskGraph::assign_stages(const std::vector<std::set<std::size_t>>& group_in
 }
 
 std::optional<std::size_t> TaskGraph::find(const std::string& id) const {
-    auto it = index_.find(id);
-    if (it == index_.end()) return std::nullopt;
-    return it->second;
+    const auto it =
+        std::lower_bound(by_id_.begin(), by_id_.end(), id,
+                         [&](std::size_t t, const std::string& x) { return tasks_[t].id < x; });
+    if (it == by_id_.end() || tasks_[*it].id != id) return std::nullopt;
+    return *it;
 }
 
 CriticalPath TaskGraph::critical_path(const Config& config) const {

@@ -16,15 +16,15 @@
 
 namespace compatbench {
 
+// One task, as small as it can be (a run may hold millions, on every rank): its parameters
+// and key columns are derived from its group and `k` when asked (TaskGraph::params, lists,
+// key_row).
 struct Task {
     std::string id;
     std::size_t group = 0;
     std::size_t row = 0;  // row in its group's table (groups sharing a table follow each other)
     std::size_t k = 0;    // its index in the group's grid, count or listing
     std::uint64_t seed = 0;
-    std::map<std::string, Scalar> params;              // the group's scalar keys + the grid point
-    std::map<std::string, std::vector<Scalar>> lists;  // a listed task's list parameters
-    Row keys;  // task_id, seed, grid values: the row's key columns
     std::vector<std::size_t> deps;
     std::vector<std::size_t> dependents;
 };
@@ -54,17 +54,28 @@ class TaskGraph {
     // Stage of each group: 0 for groups without dependencies, else 1 + max over its inputs.
     const std::vector<int>& group_stage() const { return group_stage_; }
     std::optional<std::size_t> find(const std::string& id) const;
+    // Task i's parameters: its group's scalar keys, `i` in a counted group, the grid point,
+    // and a listed task's own. `config` is the one the graph was built from.
+    std::map<std::string, Scalar> params(const Config& config, std::size_t i) const;
+    // A listed task's list parameters (none for others).
+    const std::map<std::string, std::vector<Scalar>>& lists(const Config& config,
+                                                            std::size_t i) const;
+    // The key columns of task i's row: task_id, seed, then `i` or the grid values.
+    Row key_row(const Config& config, std::size_t i) const;
     CriticalPath critical_path(const Config& config) const;
 
     static constexpr std::size_t kMaxTasks = 10'000'000;
+
+    // The k-th point of group g's grid (first axis outermost), one value per axis.
+    static std::vector<const Scalar*> grid_point(const TaskGroup& g, std::size_t k);
 
   private:
     static std::size_t count_tasks(const Config& config);
     static std::vector<ColumnSpec> group_columns(const Config& config, const TaskGroup& g);
     static std::optional<TextTemplate> id_template(const Config& config, const TaskGroup& g);
     static Task make_task(const Config& config, std::size_t gi, std::size_t k,
-                          const std::optional<TextTemplate>& id_template,
-                          const std::vector<ColumnSpec>& columns);
+                          const std::optional<TextTemplate>& id_template);
+    void index_ids(const Config& config);
     void add_group(const Config& config, std::size_t gi, const std::set<std::string>& skip);
     static std::set<std::string> excluded_ids(const Config& config, const TaskGraph& full,
                                               const std::vector<std::string>& patterns);
@@ -84,7 +95,7 @@ class TaskGraph {
     std::vector<std::size_t> group_begin_;
     std::vector<std::size_t> group_table_;
     std::vector<int> group_stage_;
-    std::map<std::string, std::size_t> index_;
+    std::vector<std::size_t> by_id_;  // task indices in the order of their ids
 };
 
 }  // namespace compatbench

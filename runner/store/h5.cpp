@@ -195,6 +195,29 @@ void write_column_range(hid_t dataset, const ColumnSpec& column, std::size_t fir
                    " of column " + column.name);
 }
 
+void write_column_rows(hid_t dataset, const ColumnSpec& column, const std::vector<hsize_t>& rows,
+                       const Value* values, std::size_t stride) {
+    if (rows.empty()) return;
+    if (rows.back() - rows.front() + 1 == rows.size()) {  // one run of rows
+        write_column_range(dataset, column, rows.front(), values, rows.size(), stride);
+        return;
+    }
+    const auto buffer = pack(column, values, rows.size(), stride);
+    const hsize_t count[1] = {rows.size()};
+    Handle file_space(check(H5Dget_space(dataset), "get dataspace of column " + column.name),
+                      H5Sclose);
+    check_herr(H5Sselect_elements(file_space.get(), H5S_SELECT_SET, rows.size(), rows.data()),
+               "select rows of column " + column.name);
+    Handle mem_space(check(H5Screate_simple(1, count, nullptr), "create memory dataspace"),
+                     H5Sclose);
+    Handle mem_type = column.type == ColumnType::str
+                          ? file_type(column)
+                          : Handle(check(H5Tcopy(memory_type(column.type)), "copy type"), H5Tclose);
+    check_herr(H5Dwrite(dataset, mem_type.get(), mem_space.get(), file_space.get(), H5P_DEFAULT,
+                        buffer.data()),
+               "write " + std::to_string(rows.size()) + " rows of column " + column.name);
+}
+
 namespace {
 // The column spec a scalar dataset of `value` gets (strings: at least `str_width` bytes).
 ColumnSpec scalar_spec(const Value& value, std::size_t str_width) {

@@ -7,6 +7,7 @@
 #include <exception>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "core/value.h"
 
@@ -76,6 +77,11 @@ Handle create_column(hid_t file, const std::string& path, const ColumnSpec& colu
 // Writes values[0..n) to elements [first, first + n) of a 1-D dataset. Local (independent).
 void write_column_range(hid_t dataset, const ColumnSpec& column, std::size_t first,
                         const Value* values, std::size_t n, std::size_t stride = 1);
+
+// Writes values[i * stride] to element rows[i] of a 1-D dataset, for every i, in one write
+// (rows ascending). Local (independent).
+void write_column_rows(hid_t dataset, const ColumnSpec& column, const std::vector<hsize_t>& rows,
+                       const Value* values, std::size_t stride);
 
 // A scalar dataset holding `value` (str columns use the value's own length).
 // collective: all ranks, or it hangs; every rank passes the same value.

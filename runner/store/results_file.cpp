@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <stdexcept>
 
 namespace compatbench {
@@ -103,7 +104,7 @@ ResultsFile::~ResultsFile() = default;
 
 void ResultsFile::stage(std::size_t index, const Row& outputs) {
     const Task& task = graph_.tasks()[index];
-    Row row = task.keys;
+    Row row = graph_.key_row(config_, index);
     row.insert(row.end(), outputs.begin(), outputs.end());
     tables_[graph_.group_table(task.group)].pending[task.row] = std::move(row);
     ++staged_;
@@ -120,58 +121,53 @@ void ResultsFile::stage_unfinished(std::size_t index) {
 void ResultsFile::flush() {
     for (auto& table : tables_) {
         if (table.pending.empty()) continue;
-        // Contiguous runs of rows become one write per column.
-        auto it = table.pending.begin();
-        while (it != table.pending.end()) {
-            auto run_end = std::next(it);
-            std::size_t expect = it->first + 1;
-            while (run_end != table.pending.end() && run_end->first == expect) {
-                ++run_end;
-                ++expect;
-            }
-            const std::size_t first = it->first;
-            const std::size_t n = expect - first;
-            const std::size_t ncol = table.columns.size();
-            std::vector<Value> flat;
-            flat.reserve(n * ncol);
-            for (auto r = it; r != run_end; ++r)
-                flat.insert(flat.end(), r->second.begin(), r->second.end());
-            for (std::size_t c = 0; c < ncol; ++c) {
-                h5::write_column_range(table.datasets[c].get(), table.columns[c], first,
-                                       flat.data() + c, n, ncol);
-            }
-            it = run_end;
+        // One write per column, of every pending row (rows ascending: the map's order).
+        const std::size_t ncol = table.columns.size();
+        std::vector<hsize_t> rows;
+        std::vector<Value> flat;
+        rows.reserve(table.pending.size());
+        flat.reserve(table.pending.size() * ncol);
+        for (auto& [row, values] : table.pending) {
+            rows.push_back(row);
+            std::move(values.begin(), values.end(), std::back_inserter(flat));
         }
+        for (std::size_t c = 0; c < ncol; ++c)
+            h5::write_column_rows(table.datasets[c].get(), table.columns[c], rows, flat.data() + c,
+                                  ncol);
         table.pending.clear();
     }
     staged_ = 0;
 }
 
+// /tasks is written in slices, so that a run of millions of tasks needs no second copy.
 void ResultsFile::write_task_facts(const std::vector<TaskFact>& facts) {
+    constexpr std::size_t kSlice = 65536;
     const auto& tasks = graph_.tasks();
+    const auto cut = [](const std::string& s, std::size_t width) {
+        return s.size() > width ? s.substr(0, width - 3) + "..." : s;
+    };
     std::vector<std::vector<Value>> columns(task_columns_.size());
-    for (auto& c : columns) c.reserve(tasks.size());
-    for (std::size_t i = 0; i < tasks.size(); ++i) {
-        const TaskFact& f = facts[i];
-        const TaskGroup& g = config_.groups[tasks[i].group];
-        const auto cut = [](const std::string& s, std::size_t width) {
-            return s.size() > width ? s.substr(0, width - 3) + "..." : s;
-        };
-        columns[0].push_back(tasks[i].id);
-        columns[1].push_back(g.kind_name);
-        columns[2].push_back(g.name);
-        columns[3].push_back(f.status);
-        columns[4].push_back(f.rank);
-        columns[5].push_back(f.attempt);
-        columns[6].push_back(f.start);
-        columns[7].push_back(f.duration);
-        columns[8].push_back(cut(f.error, kErrorWidth));
-        columns[9].push_back(cut(f.host, kPlaceWidth));
-        columns[10].push_back(cut(f.devices, kPlaceWidth));
-    }
-    for (std::size_t c = 0; c < task_columns_.size(); ++c) {
-        h5::write_column_range(task_datasets_[c].get(), task_columns_[c], 0, columns[c].data(),
-                               columns[c].size());
+    for (std::size_t first = 0; first < tasks.size(); first += kSlice) {
+        const std::size_t end = std::min(tasks.size(), first + kSlice);
+        for (auto& c : columns) c.clear();
+        for (std::size_t i = first; i < end; ++i) {
+            const TaskFact& f = facts[i];
+            const TaskGroup& g = config_.groups[tasks[i].group];
+            columns[0].push_back(tasks[i].id);
+            columns[1].push_back(g.kind_name);
+            columns[2].push_back(g.name);
+            columns[3].push_back(f.status);
+            columns[4].push_back(f.rank);
+            columns[5].push_back(f.attempt);
+            columns[6].push_back(f.start);
+            columns[7].push_back(f.duration);
+            columns[8].push_back(cut(f.error, kErrorWidth));
+            columns[9].push_back(cut(f.host, kPlaceWidth));
+            columns[10].push_back(cut(f.devices, kPlaceWidth));
+        }
+        for (std::size_t c = 0; c < task_columns_.size(); ++c)
+            h5::write_column_range(task_datasets_[c].get(), task_columns_[c], first,
+                                   columns[c].data(), columns[c].size());
     }
 }
 

@@ -24,7 +24,7 @@ class ServerPool;
 struct TaskContext {
     const std::string& id;
     const TaskGroup& group;
-    const std::map<std::string, Scalar>& params;  // the group's scalar keys + the grid point
+    std::map<std::string, Scalar> params;  // the group's scalar keys + the grid point
     const std::map<std::string, std::vector<Scalar>>& lists;  // list parameters (listed tasks)
     std::uint64_t seed;
     int attempt;  // 1-based

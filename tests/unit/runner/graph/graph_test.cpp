@@ -83,7 +83,7 @@ TEST(Graph, ParamsFromGridOverrideKindKeys) {
         "tasks:\n"
         "  - {name: s, kind: sleep, seconds: 1, grid: {seconds: [0.5, 0.25]}}\n",
         c);
-    EXPECT_EQ(g.tasks()[1].params.at("seconds").as_double(), 0.25);
+    EXPECT_EQ(g.params(c, 1).at("seconds").as_double(), 0.25);
 }
 
 TEST(Graph, FitsAndMergesWaitForTheirGridPair) {
@@ -116,22 +116,24 @@ TEST(Graph, KwayMergesOfACheckpointSetNameTheirCheckpoints) {
     const TaskGraph graph = TaskGraph::build(config);
     std::vector<std::string> drift_steps;
     std::size_t kway = 0;
-    for (const auto& t : graph.tasks()) {
+    for (std::size_t index = 0; index < graph.tasks().size(); ++index) {
+        const Task& t = graph.tasks()[index];
         const std::string& group = config.groups[t.group].name;
         if (group != "prism_merges" && group != "drift_merges") continue;
-        const auto& members = t.lists.at("member_checkpoints");
-        const auto& tasks = t.lists.at("member_tasks");
+        const auto& members = graph.lists(config, index).at("member_checkpoints");
+        const auto& tasks = graph.lists(config, index).at("member_tasks");
+        const auto params = graph.params(config, index);
         ASSERT_EQ(members.size(), tasks.size()) << t.id;
-        EXPECT_EQ(t.params.at("base_checkpoint").text, "@out/real/models/mlp_sup.safetensors");
+        EXPECT_EQ(params.at("base_checkpoint").text, "@out/real/models/mlp_sup.safetensors");
         for (std::size_t i = 0; i < members.size(); ++i) {
             const std::string stem = "@out/real/finetunes/mlp_sup_" + tasks[i].text;
             if (group == "prism_merges") {
                 EXPECT_EQ(members[i].text, stem + ".safetensors") << t.id;
-            } else if (t.params.at("step").text != "60") {
-                EXPECT_EQ(members[i].text, stem + "@" + t.params.at("step").text + ".safetensors");
+            } else if (params.at("step").text != "60") {
+                EXPECT_EQ(members[i].text, stem + "@" + params.at("step").text + ".safetensors");
             }
         }
-        if (group == "drift_merges") drift_steps.push_back(t.params.at("step").text);
+        if (group == "drift_merges") drift_steps.push_back(params.at("step").text);
         kway += group == "prism_merges";
     }
     EXPECT_EQ(kway, 21u);  // 11 operators at K = 2, 10 at K = 3 (SLERP: K = 2 only)
@@ -234,9 +236,9 @@ TEST(Graph, KwayMergesOfEveryPairInAnOrderAtEachKeepFloor) {
         std::vector<std::pair<std::string, std::string>> out;  // (id, members)
         const Config config = load_config(config_with(kway));
         const TaskGraph g = TaskGraph::build(config);
-        for (const auto& t : g.tasks())
-            if (config.groups[t.group].name == "km")
-                out.push_back({t.id, t.params.at("members").text});
+        for (std::size_t i = 0; i < g.tasks().size(); ++i)
+            if (config.groups[g.tasks()[i].group].name == "km")
+                out.push_back({g.tasks()[i].id, g.params(config, i).at("members").text});
         return out;
     };
     const auto pairs = listed(", methods: [task_arithmetic], pairs: all, order: [z, x, y]");
@@ -254,9 +256,9 @@ TEST(Graph, KwayMergesOfEveryPairInAnOrderAtEachKeepFloor) {
         << floors[1].first;
     const Config config = load_config(config_with(", methods: [prism], keep_floors: [0.01, 1]"));
     const TaskGraph g = TaskGraph::build(config);
-    for (const auto& t : g.tasks()) {
-        if (config.groups[t.group].name == "km") {
-            EXPECT_TRUE(t.params.count("keep_floor")) << t.id;
+    for (std::size_t i = 0; i < g.tasks().size(); ++i) {
+        if (config.groups[g.tasks()[i].group].name == "km") {
+            EXPECT_TRUE(g.params(config, i).count("keep_floor")) << g.tasks()[i].id;
         }
     }
     const auto message = [&](const std::string& kway) {

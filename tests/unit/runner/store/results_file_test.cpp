@@ -116,3 +116,45 @@ TEST(H5Handle, ObjectsOfASharedFileAreLetGoWhileUnwinding) {
     EXPECT_FALSE(h5::in_shared_file(file.get()));
     H5Dclose(kept);
 }
+
+// Rows spread over a table are written by one point selection per column, and /tasks in
+// slices of 65,536 rows: every row lands where it belongs, across the slices' seam.
+TEST(ResultsFile, SpreadRowsAndManySlicesOfFactsLandInPlace) {
+    ensure_mpi();
+    const Config config = parse_config(
+        "experiment: {name: t, seed: 1}\n"
+        "tasks:\n"
+        "  - {name: many, kind: command, count: 70000, command: 'true', outputs: {x: float}}\n",
+        "t.yaml");
+    const TaskGraph graph = TaskGraph::build(config);
+    RunMeta meta;
+    meta.experiment = "t";
+    meta.config_hash = config.hash;
+    const std::string path =
+        (std::filesystem::path(::testing::TempDir()) / "results_file_slices.h5").string();
+    const std::size_t n = graph.tasks().size();
+    {
+        ResultsFile file(path, MPI_COMM_SELF, config, graph, meta);
+        std::vector<TaskFact> facts(n);
+        for (std::size_t i = 0; i < n; i += 3) file.stage(i, {static_cast<double>(i) / 2});
+        file.flush();
+        for (std::size_t i = 0; i < n; ++i) facts[i].duration = static_cast<double>(i);
+        file.write_task_facts(facts);
+        file.finish(2.0, "done", 0);
+        file.close();
+    }
+    const h5::ResultsReader r(path);
+    const auto x = r.numbers("/many/x"), duration = r.numbers("/tasks/duration");
+    const auto ids = r.strings("/tasks/id");
+    ASSERT_EQ(x.size(), n);
+    ASSERT_EQ(duration.size(), n);
+    for (std::size_t i : {0ul, 1ul, 3ul, 65535ul, 65536ul, 65538ul, 69999ul}) {
+        if (i % 3 == 0) {
+            EXPECT_EQ(x[i], static_cast<double>(i) / 2) << i;
+        } else {
+            EXPECT_TRUE(std::isnan(x[i])) << i;
+        }
+        EXPECT_EQ(duration[i], static_cast<double>(i)) << i;
+        EXPECT_EQ(ids[i], graph.tasks()[i].id) << i;
+    }
+}

@@ -32,12 +32,18 @@ struct Fixture {
     }
     TaskOutcome run(std::size_t index, int attempt = 1) {
         const Task& t = graph.tasks()[index];
-        const TaskContext ctx{t.id,       config.groups[t.group],
-                              t.params,   t.lists,
-                              t.seed,     attempt,
-                              0,          out,
-                              cancel,     config.seed,
-                              &resources, &servers};
+        const TaskContext ctx{t.id,
+                              config.groups[t.group],
+                              graph.params(config, index),
+                              graph.lists(config, index),
+                              t.seed,
+                              attempt,
+                              0,
+                              out,
+                              cancel,
+                              config.seed,
+                              &resources,
+                              &servers};
         return config.groups[t.group].kind->run(ctx);
     }
 };
