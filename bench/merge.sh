@@ -73,15 +73,15 @@ run prism 2
 ratio() { /usr/bin/python3 -c "import sys; print(f'{float(sys.argv[1]) / float(sys.argv[2]):.2f}')" "$@"; }
 echo "2 ranks over 1: task arithmetic $(ratio "${SECONDS_OF[ta.1]}" "${SECONDS_OF[ta.2]}")x," \
   "PRISM $(ratio "${SECONDS_OF[prism.1]}" "${SECONDS_OF[prism.2]}")x"
-screen_line() {
+screen_line() {  # DD_RATE: the `dd` rate (warm or cold) the screen's is set against
   "$BIN" screen --base "$DIR/base.safetensors" --models "$DIR/ft0.safetensors" "$DIR/ft1" --json |
-    /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); g=d['bytes']/1e9/d['seconds']; print(f\"{d['seconds']:.3f} s, {g:.2f} GB/s: {100*g/$bw:.0f}% of bw, {100*g/$pc:.0f}% of dd\")"
+    /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); g=d['bytes']/1e9/d['seconds']; print(f\"{d['seconds']:.3f} s, {g:.2f} GB/s: {100*g/$bw:.0f}% of bw, {100*g/$1:.0f}% of dd\")"
 }
-echo "screen, 1 rank: $(screen_line)"
+echo "screen, 1 rank: $(screen_line "$pc")"
 if drop_cache; then
   cold=$(dd_rate)
   drop_cache
-  s=$(screen_line)
+  s=$(screen_line "$cold")
   drop_cache
   t=$("$BIN" merge "$OUT/ta.yaml" --out "$OUT/out_cold" "${MODE[@]}" | tail -1 | sed -E 's/.* in ([0-9.]+) s.*/\1/')
   rm -rf "$OUT/out_cold"

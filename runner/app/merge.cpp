@@ -296,11 +296,13 @@ void prepare_inputs(Prepared& p, const MergeOptions& opt, int ranks) {
     check_tokenizer(p.spec, opt.copy_tokenizer);
     const merging::CheckpointSource& source = *p.in.source;
     std::vector<std::uint64_t> numel;
+    // Every input checkpoint is read for a mergeable tensor: mergekit's list (`all`), or the
+    // base (`all`) and the merged models of compatbench's own operators.
+    const std::size_t inputs = p.in.all.size() + p.in.merged.size();
     for (std::size_t i = 0; i < source.size(); ++i) {
         numel.push_back(source.numel(i));
         if (source.mergeable(i))
-            p.input_bytes +=
-                source.numel(i) * formats::dtype_size(source.info(i).dtype) * p.in.all.size();
+            p.input_bytes += source.numel(i) * formats::dtype_size(source.info(i).dtype) * inputs;
     }
     p.owner = assign_ranks(numel, ranks);
 }

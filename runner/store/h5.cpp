@@ -215,7 +215,8 @@ void write_column_rows(hid_t dataset, const ColumnSpec& column, const std::vecto
                           : Handle(check(H5Tcopy(memory_type(column.type)), "copy type"), H5Tclose);
     check_herr(H5Dwrite(dataset, mem_type.get(), mem_space.get(), file_space.get(), H5P_DEFAULT,
                         buffer.data()),
-               "write " + std::to_string(rows.size()) + " rows of column " + column.name);
+               "write rows " + std::to_string(rows.front()) + ".." + std::to_string(rows.back()) +
+                   " (" + std::to_string(rows.size()) + " of them) of column " + column.name);
 }
 
 namespace {

@@ -31,6 +31,7 @@ struct Block {
 template <class F>
 void for_blocks(TensorBlocks& in, F&& f) {
     const std::size_t k = in.models();
+    const double inverse_k = exact_inverse(static_cast<double>(k));
     Block b;
     b.t.assign(k, std::vector<double>(std::min(kBlock, in.numel())));
     b.mean.resize(std::min(kBlock, in.numel()));
@@ -47,7 +48,10 @@ void for_blocks(TensorBlocks& in, F&& f) {
             std::fill_n(b.mean.begin(), b.count, 0.0);
             for (std::size_t i = 0; i < k; ++i)
                 for (std::size_t j = 0; j < b.count; ++j) b.mean[j] += b.t[i][j];
-            for (std::size_t j = 0; j < b.count; ++j) b.mean[j] /= static_cast<double>(k);
+            if (inverse_k != 0.0)
+                for (std::size_t j = 0; j < b.count; ++j) b.mean[j] *= inverse_k;
+            else
+                for (std::size_t j = 0; j < b.count; ++j) b.mean[j] /= static_cast<double>(k);
             f(b);
         });
 }

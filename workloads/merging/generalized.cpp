@@ -101,6 +101,27 @@ void select_bits(const MergeParams& p, const TensorScope& s, std::size_t i, std:
     }
 }
 
+namespace {
+// The index just past the `left`-th value equal to `threshold` (0 when `left` is 0; n when
+// there are fewer): counted 64 values at a time, then one by one in the last such run.
+std::size_t tie_cut(const std::vector<double>& mag, std::size_t n, double threshold,
+                    std::size_t left) {
+    if (left == 0) return 0;
+    for (std::size_t first = 0; first < n; first += 64) {
+        const std::size_t end = std::min(n, first + 64);
+        std::size_t here = 0;
+        for (std::size_t j = first; j < end; ++j) here += mag[j] == threshold;
+        if (here < left) {
+            left -= here;
+            continue;
+        }
+        for (std::size_t j = first; j < end; ++j)
+            if (mag[j] == threshold && --left == 0) return j + 1;
+    }
+    return n;
+}
+}  // namespace
+
 void mark_top(const std::vector<double>& mag, std::size_t n, std::size_t m,
               std::vector<std::uint64_t>& bits, bool on) {
     if (m == 0) return;
@@ -108,19 +129,23 @@ void mark_top(const std::vector<double>& mag, std::size_t n, std::size_t m,
         for (std::size_t j = 0; j < n; ++j) set_bit(bits, j, on);
         return;
     }
-    const double threshold = kth_largest(mag, n, m);
-    std::size_t above = 0;
-    for (std::size_t j = 0; j < n; ++j) above += mag[j] > threshold;
-    std::size_t equal_left = m - above;
-    // A word of 64 decisions at a time; the values equal to the threshold are taken in index
-    // order while any of the m are left.
+    const TopCut top = top_cut(mag, n, m);
+    const double threshold = top.value;
+    std::size_t above = top.greater, equals = top.equal;
+    if (!top.known)
+        for (std::size_t j = 0; j < n; ++j) {
+            above += mag[j] > threshold;
+            equals += mag[j] == threshold;
+        }
+    // The values equal to the threshold are taken in index order while any of the m are
+    // left: those before `cut` (all of them when they are no more than are left).
+    const std::size_t left = m - above;
+    const std::size_t cut = left >= equals ? n : tie_cut(mag, n, threshold, left);
     for (std::size_t first = 0; first < n; first += 64) {
         const std::size_t end = std::min(n, first + 64);
         std::uint64_t word = 0;
         for (std::size_t j = first; j < end; ++j) {
-            const bool equal = mag[j] == threshold;
-            const bool take = mag[j] > threshold || (equal && equal_left > 0);
-            equal_left -= static_cast<std::size_t>(equal && take);
+            const bool take = mag[j] > threshold || (mag[j] == threshold && j < cut);
             word |= static_cast<std::uint64_t>(take) << (j - first);
         }
         std::uint64_t& out = bits[first >> 6];
@@ -199,7 +224,10 @@ void combine(const MergeParams& p, const std::vector<Selection>& sel, std::size_
             total += w(i);
             for (std::size_t j = 0; j < count; ++j) delta[j] += t[i][j];
         }
-        if (p.normalize == Normalize::mean && std::abs(total) >= 1e-8)
+        const double inverse = exact_inverse(total);
+        if (p.normalize == Normalize::mean && std::abs(total) >= 1e-8 && inverse != 0.0)
+            for (std::size_t j = 0; j < count; ++j) delta[j] *= inverse;
+        else if (p.normalize == Normalize::mean && std::abs(total) >= 1e-8)
             for (std::size_t j = 0; j < count; ++j) delta[j] /= total;
         return;
     }
@@ -221,7 +249,14 @@ void combine(const MergeParams& p, const std::vector<Selection>& sel, std::size_
             divisor[j] += agrees ? wi : 0.0;
         }
     }
-    if (p.normalize == Normalize::mean)
+    if (p.normalize != Normalize::mean) return;
+    // Unit weights of at most two models make each divisor 0, 1 or 2: multiplying by 1 or 1/2
+    // gives the division's number.
+    bool unit = k <= 2;
+    for (std::size_t i = 0; i < k; ++i) unit = unit && w(i) == 1.0;
+    if (unit)
+        for (std::size_t j = 0; j < count; ++j) delta[j] *= divisor[j] == 2.0 ? 0.5 : 1.0;
+    else
         for (std::size_t j = 0; j < count; ++j) delta[j] /= divisor[j] == 0.0 ? 1.0 : divisor[j];
 }
 

@@ -58,6 +58,7 @@ void kernel(const MergeParams& p, const Fused& f, const float* base, const float
         total += w[i];
     }
     const bool divide = p.normalize == Normalize::mean && std::abs(total) >= 1e-8;  // mergekit
+    const double inverse = exact_inverse(total);
     for (std::size_t j = 0; j < count; j += 8) {
         const std::size_t n = count - j < 8 ? count - j : 8;
         const V8d b = widen(load<V8f>(base + j, n));
@@ -69,7 +70,7 @@ void kernel(const MergeParams& p, const Fused& f, const float* base, const float
         }
         m /= static_cast<double>(K);
         if constexpr (U == Update::weighted)
-            if (divide) d /= total;
+            if (divide) d = inverse != 0.0 ? d * inverse : d / total;
         const V8d theta = b + f.scale * update<U>(f, m, d);
         stats.add(m, theta, b, merged + j, n);
     }

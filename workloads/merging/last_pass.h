@@ -8,12 +8,26 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstring>
 #include <vector>
 
 #include "common/lanes.h"
 #include "merging/operators.h"
+
+namespace compatbench::merging {
+
+// 1 / d when x / d and x · (1 / d) are the same number for every x, else 0: d a power of two
+// whose inverse is one too (both give x · 2^-e, correctly rounded). A multiplication costs a
+// fraction of a division.
+inline double exact_inverse(double d) {
+    int e = 0;
+    const double m = std::frexp(d, &e);
+    return (m == 0.5 || m == -0.5) && e > -1000 && e < 1000 ? 1.0 / d : 0.0;
+}
+
+}  // namespace compatbench::merging
 
 namespace compatbench::merging::last_pass {
 

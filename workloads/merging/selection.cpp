@@ -18,6 +18,10 @@ std::vector<double>& magnitudes(std::size_t n) {
 // for non-negative doubles) finds the bucket that holds the k-th largest, and only that
 // bucket's values are partially sorted: two passes over v instead of a partial sort of all.
 double kth_largest(const std::vector<double>& v, std::size_t n, std::size_t k) {
+    return top_cut(v, n, k).value;
+}
+
+TopCut top_cut(const std::vector<double>& v, std::size_t n, std::size_t k) {
     const auto top = [](double x) {
         std::uint64_t bits;
         std::memcpy(&bits, &x, 8);
@@ -39,14 +43,35 @@ double kth_largest(const std::vector<double>& v, std::size_t n, std::size_t k) {
     std::vector<double>& in_bucket = kept;
     in_bucket.resize(count[bucket] + 1);  // + 1: each value is written, the next overwrites
     std::size_t w = 0;                    // it unless it is in the bucket (no branch)
-    for (const double x : std::span(v).first(n)) {
-        in_bucket[w] = x;
-        w += top(x) == bucket;
+    const auto gather = [&](std::size_t from, std::size_t to) {
+        for (std::size_t q = from; q < to; ++q) {
+            in_bucket[w] = v[q];
+            w += top(v[q]) == bucket;
+        }
+    };
+    // 8 values at a time: most runs of 8 hold none of the bucket's and are passed by.
+    std::size_t q = 0;
+    for (; q + 8 <= n; q += 8) {
+        bool any = false;
+        for (std::size_t l = 0; l < 8; ++l) any |= top(v[q + l]) == bucket;
+        if (any) gather(q, q + 8);
     }
+    gather(q, n);
     const auto at = in_bucket.begin() + static_cast<std::ptrdiff_t>(k - above - 1);
     std::nth_element(in_bucket.begin(), at, in_bucket.begin() + static_cast<std::ptrdiff_t>(w),
                      std::greater<>());
-    return *at;
+    TopCut cut{*at};
+    // Every value of a bucket above is greater, unless a bucket from infinity's up holds any.
+    constexpr std::size_t kInfinity = 0x7ff0;
+    cut.known = bucket < kInfinity && std::all_of(count.begin() + kInfinity, count.end(),
+                                                  [](std::size_t c) { return c == 0; });
+    if (!cut.known) return cut;
+    cut.greater = above;
+    for (std::size_t r = 0; r < w; ++r) {
+        cut.greater += in_bucket[r] > cut.value;
+        cut.equal += in_bucket[r] == cut.value;
+    }
+    return cut;
 }
 
 }  // namespace compatbench::merging

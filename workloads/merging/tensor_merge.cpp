@@ -90,15 +90,25 @@ FirstPass first_pass(const MergeParams& p, TensorBlocks& in, bool keep_magnitude
 
 // DARE: τ_ij kept with probability 1 − p and rescaled by 1 / (1 − p); the mask is drawn per
 // (seed, tensor, model, coordinate), the same whatever rank or order merges it.
+// unit_double(x) < keep exactly when (x >> 11) < ceil(keep · 2^53), compared as integers.
 void dare_drop(const MergeParams& p, const TensorScope& s, Block& b) {
-    const double keep = 1.0 - p.drop;
-    for (std::size_t i = 0; i < b.t.size(); ++i) {
-        const std::uint64_t stream = p.seed ^ fnv1a64(s.name) ^ splitmix64(i + 1);
-        for (std::size_t j = 0; j < b.count; ++j) {
-            const bool kept = unit_double(splitmix64(stream + b.begin + j)) < keep;
-            b.t[i][j] = kept && keep > 0.0 ? b.t[i][j] / keep : 0.0;
+    const double keep = 1.0 - p.drop, inverse = exact_inverse(keep);
+    const std::uint64_t below =
+        keep > 0.0 ? static_cast<std::uint64_t>(std::ceil(std::ldexp(std::min(keep, 1.0), 53))) : 0;
+    const auto drop = [&](auto rescale) {
+        for (std::size_t i = 0; i < b.t.size(); ++i) {
+            const std::uint64_t stream = p.seed ^ fnv1a64(s.name) ^ splitmix64(i + 1);
+            double* t = b.t[i].data();
+            for (std::size_t j = 0; j < b.count; ++j) {
+                const bool kept = (splitmix64(stream + b.begin + j) >> 11) < below;
+                t[j] = kept ? rescale(t[j]) : 0.0;
+            }
         }
-    }
+    };
+    if (inverse != 0.0)
+        drop([=](double v) { return v * inverse; });
+    else
+        drop([=](double v) { return v / keep; });
 }
 
 // Whether PRISM's keep-rate floor holds for the tensor: every matrix, and N-D kernels when
