@@ -174,16 +174,17 @@ Handle create_column(hid_t file, const std::string& path, const ColumnSpec& colu
             H5Dclose};
 }
 
-void write_column_range(hid_t dataset, const ColumnSpec& column, std::size_t first,
-                        const Value* values, std::size_t n, std::size_t stride) {
-    if (n == 0) return;
+namespace {
+// Writes values[i * stride], i < n, to the n elements that `select` picks in the dataset's
+// file space; `rows` names them in an error.
+template <class Select>
+void write_selected(hid_t dataset, const ColumnSpec& column, const Value* values, std::size_t n,
+                    std::size_t stride, Select&& select, const std::string& rows) {
     const auto buffer = pack(column, values, n, stride);
-    const hsize_t start[1] = {first}, count[1] = {n};
+    const hsize_t count[1] = {n};
     Handle file_space(check(H5Dget_space(dataset), "get dataspace of column " + column.name),
                       H5Sclose);
-    check_herr(
-        H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr),
-        "select rows of column " + column.name);
+    check_herr(select(file_space.get()), "select rows of column " + column.name);
     Handle mem_space(check(H5Screate_simple(1, count, nullptr), "create memory dataspace"),
                      H5Sclose);
     Handle mem_type = column.type == ColumnType::str
@@ -191,8 +192,20 @@ void write_column_range(hid_t dataset, const ColumnSpec& column, std::size_t fir
                           : Handle(check(H5Tcopy(memory_type(column.type)), "copy type"), H5Tclose);
     check_herr(H5Dwrite(dataset, mem_type.get(), mem_space.get(), file_space.get(), H5P_DEFAULT,
                         buffer.data()),
-               "write rows " + std::to_string(first) + ".." + std::to_string(first + n - 1) +
-                   " of column " + column.name);
+               "write rows " + rows + " of column " + column.name);
+}
+}  // namespace
+
+void write_column_range(hid_t dataset, const ColumnSpec& column, std::size_t first,
+                        const Value* values, std::size_t n, std::size_t stride) {
+    if (n == 0) return;
+    const hsize_t start[1] = {first}, count[1] = {n};
+    write_selected(
+        dataset, column, values, n, stride,
+        [&](hid_t space) {
+            return H5Sselect_hyperslab(space, H5S_SELECT_SET, start, nullptr, count, nullptr);
+        },
+        std::to_string(first) + ".." + std::to_string(first + n - 1));
 }
 
 void write_column_rows(hid_t dataset, const ColumnSpec& column, const std::vector<hsize_t>& rows,
@@ -202,21 +215,13 @@ void write_column_rows(hid_t dataset, const ColumnSpec& column, const std::vecto
         write_column_range(dataset, column, rows.front(), values, rows.size(), stride);
         return;
     }
-    const auto buffer = pack(column, values, rows.size(), stride);
-    const hsize_t count[1] = {rows.size()};
-    Handle file_space(check(H5Dget_space(dataset), "get dataspace of column " + column.name),
-                      H5Sclose);
-    check_herr(H5Sselect_elements(file_space.get(), H5S_SELECT_SET, rows.size(), rows.data()),
-               "select rows of column " + column.name);
-    Handle mem_space(check(H5Screate_simple(1, count, nullptr), "create memory dataspace"),
-                     H5Sclose);
-    Handle mem_type = column.type == ColumnType::str
-                          ? file_type(column)
-                          : Handle(check(H5Tcopy(memory_type(column.type)), "copy type"), H5Tclose);
-    check_herr(H5Dwrite(dataset, mem_type.get(), mem_space.get(), file_space.get(), H5P_DEFAULT,
-                        buffer.data()),
-               "write rows " + std::to_string(rows.front()) + ".." + std::to_string(rows.back()) +
-                   " (" + std::to_string(rows.size()) + " of them) of column " + column.name);
+    write_selected(
+        dataset, column, values, rows.size(), stride,
+        [&](hid_t space) {
+            return H5Sselect_elements(space, H5S_SELECT_SET, rows.size(), rows.data());
+        },
+        std::to_string(rows.front()) + ".." + std::to_string(rows.back()) + " (" +
+            std::to_string(rows.size()) + " of them)");
 }
 
 namespace {

@@ -31,7 +31,6 @@ struct Block {
 template <class F>
 void for_blocks(TensorBlocks& in, F&& f) {
     const std::size_t k = in.models();
-    const double inverse_k = exact_inverse(static_cast<double>(k));
     Block b;
     b.t.assign(k, std::vector<double>(std::min(kBlock, in.numel())));
     b.mean.resize(std::min(kBlock, in.numel()));
@@ -48,10 +47,7 @@ void for_blocks(TensorBlocks& in, F&& f) {
             std::fill_n(b.mean.begin(), b.count, 0.0);
             for (std::size_t i = 0; i < k; ++i)
                 for (std::size_t j = 0; j < b.count; ++j) b.mean[j] += b.t[i][j];
-            if (inverse_k != 0.0)
-                for (std::size_t j = 0; j < b.count; ++j) b.mean[j] *= inverse_k;
-            else
-                for (std::size_t j = 0; j < b.count; ++j) b.mean[j] /= static_cast<double>(k);
+            divide(b.mean.data(), b.count, static_cast<double>(k));
             f(b);
         });
 }

@@ -224,11 +224,8 @@ void combine(const MergeParams& p, const std::vector<Selection>& sel, std::size_
             total += w(i);
             for (std::size_t j = 0; j < count; ++j) delta[j] += t[i][j];
         }
-        const double inverse = exact_inverse(total);
-        if (p.normalize == Normalize::mean && std::abs(total) >= 1e-8 && inverse != 0.0)
-            for (std::size_t j = 0; j < count; ++j) delta[j] *= inverse;
-        else if (p.normalize == Normalize::mean && std::abs(total) >= 1e-8)
-            for (std::size_t j = 0; j < count; ++j) delta[j] /= total;
+        if (p.normalize == Normalize::mean && std::abs(total) >= 1e-8)
+            divide(delta.data(), count, total);
         return;
     }
     // Sign consensus (TIES): the sign of Σ_i w_i τ_ij (0 -> +); the w_i τ_ij that agree are

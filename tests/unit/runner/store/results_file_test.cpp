@@ -30,6 +30,18 @@ void ensure_mpi() {
         if (!finalized) MPI_Finalize();
     });
 }
+
+// The run metadata of a test's config.
+RunMeta meta_of(const Config& config) {
+    RunMeta meta;
+    meta.experiment = "t";
+    meta.config_hash = config.hash;
+    return meta;
+}
+
+std::string temp_file(const std::string& name) {
+    return (std::filesystem::path(::testing::TempDir()) / name).string();
+}
 }  // namespace
 
 TEST(ResultsFile, RowsFactsAndAnalysisTablesReadBack) {
@@ -41,11 +53,8 @@ TEST(ResultsFile, RowsFactsAndAnalysisTablesReadBack) {
         "     outputs: {x: float, n: int, label: 'str:8'}}\n",
         "t.yaml");
     const TaskGraph graph = TaskGraph::build(config);
-    RunMeta meta;
-    meta.experiment = "t";
-    meta.config_hash = config.hash;
-    const std::string path =
-        (std::filesystem::path(::testing::TempDir()) / "results_file_test.h5").string();
+    const RunMeta meta = meta_of(config);
+    const std::string path = temp_file("results_file_test.h5");
     {
         ResultsFile file(path, MPI_COMM_SELF, config, graph, meta);
         file.stage(2, {0.5, std::int64_t{7}, std::string("ok")});
@@ -127,11 +136,8 @@ TEST(ResultsFile, SpreadRowsAndManySlicesOfFactsLandInPlace) {
         "  - {name: many, kind: command, count: 70000, command: 'true', outputs: {x: float}}\n",
         "t.yaml");
     const TaskGraph graph = TaskGraph::build(config);
-    RunMeta meta;
-    meta.experiment = "t";
-    meta.config_hash = config.hash;
-    const std::string path =
-        (std::filesystem::path(::testing::TempDir()) / "results_file_slices.h5").string();
+    const RunMeta meta = meta_of(config);
+    const std::string path = temp_file("results_file_slices.h5");
     const std::size_t n = graph.tasks().size();
     {
         ResultsFile file(path, MPI_COMM_SELF, config, graph, meta);
