@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 #include <vector>
 
 #include "common/constant.h"
@@ -15,7 +16,25 @@ void Stats::finish(TensorMergeStats& st) const {
     for (std::size_t l = 0; l < 8; ++l) st.kept += static_cast<std::uint64_t>(-changed[l]);
 }
 
+Drop::Drop(const MergeParams& p, const std::string& tensor, std::size_t models)
+    : keep(1.0 - p.drop), inverse(exact_inverse(1.0 - p.drop)) {
+    below =
+        keep > 0.0 ? static_cast<std::uint64_t>(std::ceil(std::ldexp(std::min(keep, 1.0), 53))) : 0;
+    for (std::size_t i = 0; i < models; ++i)
+        streams.push_back(p.seed ^ fnv1a64(tensor) ^ splitmix64(i + 1));
+}
+
 namespace {
+
+using V8u = unsigned long long __attribute__((vector_size(64)));
+
+// common/hash.h's splitmix64 in 8 lanes.
+V8u splitmix64(V8u x) {
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
 
 V8d widen(const V8f& v) { return __builtin_convertvector(v, V8d); }
 V8l bits(const V8d& v) {
@@ -34,7 +53,7 @@ V8d value(const V8l& b) {
 // puts m's sign bit on the difference, and a coordinate at or below λ gets +0.
 template <Update U>
 V8d update(const Fused& f, const V8d& m, const V8d& d) {
-    if constexpr (U == Update::weighted) return d;
+    if constexpr (U == Update::weighted || U == Update::dropped) return d;
     if constexpr (U == Update::mean) return m;
     if constexpr (U == Update::scaled) return m * f.mean_scale;
     const V8l sign = V8l{} + std::numeric_limits<long long>::min(), mb = bits(m);
@@ -44,12 +63,21 @@ V8d update(const Fused& f, const V8d& m, const V8d& d) {
     return value(((bits(mag - f.lambda) & ~sign) | (mb & sign)) & keep);
 }
 
+// Drop's operator() for coordinates j0 .. j0 + 7 of model i: the kept τ rescaled, +0 for the
+// others.
+V8d dropped(const Drop& drop, std::size_t i, std::size_t j0, const V8d& t) {
+    const V8u at = V8u{0, 1, 2, 3, 4, 5, 6, 7} + (drop.streams[i] + j0);
+    const V8l kept = (splitmix64(at) >> 11) < drop.below;
+    return value(bits(drop.inverse != 0.0 ? t * drop.inverse : t / drop.keep) & kept);
+}
+
 // Per group of 8 coordinates, as tensor_merge.cpp's arrays do per coordinate: τ_i = θ_i − θ0
-// in double, τ̄ = (0 + τ_1 + … + τ_K) / K, d = (0 + w_1 τ_1 + … + w_K τ_K) [/ Σ w],
-// θ = θ0 + scale · update.
+// in double, τ̄ = (0 + τ_1 + … + τ_K) / K, d = (0 + w_1 τ_1 + … + w_K τ_K) [/ Σ w] (DARE:
+// the dropped τ_i), θ = θ0 + scale · update (SLERP: wa θ_1 + wb θ_2). `begin`: the index of
+// the block's first coordinate in the tensor (DARE's draws).
 template <int K, Update U>
-void kernel(const MergeParams& p, const Fused& f, const float* base, const float* const* x,
-            std::size_t count, float* merged, Stats& out) {
+void kernel(const MergeParams& p, const Fused& f, std::size_t begin, const float* base,
+            const float* const* x, std::size_t count, float* merged, Stats& out) {
     Stats stats = out;  // in registers for the loop
     double w[K];
     double total = 0.0;
@@ -62,35 +90,47 @@ void kernel(const MergeParams& p, const Fused& f, const float* base, const float
     for (std::size_t j = 0; j < count; j += 8) {
         const std::size_t n = count - j < 8 ? count - j : 8;
         const V8d b = widen(load<V8f>(base + j, n));
-        V8d m = {}, d = {};
+        V8d m = {}, d = {}, xs[K];
         for (int i = 0; i < K; ++i) {
-            const V8d t = widen(load<V8f>(x[i] + j, n)) - b;
+            xs[i] = widen(load<V8f>(x[i] + j, n));
+            const V8d t = xs[i] - b;
             m += t;
             if constexpr (U == Update::weighted) d += w[i] * t;
+            if constexpr (U == Update::dropped) d += dropped(*f.drop, i, begin + j, t);
         }
         m /= static_cast<double>(K);
-        if constexpr (U == Update::weighted)
+        if constexpr (U == Update::weighted || U == Update::dropped)
             if (divide) d = inverse != 0.0 ? d * inverse : d / total;
-        const V8d theta = b + f.scale * update<U>(f, m, d);
+        V8d theta;
+        if constexpr (U == Update::slerp)
+            theta = f.wa * xs[0] + f.wb * xs[K - 1];  // K = 2
+        else
+            theta = b + f.scale * update<U>(f, m, d);
         stats.add(m, theta, b, merged + j, n);
     }
     out = stats;
 }
 
 template <int K>
-void dispatch(const MergeParams& p, const Fused& f, const float* base, const float* const* x,
-              std::size_t count, float* merged, Stats& stats) {
+void dispatch(const MergeParams& p, const Fused& f, std::size_t begin, const float* base,
+              const float* const* x, std::size_t count, float* merged, Stats& stats) {
     switch (f.update) {
         case Update::weighted:
-            return kernel<K, Update::weighted>(p, f, base, x, count, merged, stats);
+            return kernel<K, Update::weighted>(p, f, begin, base, x, count, merged, stats);
         case Update::mean:
-            return kernel<K, Update::mean>(p, f, base, x, count, merged, stats);
+            return kernel<K, Update::mean>(p, f, begin, base, x, count, merged, stats);
         case Update::soft:
-            return kernel<K, Update::soft>(p, f, base, x, count, merged, stats);
+            return kernel<K, Update::soft>(p, f, begin, base, x, count, merged, stats);
         case Update::hard:
-            return kernel<K, Update::hard>(p, f, base, x, count, merged, stats);
+            return kernel<K, Update::hard>(p, f, begin, base, x, count, merged, stats);
         case Update::scaled:
-            return kernel<K, Update::scaled>(p, f, base, x, count, merged, stats);
+            return kernel<K, Update::scaled>(p, f, begin, base, x, count, merged, stats);
+        case Update::dropped:
+            return kernel<K, Update::dropped>(p, f, begin, base, x, count, merged, stats);
+        case Update::slerp:
+            if constexpr (K == 2)
+                return kernel<K, Update::slerp>(p, f, begin, base, x, count, merged, stats);
+            throw std::logic_error("SLERP's kernel merges exactly 2 models");
     }
 }
 
@@ -100,13 +140,17 @@ bool fused_pass(const MergeParams& p, const Fused& f, TensorBlocks& in, std::siz
                 const BlockSink& out, TensorMergeStats& st) {
     const std::size_t k = in.models();
     if (k == 0 || k > 8) return false;
+    if (f.update == Update::slerp && k != 2) return false;
+    if (f.update == Update::dropped)  // the arrays multiply each kept τ by its weight
+        for (const double w : p.weights)
+            if (w != 1.0) return false;
     std::vector<float> merged(std::min(block, in.numel()));
     Stats stats;
     read_blocks(in, block,
                 [&](std::size_t begin, std::size_t count, const float* base,
                     const std::vector<const float*>& x) {
                     with_constant<8>(k, [&](auto K) {
-                        dispatch<K()>(p, f, base, x.data(), count, merged.data(), stats);
+                        dispatch<K()>(p, f, begin, base, x.data(), count, merged.data(), stats);
                     });
                     out(begin, {merged.data(), count});
                 });

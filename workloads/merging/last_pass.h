@@ -10,9 +10,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
+#include "common/hash.h"
 #include "common/lanes.h"
 #include "merging/operators.h"
 
@@ -75,6 +78,21 @@ struct Stats {
     void finish(TensorMergeStats& st) const;
 };
 
+// DARE's drop (methods.md §3.2): τ_ij is kept when splitmix64(stream_i + j) >> 11 is below
+// `below` (unit_double of the draw below the keep rate 1 − p, compared as integers) and then
+// rescaled by 1 / (1 − p): × inverse where that is exact, else ÷ keep. The draw depends only
+// on (seed, tensor, model, coordinate), whatever rank or order merges it.
+struct Drop {
+    std::vector<std::uint64_t> streams;  // per model
+    std::uint64_t below = 0;
+    double keep = 1.0, inverse = 0.0;
+    Drop(const MergeParams& p, const std::string& tensor, std::size_t models);
+    double operator()(std::size_t i, std::size_t j, double t) const {
+        if ((splitmix64(streams[i] + j) >> 11) >= below) return 0.0;
+        return inverse != 0.0 ? t * inverse : t / keep;
+    }
+};
+
 // What a fused operator makes of a coordinate's τ̄ and Σ w_i τ_i: its update.
 enum class Update {
     weighted,  // Σ w_i τ_i, ÷ Σ w_i for `normalize: mean` (task arithmetic)
@@ -82,12 +100,16 @@ enum class Update {
     soft,      // PRISM: sign(τ̄) max(|τ̄| − λ, 0)
     hard,      // PRISM-hard: τ̄ where |τ̄| > λ
     scaled,    // norm-matched: τ̄ · mean_scale
+    dropped,   // DARE under unit weights: Σ drop(τ_i), ÷ K for `normalize: mean`
+    slerp,     // SLERP of 2 models: θ = wa θ_1 + wb θ_2 itself, not θ0 + scale · update
 };
 struct Fused {
     Update update = Update::weighted;
     double scale = 1.0;  // θ = θ0 + scale · update
     double lambda = 0.0;
     double mean_scale = 0.0;
+    double wa = 0.0, wb = 0.0;   // SLERP's weights
+    const Drop* drop = nullptr;  // DARE's
 };
 
 // Calls f(begin, count, base, x) for every block of `in`, in order: its coordinates
@@ -104,8 +126,8 @@ void read_blocks(TensorBlocks& in, std::size_t block, F&& f) {
 }
 
 // The last pass of an operator with a fused kernel, `block` coordinates at a time: θ to
-// `out`, the statistics into `st`. Returns false, doing nothing, for more than 8 models
-// (the array loops serve those).
+// `out`, the statistics into `st`. Returns false, doing nothing, where the array loops serve
+// instead: more than 8 models, DARE with weights, SLERP of other than 2.
 bool fused_pass(const MergeParams& p, const Fused& f, TensorBlocks& in, std::size_t block,
                 const BlockSink& out, TensorMergeStats& st);
 

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "common/hash.h"
+#include "common/constant.h"
 #include "common/lanes.h"
 #include "merging/block_pass.h"
 #include "merging/generalized.h"
@@ -48,17 +48,61 @@ inline void add_dot(double& s, const double* a, const double* b, std::size_t n) 
     for (std::size_t j = 0; j < n; ++j) s += a[j] * b[j];
 }
 
+// s + a · b as the compiler computes add_dot's `s += a * b`: one fused multiply-add where
+// the machine has one (it contracts the two there), else a product, then a sum.
+inline double mul_add(double a, double b, double s) {
+#if defined(__FP_FAST_FMA)
+    return __builtin_fma(a, b, s);
+#else
+    return s + a * b;
+#endif
+}
+
+// The K(K + 1) / 2 dot products v_i · v_q, i <= q, of v_i = τ_i (Tau) or θ_i, in that order,
+// from the blocks as read, in one loop: each a running sum in coordinate order, as add_dot
+// sums it (mul_add), so the chains overlap and the sums keep their bits.
+template <int K, bool Tau>
+void pair_dots(TensorBlocks& in, double* dots) {
+    constexpr int pairs = K * (K + 1) / 2;
+    last_pass::read_blocks(
+        in, kBlock,
+        [&](std::size_t, std::size_t count, const float* base, const std::vector<const float*>& x) {
+            double s[pairs];
+            std::copy_n(dots, pairs, s);
+            for (std::size_t j = 0; j < count; ++j) {
+                double v[K];
+                for (int i = 0; i < K; ++i)
+                    v[i] =
+                        Tau ? static_cast<double>(x[i][j]) - base[j] : static_cast<double>(x[i][j]);
+                int d = 0;
+                for (int i = 0; i < K; ++i)
+                    for (int q = i; q < K; ++q, ++d) s[d] = mul_add(v[i], v[q], s[d]);
+            }
+            std::copy_n(s, pairs, dots);
+        });
+}
+
 // `magnitudes`: also keep |τ̄_j| of every coordinate (merging::magnitudes) for PRISM's
 // keep-rate floor, so that it needs no pass of its own over the inputs.
-FirstPass first_pass(const MergeParams& p, TensorBlocks& in, bool keep_magnitudes) {
+// `kernels`: Model Stock's dots in one loop (pair_dots) or, as for more than 8 models, one
+// loop each.
+FirstPass first_pass(const MergeParams& p, TensorBlocks& in, bool keep_magnitudes,
+                     Kernels kernels) {
     const std::size_t k = in.models();
     const bool slerp = p.method == Method::slerp, stock = p.method == Method::model_stock;
     FirstPass f;
     f.dots.assign(slerp ? 3 : stock ? k * (k + 1) / 2 : 0, 0.0);
-    // Each sum runs in coordinate order. SLERP's three go side by side in one loop, so their
-    // chains of additions overlap; ‖τ̄‖² is summed only for norm-matched, which reads it.
-    // (PRISM's and Model Stock's sums keep loops of their own: side by side, the compiler
-    // shares or fuses their products differently, and λ and t moved in their last bits.)
+    if (slerp) {  // θ1·θ1, θ1·θ2, θ2·θ2 to θ1·θ1, θ2·θ2, θ1·θ2
+        pair_dots<2, false>(in, f.dots.data());
+        std::swap(f.dots[1], f.dots[2]);
+        return f;
+    }
+    if (stock && kernels == Kernels::fused &&
+        with_constant<8>(k, [&](auto K) { pair_dots<K(), true>(in, f.dots.data()); }))
+        return f;
+    // Each sum runs in coordinate order. ‖τ̄‖² is summed only for norm-matched, which reads
+    // it. (PRISM's sums keep a loop of their own: side by side, the compiler shares or fuses
+    // their products differently, and λ moved in its last bits.)
     std::vector<double>* mag = keep_magnitudes ? &magnitudes(in.numel()) : nullptr;
     for_blocks(in, [&](const Block& b) {
         if (mag)
@@ -71,13 +115,6 @@ FirstPass first_pass(const MergeParams& p, TensorBlocks& in, bool keep_magnitude
                 for (const auto& t : b.t) sq += t[j] * t[j];
                 f.sum_var += std::max(0.0, sq / static_cast<double>(k) - b.mean[j] * b.mean[j]);
             }
-        } else if (slerp) {
-            for (std::size_t j = 0; j < b.count; ++j) {
-                const double x0 = b.x[0][j], x1 = b.x[1][j];
-                f.dots[0] += x0 * x0;
-                f.dots[1] += x1 * x1;
-                f.dots[2] += x0 * x1;
-            }
         } else if (stock) {
             std::size_t d = 0;
             for (std::size_t i = 0; i < k; ++i)
@@ -88,27 +125,10 @@ FirstPass first_pass(const MergeParams& p, TensorBlocks& in, bool keep_magnitude
     return f;
 }
 
-// DARE: τ_ij kept with probability 1 − p and rescaled by 1 / (1 − p); the mask is drawn per
-// (seed, tensor, model, coordinate), the same whatever rank or order merges it.
-// unit_double(x) < keep exactly when (x >> 11) < ceil(keep · 2^53), compared as integers.
-void dare_drop(const MergeParams& p, const TensorScope& s, Block& b) {
-    const double keep = 1.0 - p.drop, inverse = exact_inverse(keep);
-    const std::uint64_t below =
-        keep > 0.0 ? static_cast<std::uint64_t>(std::ceil(std::ldexp(std::min(keep, 1.0), 53))) : 0;
-    const auto drop = [&](auto rescale) {
-        for (std::size_t i = 0; i < b.t.size(); ++i) {
-            const std::uint64_t stream = p.seed ^ fnv1a64(s.name) ^ splitmix64(i + 1);
-            double* t = b.t[i].data();
-            for (std::size_t j = 0; j < b.count; ++j) {
-                const bool kept = (splitmix64(stream + b.begin + j) >> 11) < below;
-                t[j] = kept ? rescale(t[j]) : 0.0;
-            }
-        }
-    };
-    if (inverse != 0.0)
-        drop([=](double v) { return v * inverse; });
-    else
-        drop([=](double v) { return v / keep; });
+// DARE: τ_ij kept with probability 1 − p and rescaled by 1 / (1 − p) (last_pass::Drop).
+void dare_drop(const last_pass::Drop& drop, Block& b) {
+    for (std::size_t i = 0; i < b.t.size(); ++i)
+        for (std::size_t j = 0; j < b.count; ++j) b.t[i][j] = drop(i, b.begin + j, b.t[i][j]);
 }
 
 // Whether PRISM's keep-rate floor holds for the tensor: every matrix, and N-D kernels when
@@ -213,16 +233,22 @@ MergeParams gta_params(const MergeParams& p) {
 
 // The study's DARE: its own drop, then the mean or TIES's mix.
 void dare_pass(const MergeParams& p, const TensorScope& s, TensorBlocks& in, const BlockSink& out,
-               TensorMergeStats& st) {
+               TensorMergeStats& st, Kernels kernels) {
     MergeParams q = p;
     if (p.dare_then_ties) {
         q.consensus = true;
         q.normalize = Normalize::mean;
         q.weights.clear();
     }
+    const last_pass::Drop drop(p, s.name, in.models());
+    if (!p.dare_then_ties && kernels == Kernels::fused &&
+        last_pass::fused_pass(
+            p, {.update = last_pass::Update::dropped, .scale = p.coef, .drop = &drop}, in, kBlock,
+            out, st))
+        return;
     std::vector<double> delta(std::min(kBlock, in.numel()));
     array_pass(in, out, st, [&](Block& b) {
-        dare_drop(p, s, b);
+        dare_drop(drop, b);
         combine(q, {}, b.begin, b.count, b.t, delta);
         from_delta(b, delta, p.coef);
     });
@@ -281,7 +307,7 @@ void merge_pass(const MergeParams& p, const TensorScope& s, TensorBlocks& in, co
             });
         }
         case Method::dare:
-            return dare_pass(p, s, in, out, st);
+            return dare_pass(p, s, in, out, st, kernels);
         case Method::iso_c:
             return matrix_pass(p, s, in, out, st, iso_c_flattens(s), iso_c_update);
         case Method::tsv:
@@ -305,6 +331,7 @@ void merge_pass(const MergeParams& p, const TensorScope& s, TensorBlocks& in, co
             });
         case Method::slerp: {
             const auto [wa, wb] = slerp_weights(p, f.dots);
+            if (fused({.update = last_pass::Update::slerp, .wa = wa, .wb = wb})) return;
             return array_pass(in, out, st, [&](Block& b) {
                 for (std::size_t j = 0; j < b.count; ++j)
                     b.theta[j] =
@@ -364,7 +391,7 @@ TensorMergeStats merge_tensor(const MergeParams& p, const TensorScope& s, Tensor
     if (p.arithmetic != Arithmetic::exact || is_whole_tensor_method(p.method))
         return merge_in_dtype(p, s, in, out);
     const bool floor = reads_merge_rho(p.method) && floored(p, s);
-    const FirstPass f = needs_first_pass(p) ? first_pass(p, in, floor) : FirstPass{};
+    const FirstPass f = needs_first_pass(p) ? first_pass(p, in, floor, kernels) : FirstPass{};
     merge_pass(p, s, in, out, f, st, kernels);
     return st;
 }

@@ -109,8 +109,9 @@ TEST(Operators, BlockSizeAndPassesDoNotChangeTheResult) {
 }
 
 TEST(Operators, FusedKernelsEqualTheArrayLoopsToTheBit) {
-    // Task arithmetic (mean; sum with weights and c), Model Stock, PRISM, PRISM-hard and
-    // norm-matched run fused per-coordinate kernels for K <= 8: the same θ and statistics as
+    // Task arithmetic (mean; sum with weights and c), Model Stock (and its dots in one loop),
+    // PRISM, PRISM-hard, norm-matched, DARE (a keep rate of 1/2 and of 0.7, mean and sum) and
+    // SLERP (K = 2) run fused per-coordinate kernels for K <= 8: the same θ and statistics as
     // the block arrays, bit for bit, for every K, over two blocks and a tail of 13 (not a
     // multiple of 8), with exact zeros and -0 among the values. K = 9 has no fused kernel.
     const std::size_t n = 2 * 16384 + 13;
@@ -123,7 +124,7 @@ TEST(Operators, FusedKernelsEqualTheArrayLoopsToTheBit) {
             for (std::size_t j = 0; j < n; ++j)
                 if (j % (11 + i) != 0)  // else θ_ij = θ0_j: a zero τ
                     models[i][j] += 0.01f * r(static_cast<int>(j), static_cast<int>(i + 1));
-        std::vector<MergeParams> ps(7);
+        std::vector<MergeParams> ps(10);
         ps[1].normalize = Normalize::sum;
         ps[1].coef = 0.7;
         for (std::size_t i = 0; i < k; ++i) ps[1].weights.push_back(0.5 + 0.25 * double(i));
@@ -136,7 +137,16 @@ TEST(Operators, FusedKernelsEqualTheArrayLoopsToTheBit) {
         ps[5].kappa = 0.3;
         ps[6].method = Method::prism;  // κ high: the keep-rate floor sets λ
         ps[6].kappa = 50;
+        ps[7].method = Method::dare;
+        ps[7].drop = 0.5;
+        ps[8].method = Method::dare;
+        ps[8].drop = 0.3;
+        ps[8].normalize = Normalize::sum;
+        ps[8].coef = 0.7;
+        ps[9].method = k == 2 ? Method::slerp : Method::model_stock;
+        ps[9].t = 0.3;
         TensorScope s;
+        s.name = "w";
         s.matrix = true;
         s.merge_rho = 0.5;
         for (const auto& p : ps) {
