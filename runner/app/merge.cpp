@@ -320,7 +320,8 @@ std::pair<bool, bool> ranks_ok(bool ok) {
 int merge_and_write(const MergeOptions& opt, const Prepared& p, formats::StagedFolder* staged,
                     int rank, int size, std::chrono::steady_clock::time_point t0) {
     const merging::CheckpointSource& source = *p.in.source;
-    merging::ModelMerge merge(p.spec.params, p.spec.scope);
+    // The update norm and the share changed are printed to two decimals: summed in 8 lanes.
+    merging::ModelMerge merge(p.spec.params, p.spec.scope, merging::Sums::lanes);
     std::vector<std::size_t> mine;  // the tensors this rank merges and writes
     for (std::size_t i = 0; i < source.size(); ++i)
         if (p.owner[i] == rank) mine.push_back(i);

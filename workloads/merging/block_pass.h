@@ -57,7 +57,7 @@ void for_blocks(TensorBlocks& in, F&& f) {
 template <class Rule>
 void array_pass(TensorBlocks& in, const BlockSink& out, TensorMergeStats& st, Rule&& rule) {
     std::vector<float> merged(std::min(kBlock, in.numel()));
-    last_pass::Stats all;
+    last_pass::Stats all(st.sums);
     for_blocks(in, [&](Block& b) {
         rule(b);
         last_pass::Stats stats = all;  // in registers for the loop

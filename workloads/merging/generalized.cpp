@@ -1,7 +1,9 @@
 #include "merging/generalized.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 #include <stdexcept>
 #include <utility>
@@ -153,6 +155,84 @@ void mark_top(const std::vector<double>& mag, std::size_t n, std::size_t m,
     }
 }
 
+namespace {
+// The smallest double of a histogram bucket (its top_bits, the other bits 0).
+double bucket_floor(std::size_t bucket) {
+    const std::uint64_t b = std::uint64_t{bucket} << 48;
+    double x;
+    std::memcpy(&x, &b, 8);
+    return x;
+}
+
+// |τ_ij| of one block of model i, in the thread's buffer.
+const double* block_magnitudes(std::size_t count, const float* base, const float* x) {
+    thread_local std::vector<double> mag;
+    if (mag.size() < count) mag.resize(count);
+    for (std::size_t j = 0; j < count; ++j) mag[j] = std::abs(static_cast<double>(x[j]) - base[j]);
+    return mag.data();
+}
+
+// TIES's m largest |τ_ij| (0 < m < n) of model i set in `bits`, as mark_top sets them (ties
+// at the cut to the lower index), from two passes over the base and model i that hold |τ_ij|
+// a block at a time (no array of n doubles to write and read back): the first counts their
+// top_bits into a histogram, whose bucket holding the m-th largest it finds; the second sets
+// every value of a bucket above and gathers that bucket's values with their indices, among
+// which the threshold and the ties at it are settled. False, doing nothing, when a value
+// lies from infinity's bucket up (mark_top's comparisons serve those).
+bool select_binned(TensorBlocks& in, std::size_t i, std::size_t m,
+                   std::vector<std::uint64_t>& bits) {
+    thread_local TopHistogram histogram;
+    histogram.clear();
+    last_pass::read_model_blocks(
+        in, i, kBlock, [&](std::size_t, std::size_t count, const float* base, const float* x) {
+            histogram.add(block_magnitudes(count, base, x), count);
+        });
+    const TopHistogram::Cut cut = histogram.cut(m);
+    if (!cut.finite) return false;
+    const double low = bucket_floor(cut.bucket), high = bucket_floor(cut.bucket + 1);
+    thread_local std::vector<double> value;
+    thread_local std::vector<std::size_t> index;
+    value.clear();
+    index.clear();
+    value.reserve(cut.count);
+    index.reserve(cut.count);
+    last_pass::read_model_blocks(
+        in, i, kBlock,
+        [&](std::size_t begin, std::size_t count, const float* base, const float* x) {
+            const double* mag = block_magnitudes(count, base, x);
+            for (std::size_t first = 0; first < count; first += 64) {  // begin % 64 = 0
+                const std::size_t end = std::min(count, first + 64);
+                std::uint64_t above = 0, from = 0;  // two loops that vectorise
+                for (std::size_t j = first; j < end; ++j)
+                    above |= static_cast<std::uint64_t>(mag[j] >= high) << (j - first);
+                for (std::size_t j = first; j < end; ++j)
+                    from |= static_cast<std::uint64_t>(mag[j] >= low) << (j - first);
+                bits[(begin + first) >> 6] |= above;
+                for (std::uint64_t in_bucket = from & ~above; in_bucket != 0;
+                     in_bucket &= in_bucket - 1) {
+                    const std::size_t j =
+                        first + static_cast<std::size_t>(std::countr_zero(in_bucket));
+                    value.push_back(mag[j]);
+                    index.push_back(begin + j);
+                }
+            }
+        });
+    thread_local std::vector<double> order;
+    order = value;
+    const auto at = order.begin() + static_cast<std::ptrdiff_t>(m - cut.above - 1);
+    std::nth_element(order.begin(), at, order.end(), std::greater<>());
+    const double threshold = *at;
+    std::size_t left = m - cut.above;  // of the bucket's, those above the threshold first
+    for (const double v : value) left -= v > threshold;
+    for (std::size_t r = 0; r < value.size(); ++r) {
+        const bool take = value[r] > threshold || (value[r] == threshold && left > 0);
+        left -= value[r] == threshold && left > 0;
+        bits[index[r] >> 6] |= static_cast<std::uint64_t>(take) << (index[r] & 63);
+    }
+    return true;
+}
+}  // namespace
+
 Draws::Draws(const MergeParams& p, const std::string& name, std::size_t i)
     : stream(p.seed ^ fnv1a64(name) ^ splitmix64(i + 1)) {}
 
@@ -170,6 +250,8 @@ std::vector<Selection> select(const MergeParams& p, const TensorScope& s, Tensor
     const std::size_t n = in.numel(), k = in.models();
     std::vector<Selection> sel(k);
     if (p.sparsify == Sparsify::none) return sel;
+    const bool binned =
+        p.sparsify == Sparsify::magnitude && !p.rescale && n < (std::size_t{1} << 32);
     for (std::size_t i = 0; i < k; ++i) {
         const double d = density_of(p, i);
         if (d >= 1.0) continue;
@@ -177,6 +259,8 @@ std::vector<Selection> select(const MergeParams& p, const TensorScope& s, Tensor
         out.all = false;
         out.bits.assign((n + 63) / 64, 0);
         if (p.sparsify == Sparsify::della && d <= 0.0) continue;  // all dropped
+        const auto m = static_cast<std::size_t>(std::floor(d * static_cast<double>(n)));
+        if (binned && m > 0 && m < n && select_binned(in, i, m, out.bits)) continue;  // TIES
         std::vector<double>& mag = magnitudes(n);
         last_pass::read_blocks(
             in, kBlock,

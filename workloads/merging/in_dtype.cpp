@@ -319,11 +319,12 @@ Values merged(const MergeParams& p, const TensorScope& s, Torch r, Inputs& v) {
 }  // namespace
 
 TensorMergeStats merge_in_dtype(const MergeParams& p, const TensorScope& s, TensorBlocks& in,
-                                const BlockSink& out) {
+                                const BlockSink& out, Sums sums) {
     const Torch r{p.arithmetic};
     Inputs& v = load(in, r);
     const Values theta = merged(p, s, r, v);
     TensorMergeStats st;  // against the stored θ0 and θ_i, read again
+    st.sums = sums;
     st.numel = in.numel();
     blocks::array_pass(in, out, st, [&](blocks::Block& b) {
         std::copy_n(theta.begin() + static_cast<std::ptrdiff_t>(b.begin), b.count, b.theta.begin());

@@ -36,8 +36,8 @@ inline float round_to(Arithmetic a, float x) {
 }
 
 // Merges one tensor as merge_tensor does, with p.arithmetic other than exact or a
-// whole-tensor method (is_whole_tensor_method).
+// whole-tensor method (is_whole_tensor_method); its statistics summed as `sums` says.
 TensorMergeStats merge_in_dtype(const MergeParams& p, const TensorScope& s, TensorBlocks& in,
-                                const BlockSink& out);
+                                const BlockSink& out, Sums sums);
 
 }  // namespace compatbench::merging

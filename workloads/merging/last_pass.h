@@ -54,12 +54,15 @@ inline V load(const T* p, std::size_t n) {
     return v;
 }
 
-// ‖τ̄‖² and ‖θ − θ0‖², two running sums in coordinate order (as they always were: the
-// reported update norm keeps its bits; 8 lanes would be faster but move it by up to ~70
-// ulps), and the coordinates changed, in 8 lanes (an exact count).
+// ‖τ̄‖² and ‖θ − θ0‖² as `sums` says (operators.h: in coordinate order, two running sums, or
+// in 8 lanes, which moves them by up to ~70 ulps), and the coordinates changed, in 8 lanes
+// (an exact count).
 struct Stats {
+    Sums sums;
     double mean_tau_sq = 0.0, update_sq = 0.0;
+    V8d mean_tau_lanes = {}, update_lanes = {};
     V8l changed = {};  // -1 per changed coordinate
+    explicit Stats(Sums how) : sums(how) {}
     // 8 coordinates, n of them real (the others zero): τ̄, θ, θ0; θ goes to `merged` as
     // float32.
     void add(const V8d& mean, const V8d& theta, const V8d& base, float* merged, std::size_t n) {
@@ -69,9 +72,14 @@ struct Stats {
         else
             std::memcpy(merged, &f, n * sizeof(float));
         const V8d u = theta - base;
-        for (std::size_t l = 0; l < n; ++l) {
-            mean_tau_sq += mean[l] * mean[l];
-            update_sq += u[l] * u[l];
+        if (sums == Sums::lanes) {  // a tail's lanes past n hold zeros
+            mean_tau_lanes += mean * mean;
+            update_lanes += u * u;
+        } else {
+            for (std::size_t l = 0; l < n; ++l) {
+                mean_tau_sq += mean[l] * mean[l];
+                update_sq += u[l] * u[l];
+            }
         }
         changed += u != 0.0;
     }
@@ -83,13 +91,15 @@ struct Stats {
 // rescaled by 1 / (1 − p): × inverse where that is exact, else ÷ keep. The draw depends only
 // on (seed, tensor, model, coordinate), whatever rank or order merges it.
 struct Drop {
+    struct Rate {
+        std::uint64_t below = 0;
+        double keep = 1.0, inverse = 0.0;
+    } rate;
     std::vector<std::uint64_t> streams;  // per model
-    std::uint64_t below = 0;
-    double keep = 1.0, inverse = 0.0;
     Drop(const MergeParams& p, const std::string& tensor, std::size_t models);
     double operator()(std::size_t i, std::size_t j, double t) const {
-        if ((splitmix64(streams[i] + j) >> 11) >= below) return 0.0;
-        return inverse != 0.0 ? t * inverse : t / keep;
+        if ((splitmix64(streams[i] + j) >> 11) >= rate.below) return 0.0;
+        return rate.inverse != 0.0 ? t * rate.inverse : t / rate.keep;
     }
 };
 
@@ -101,6 +111,8 @@ enum class Update {
     hard,      // PRISM-hard: τ̄ where |τ̄| > λ
     scaled,    // norm-matched: τ̄ · mean_scale
     dropped,   // DARE under unit weights: Σ drop(τ_i), ÷ K for `normalize: mean`
+    ties,      // TIES under unit weights: the kept τ_i that agree with their sum's sign,
+               // summed, ÷ how many for `normalize: mean`
     slerp,     // SLERP of 2 models: θ = wa θ_1 + wb θ_2 itself, not θ0 + scale · update
 };
 struct Fused {
@@ -108,8 +120,9 @@ struct Fused {
     double scale = 1.0;  // θ = θ0 + scale · update
     double lambda = 0.0;
     double mean_scale = 0.0;
-    double wa = 0.0, wb = 0.0;   // SLERP's weights
-    const Drop* drop = nullptr;  // DARE's
+    double wa = 0.0, wb = 0.0;                   // SLERP's weights
+    const Drop* drop = nullptr;                  // DARE's
+    const std::uint64_t* const* kept = nullptr;  // TIES: per model, the bits of the τ kept
 };
 
 // Calls f(begin, count, base, x) for every block of `in`, in order: its coordinates
@@ -125,9 +138,21 @@ void read_blocks(TensorBlocks& in, std::size_t block, F&& f) {
     }
 }
 
+// Calls f(begin, count, base, x_i) for every block of `in`, in order, reading the base and
+// model i only.
+template <class F>
+void read_model_blocks(TensorBlocks& in, std::size_t i, std::size_t block, F&& f) {
+    const float *base = nullptr, *x = nullptr;
+    for (std::size_t begin = 0; begin < in.numel(); begin += block) {
+        const std::size_t count = std::min(block, in.numel() - begin);
+        in.read_one(begin, count, i, base, x);
+        f(begin, count, base, x);
+    }
+}
+
 // The last pass of an operator with a fused kernel, `block` coordinates at a time: θ to
 // `out`, the statistics into `st`. Returns false, doing nothing, where the array loops serve
-// instead: more than 8 models, DARE with weights, SLERP of other than 2.
+// instead: more than 8 models, DARE or TIES with weights, SLERP of other than 2.
 bool fused_pass(const MergeParams& p, const Fused& f, TensorBlocks& in, std::size_t block,
                 const BlockSink& out, TensorMergeStats& st);
 

@@ -150,16 +150,25 @@ class CheckpointBlocks final : public TensorBlocks {
     std::size_t models() const override { return readers_.size() - 1; }
     void read(std::size_t begin, std::size_t count, const float*& base,
               std::vector<const float*>& models) override {
-        for (std::size_t r = 0; r < readers_.size(); ++r) {
-            auto& buffer = floats_[r];
-            if (buffer.size() < count) buffer.resize(count);
-            formats::to_f32(readers_[r].dtype(), readers_[r].elements(begin, count), count,
-                            buffer.data());
-            (r == 0 ? base : models[r - 1]) = buffer.data();
-        }
+        for (std::size_t r = 0; r < readers_.size(); ++r)
+            (r == 0 ? base : models[r - 1]) = convert(r, begin, count);
+    }
+    void read_one(std::size_t begin, std::size_t count, std::size_t i, const float*& base,
+                  const float*& model) override {
+        base = convert(0, begin, count);
+        model = convert(i + 1, begin, count);
     }
 
   private:
+    // Reader r's elements [begin, begin + count) as float32, in its buffer.
+    const float* convert(std::size_t r, std::size_t begin, std::size_t count) {
+        auto& buffer = floats_[r];
+        if (buffer.size() < count) buffer.resize(count);
+        formats::to_f32(readers_[r].dtype(), readers_[r].elements(begin, count), count,
+                        buffer.data());
+        return buffer.data();
+    }
+
     std::vector<formats::TensorReader> readers_;  // the base, then each model
     std::vector<std::vector<float>>& floats_;
 };
@@ -214,8 +223,8 @@ MergeTotals MergeTotals::from_values(const std::array<double, 6>& v) {
     return {v[0], v[1], v[2], v[3], v[4], v[5]};
 }
 
-ModelMerge::ModelMerge(MergeParams params, std::vector<std::string> scope)
-    : params_(std::move(params)), scope_(std::move(scope)) {}
+ModelMerge::ModelMerge(MergeParams params, std::vector<std::string> scope, Sums sums)
+    : params_(std::move(params)), scope_(std::move(scope)), stat_sums_(sums) {}
 
 bool ModelMerge::needs_rho() const { return reads_merge_rho(params_.method); }
 
@@ -240,7 +249,8 @@ void ModelMerge::merge(const TensorSource& source, std::size_t i, double rho,
     scope.last_dim = source.last_dim(i);
     const MergeParams* own = source.params(i);
     const auto blocks = source.blocks(i);
-    const TensorMergeStats st = merge_tensor(own ? *own : params_, scope, *blocks, out);
+    const TensorMergeStats st =
+        merge_tensor(own ? *own : params_, scope, *blocks, out, Kernels::fused, stat_sums_);
     if (scope.in_scope) totals_.add(st);
 }
 

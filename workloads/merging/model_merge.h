@@ -160,7 +160,8 @@ struct MergeTotals {
 class ModelMerge {
   public:
     // `scope`: shell patterns of the tensors to merge (empty: all); the others keep θ0.
-    ModelMerge(MergeParams params, std::vector<std::string> scope);
+    // `sums`: how each tensor's statistics are added up (operators.h).
+    ModelMerge(MergeParams params, std::vector<std::string> scope, Sums sums = Sums::ordered);
     const MergeParams& params() const { return params_; }
     bool in_scope(const std::string& name) const { return merging::in_scope(name, scope_); }
     // Whether the operator reads the merge's ρ (the PRISM family): pass 1 must come first.
@@ -182,6 +183,7 @@ class ModelMerge {
   private:
     MergeParams params_;
     std::vector<std::string> scope_;
+    Sums stat_sums_;
     InterferenceSums sums_;
     MergeTotals totals_;
 };

@@ -120,10 +120,18 @@ struct TensorScope {
                                   // rows); 0: unknown (the tensor is one row)
 };
 
+// How the last pass adds up ‖τ̄‖² and ‖θ − θ0‖² over a tensor's coordinates: each as a
+// running sum in coordinate order, which keeps the studies' statistics to the bit, or in 8
+// lanes (common/lanes.h), without the serial chain of additions that bounds a fused pass
+// (about 4 cycles per coordinate), for `compatbench merge`, which prints them to two
+// decimals and adds its ranks' totals in any order. The merged values are the same.
+enum class Sums { ordered, lanes };
+
 struct TensorMergeStats {
-    double update_sq = 0.0;    // ‖θ - θ0‖²
-    double mean_tau_sq = 0.0;  // ‖τ̄‖²
-    std::uint64_t kept = 0;    // coordinates with a non-zero update
+    Sums sums = Sums::ordered;  // how the two sums below are taken (merge_tensor's)
+    double update_sq = 0.0;     // ‖θ - θ0‖²
+    double mean_tau_sq = 0.0;   // ‖τ̄‖²
+    std::uint64_t kept = 0;     // coordinates with a non-zero update
     std::uint64_t numel = 0;
     double lambda = 0.0;  // PRISM's threshold (0 otherwise)
 };
@@ -138,6 +146,9 @@ class TensorBlocks {
     // call. Blocks are read in order, and each pass reads them all again.
     virtual void read(std::size_t begin, std::size_t count, const float*& base,
                       std::vector<const float*>& models) = 0;
+    // The same for the base and model i only (a pass that reads no other model).
+    virtual void read_one(std::size_t begin, std::size_t count, std::size_t i, const float*& base,
+                          const float*& model);
 };
 
 // Values in memory as blocks: pointers into them (the views are kept, not the values).
@@ -165,7 +176,8 @@ enum class Kernels { fused, arrays };
 
 // Merges one tensor: θ from the base θ0 and the fine-tuned θ_i of `in`.
 TensorMergeStats merge_tensor(const MergeParams& params, const TensorScope& scope, TensorBlocks& in,
-                              const BlockSink& out, Kernels kernels = Kernels::fused);
+                              const BlockSink& out, Kernels kernels = Kernels::fused,
+                              Sums sums = Sums::ordered);
 // The same on values in memory: `models[i]` are the θ_i, `out` receives θ.
 TensorMergeStats merge_tensor(const MergeParams& params, const TensorScope& scope,
                               std::span<const float> base,

@@ -14,46 +14,54 @@ std::vector<double>& magnitudes(std::size_t n) {
     return buffer;
 }
 
-// A histogram of the top 16 bits of the values' bit patterns (ordered as the values are,
-// for non-negative doubles) finds the bucket that holds the k-th largest, and only that
-// bucket's values are partially sorted: two passes over v instead of a partial sort of all.
+// A histogram of the values' top_bits finds the bucket that holds the k-th largest, and only
+// that bucket's values are partially sorted: two passes over v instead of a partial sort of
+// all.
 double kth_largest(const std::vector<double>& v, std::size_t n, std::size_t k) {
     return top_cut(v, n, k).value;
 }
 
-TopCut top_cut(const std::vector<double>& v, std::size_t n, std::size_t k) {
-    const auto top = [](double x) {
-        std::uint64_t bits;
-        std::memcpy(&bits, &x, 8);
-        return static_cast<std::size_t>(bits >> 48);
-    };
-    // Four histograms, coordinates taken in turn: increments of one bucket (most values
-    // share a few) do not wait on each other.
-    thread_local std::vector<std::size_t> part;
-    part.assign(std::size_t{4} << 16, 0);
+void TopHistogram::add(const double* v, std::size_t n) {
     std::size_t j = 0;
     for (; j + 4 <= n; j += 4)
-        for (std::size_t q = 0; q < 4; ++q) ++part[(q << 16) + top(v[j + q])];
-    for (; j < n; ++j) ++part[top(v[j])];
+        for (std::size_t q = 0; q < 4; ++q) ++part_[(q << 16) + top_bits(v[j + q])];
+    for (; j < n; ++j) ++part_[top_bits(v[j])];
+}
+
+TopHistogram::Cut TopHistogram::cut(std::size_t k) const {
     std::vector<std::size_t> count(std::size_t{1} << 16, 0);
-    for (std::size_t q = 0; q < part.size(); ++q) count[q & 0xffff] += part[q];
-    std::size_t bucket = count.size(), above = 0;
-    while (bucket-- > 0 && above + count[bucket] < k) above += count[bucket];
+    for (std::size_t q = 0; q < part_.size(); ++q) count[q & 0xffff] += part_[q];
+    Cut c;
+    c.bucket = count.size();
+    while (c.bucket-- > 0 && c.above + count[c.bucket] < k) c.above += count[c.bucket];
+    c.count = count[c.bucket];
+    constexpr std::ptrdiff_t kInfinity = 0x7ff0;
+    c.finite =
+        std::all_of(count.begin() + kInfinity, count.end(), [](std::size_t n) { return n == 0; });
+    return c;
+}
+
+TopCut top_cut(const std::vector<double>& v, std::size_t n, std::size_t k) {
+    thread_local TopHistogram histogram;
+    histogram.clear();
+    histogram.add(v.data(), n);
+    const TopHistogram::Cut c = histogram.cut(k);
+    const std::size_t bucket = c.bucket, above = c.above;
     thread_local std::vector<double> kept;
     std::vector<double>& in_bucket = kept;
-    in_bucket.resize(count[bucket] + 1);  // + 1: each value is written, the next overwrites
-    std::size_t w = 0;                    // it unless it is in the bucket (no branch)
+    in_bucket.resize(c.count + 1);  // + 1: each value is written, the next overwrites
+    std::size_t w = 0;              // it unless it is in the bucket (no branch)
     const auto gather = [&](std::size_t from, std::size_t to) {
         for (std::size_t q = from; q < to; ++q) {
             in_bucket[w] = v[q];
-            w += top(v[q]) == bucket;
+            w += top_bits(v[q]) == bucket;
         }
     };
     // 8 values at a time: most runs of 8 hold none of the bucket's and are passed by.
     std::size_t q = 0;
     for (; q + 8 <= n; q += 8) {
         bool any = false;
-        for (std::size_t l = 0; l < 8; ++l) any |= top(v[q + l]) == bucket;
+        for (std::size_t l = 0; l < 8; ++l) any |= top_bits(v[q + l]) == bucket;
         if (any) gather(q, q + 8);
     }
     gather(q, n);
@@ -62,9 +70,7 @@ TopCut top_cut(const std::vector<double>& v, std::size_t n, std::size_t k) {
                      std::greater<>());
     TopCut cut{*at};
     // Every value of a bucket above is greater, unless a bucket from infinity's up holds any.
-    constexpr std::size_t kInfinity = 0x7ff0;
-    cut.known = bucket < kInfinity && std::all_of(count.begin() + kInfinity, count.end(),
-                                                  [](std::size_t c) { return c == 0; });
+    cut.known = c.finite;
     if (!cut.known) return cut;
     cut.greater = above;
     for (std::size_t r = 0; r < w; ++r) {

@@ -2,7 +2,10 @@
 // and PRISM's keep-rate floor (methods.md §3.2).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <vector>
 
 namespace compatbench::merging {
@@ -22,5 +25,34 @@ struct TopCut {
     std::size_t greater = 0, equal = 0;
 };
 TopCut top_cut(const std::vector<double>& v, std::size_t n, std::size_t k);
+
+// The top 16 bits of a double's pattern: the sign, the exponent and 4 bits of the
+// significand. For non-negative values up to infinity they order as the values do.
+inline std::size_t top_bits(double x) {
+    std::uint64_t bits;
+    std::memcpy(&bits, &x, 8);
+    return static_cast<std::size_t>(bits >> 48);
+}
+
+// A histogram of the top_bits of non-negative doubles, added a block at a time. Four counts
+// per bucket, values taken in turn: increments of one bucket (most values share a few) do
+// not wait on each other. For fewer than 2^32 values.
+class TopHistogram {
+  public:
+    TopHistogram() : part_(std::size_t{4} << 16, 0) {}
+    void clear() { std::fill(part_.begin(), part_.end(), 0U); }
+    void add(const double* v, std::size_t n);
+    // The bucket that holds the k-th largest of the values added (1 <= k <= their number):
+    // its index and count, the count of all buckets above, and whether any value lies from
+    // infinity's bucket up, where the histogram's order is not the comparisons'.
+    struct Cut {
+        std::size_t bucket = 0, count = 0, above = 0;
+        bool finite = false;
+    };
+    Cut cut(std::size_t k) const;
+
+  private:
+    std::vector<std::uint32_t> part_;
+};
 
 }  // namespace compatbench::merging

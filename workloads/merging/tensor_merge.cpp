@@ -231,6 +231,28 @@ MergeParams gta_params(const MergeParams& p) {
     return p.method == Method::generalized ? p : study_gta_params(p);
 }
 
+// Generalized task arithmetic (TIES, DELLA, Breadcrumbs, mergekit's methods): the selection
+// pass of each model, then the mix; TIES's consensus without weights or rescale has a fused
+// kernel.
+void generalized_pass(const MergeParams& q, const TensorScope& s, TensorBlocks& in,
+                      const BlockSink& out, TensorMergeStats& st, Kernels kernels) {
+    const std::vector<Selection> sel = select(q, s, in);
+    if (kernels == Kernels::fused && q.consensus &&
+        std::all_of(sel.begin(), sel.end(), [](const Selection& x) { return x.scale == 1.0; })) {
+        std::vector<const std::uint64_t*> kept;
+        for (const Selection& x : sel) kept.push_back(x.all ? nullptr : x.bits.data());
+        if (last_pass::fused_pass(
+                q, {.update = last_pass::Update::ties, .scale = q.coef, .kept = kept.data()}, in,
+                kBlock, out, st))
+            return;
+    }
+    std::vector<double> delta(std::min(kBlock, in.numel()));
+    array_pass(in, out, st, [&](Block& b) {
+        combine(q, sel, b.begin, b.count, b.t, delta);
+        from_delta(b, delta, q.coef);
+    });
+}
+
 // The study's DARE: its own drop, then the mean or TIES's mix.
 void dare_pass(const MergeParams& p, const TensorScope& s, TensorBlocks& in, const BlockSink& out,
                TensorMergeStats& st, Kernels kernels) {
@@ -298,14 +320,8 @@ void merge_pass(const MergeParams& p, const TensorScope& s, TensorBlocks& in, co
         case Method::ties:
         case Method::della:
         case Method::breadcrumbs:
-        case Method::generalized: {
-            const MergeParams q = gta_params(p);
-            const std::vector<Selection> sel = select(q, s, in);
-            return array_pass(in, out, st, [&](Block& b) {
-                combine(q, sel, b.begin, b.count, b.t, delta);
-                from_delta(b, delta, q.coef);
-            });
-        }
+        case Method::generalized:
+            return generalized_pass(gta_params(p), s, in, out, st, kernels);
         case Method::dare:
             return dare_pass(p, s, in, out, st, kernels);
         case Method::iso_c:
@@ -367,6 +383,14 @@ void merge_pass(const MergeParams& p, const TensorScope& s, TensorBlocks& in, co
 
 }  // namespace
 
+void TensorBlocks::read_one(std::size_t begin, std::size_t count, std::size_t i, const float*& base,
+                            const float*& model) {
+    thread_local std::vector<const float*> all;
+    all.resize(models());
+    read(begin, count, base, all);
+    model = all[i];
+}
+
 void SpanBlocks::read(std::size_t begin, std::size_t, const float*& base,
                       std::vector<const float*>& models) {
     base = base_.data() + begin;
@@ -374,12 +398,13 @@ void SpanBlocks::read(std::size_t begin, std::size_t, const float*& base,
 }
 
 TensorMergeStats merge_tensor(const MergeParams& p, const TensorScope& s, TensorBlocks& in,
-                              const BlockSink& out, Kernels kernels) {
+                              const BlockSink& out, Kernels kernels, Sums sums) {
     const std::size_t k = in.models();
     if (k == 0) throw std::invalid_argument(s.name + ": no models to merge");
     if (p.method == Method::slerp && k != 2)
         throw std::invalid_argument(s.name + ": SLERP merges exactly 2 models");
     TensorMergeStats st;
+    st.sums = sums;
     st.numel = in.numel();
     if (!s.in_scope) {  // θ0, unchanged; ‖τ̄‖² still counts
         for_blocks(in, [&](const Block& b) {
@@ -389,7 +414,7 @@ TensorMergeStats merge_tensor(const MergeParams& p, const TensorScope& s, Tensor
         return st;
     }
     if (p.arithmetic != Arithmetic::exact || is_whole_tensor_method(p.method))
-        return merge_in_dtype(p, s, in, out);
+        return merge_in_dtype(p, s, in, out, sums);
     const bool floor = reads_merge_rho(p.method) && floored(p, s);
     const FirstPass f = needs_first_pass(p) ? first_pass(p, in, floor, kernels) : FirstPass{};
     merge_pass(p, s, in, out, f, st, kernels);

@@ -110,10 +110,11 @@ TEST(Operators, BlockSizeAndPassesDoNotChangeTheResult) {
 
 TEST(Operators, FusedKernelsEqualTheArrayLoopsToTheBit) {
     // Task arithmetic (mean; sum with weights and c), Model Stock (and its dots in one loop),
-    // PRISM, PRISM-hard, norm-matched, DARE (a keep rate of 1/2 and of 0.7, mean and sum) and
-    // SLERP (K = 2) run fused per-coordinate kernels for K <= 8: the same θ and statistics as
-    // the block arrays, bit for bit, for every K, over two blocks and a tail of 13 (not a
-    // multiple of 8), with exact zeros and -0 among the values. K = 9 has no fused kernel.
+    // PRISM, PRISM-hard, norm-matched, DARE (a keep rate of 1/2 and of 0.7, mean and sum),
+    // SLERP (K = 2) and TIES (mean, and generalized's sum) run fused per-coordinate kernels for K
+    // <= 8: the same θ and statistics as the block arrays, bit for bit, for every K, over two
+    // blocks and a tail of 13 (not a multiple of 8), with exact zeros and -0 among the values. K =
+    // 9 has no fused kernel.
     const std::size_t n = 2 * 16384 + 13;
     const auto r = compatbench::test::random_matrix(static_cast<int>(n), 10, 5);
     std::vector<float> base(r.col(0).data(), r.col(0).data() + n);
@@ -124,7 +125,7 @@ TEST(Operators, FusedKernelsEqualTheArrayLoopsToTheBit) {
             for (std::size_t j = 0; j < n; ++j)
                 if (j % (11 + i) != 0)  // else θ_ij = θ0_j: a zero τ
                     models[i][j] += 0.01f * r(static_cast<int>(j), static_cast<int>(i + 1));
-        std::vector<MergeParams> ps(10);
+        std::vector<MergeParams> ps(12);
         ps[1].normalize = Normalize::sum;
         ps[1].coef = 0.7;
         for (std::size_t i = 0; i < k; ++i) ps[1].weights.push_back(0.5 + 0.25 * double(i));
@@ -145,6 +146,13 @@ TEST(Operators, FusedKernelsEqualTheArrayLoopsToTheBit) {
         ps[8].coef = 0.7;
         ps[9].method = k == 2 ? Method::slerp : Method::model_stock;
         ps[9].t = 0.3;
+        ps[10].method = Method::ties;
+        ps[10].density = 0.3;
+        ps[11].method = Method::generalized;  // TIES's consensus, summed
+        ps[11].sparsify = Sparsify::magnitude;
+        ps[11].density = 0.6;
+        ps[11].consensus = true;
+        ps[11].normalize = Normalize::sum;
         TensorScope s;
         s.name = "w";
         s.matrix = true;
@@ -162,6 +170,45 @@ TEST(Operators, FusedKernelsEqualTheArrayLoopsToTheBit) {
             EXPECT_EQ(a.lambda, b.lambda) << what;
             EXPECT_GT(a.kept, 0u) << what;
             EXPECT_LT(a.kept, n) << what;
+        }
+    }
+}
+
+TEST(Operators, StatisticsInLanesMoveOnlyTheirLastBits) {
+    // Sums::lanes (compatbench merge) adds ‖τ̄‖² and ‖θ − θ0‖² in 8 lanes: the same merged
+    // values and changed coordinates as in coordinate order, the two sums within 1e-12
+    // relative, through a fused kernel (K = 2) and the array loops (K = 9, and TIES), over
+    // two blocks and a tail of 13.
+    const std::size_t n = 2 * 16384 + 13;
+    const auto r = compatbench::test::random_matrix(static_cast<int>(n), 10, 6);
+    const std::vector<float> base(r.col(0).data(), r.col(0).data() + n);
+    for (const std::size_t k : {2, 9}) {
+        std::vector<std::vector<float>> models(k, base);
+        for (std::size_t i = 0; i < k; ++i)
+            for (std::size_t j = 0; j < n; ++j)
+                models[i][j] += 0.01f * r(static_cast<int>(j), static_cast<int>(i + 1));
+        for (const Method method : {Method::task_arithmetic, Method::ties}) {
+            MergeParams p;
+            p.method = method;
+            const auto merged = [&](Sums sums, TensorMergeStats& st) {
+                SpanBlocks in(base, {models.begin(), models.end()});
+                std::vector<float> out(n);
+                st = merge_tensor(
+                    p, {}, in,
+                    [&](std::size_t begin, std::span<const float> m) {
+                        std::copy(m.begin(), m.end(), out.begin() + std::ptrdiff_t(begin));
+                    },
+                    Kernels::fused, sums);
+                return out;
+            };
+            TensorMergeStats a, b;
+            const std::string what =
+                std::string(method_name(method)) + ", K = " + std::to_string(k);
+            EXPECT_EQ(merged(Sums::ordered, a), merged(Sums::lanes, b)) << what;
+            EXPECT_EQ(a.kept, b.kept) << what;
+            EXPECT_GT(a.update_sq, 0.0) << what;
+            EXPECT_NEAR(a.update_sq, b.update_sq, 1e-12 * a.update_sq) << what;
+            EXPECT_NEAR(a.mean_tau_sq, b.mean_tau_sq, 1e-12 * a.mean_tau_sq) << what;
         }
     }
 }

@@ -80,3 +80,38 @@ TEST(Selection, MarkTopTakesTiesAtTheCutInIndexOrder) {
     for (std::size_t m : {1ul, 1'000ul, 4'000ul})
         EXPECT_EQ(marked(mag, m), reference_top(mag, m)) << m;
 }
+
+TEST(Selection, TiesSelectionFromItsPassEqualsMarkTop) {
+    // TIES counts |τ| into a histogram as its selection pass writes them and settles the cut
+    // from that bucket alone: the same bits as the reference, for ties at the cut (τ on a grid
+    // of 1/8), distinct values, an exact-zero run, a tail past a multiple of 64, and an
+    // infinity (the comparisons' path then).
+    const std::size_t n = 70'001;
+    std::mt19937_64 gen(5);
+    const std::vector<float> base(n, 1.0f);
+    std::vector<float> model(n);
+    for (const int grid : {1, 0}) {
+        for (std::size_t j = 0; j < n; ++j) {
+            const double r = static_cast<double>(gen() % 4001) / 4000.0 - 0.5;
+            model[j] = static_cast<float>(1.0 + (grid ? std::round(r * 8) / 8 : r));
+        }
+        std::fill_n(model.begin() + 1000, 700, 1.0f);
+        for (const bool infinite : {false, true}) {
+            if (infinite) model[333] = std::numeric_limits<float>::infinity();
+            std::vector<double> mag(n);
+            for (std::size_t j = 0; j < n; ++j)
+                mag[j] = std::abs(static_cast<double>(model[j]) - base[j]);
+            for (const double d : {0.2, 0.5, 0.99}) {
+                MergeParams p;
+                p.sparsify = Sparsify::magnitude;
+                p.density = d;
+                SpanBlocks in(base, {std::span<const float>(model)});
+                const std::vector<Selection> sel = select(p, TensorScope{}, in);
+                std::vector<bool> got(n);
+                for (std::size_t j = 0; j < n; ++j) got[j] = sel[0].kept(j);
+                const auto m = static_cast<std::size_t>(std::floor(d * static_cast<double>(n)));
+                EXPECT_EQ(got, reference_top(mag, m)) << grid << infinite << d;
+            }
+        }
+    }
+}
