@@ -3,7 +3,6 @@
 // mpirun the tensors are spread over the ranks and the sums reduced) gives the screening
 // statistics of every subset of K; the subsets are ranked by the screening score, flagged
 // above the threshold, and each gets an operator: the plain mean below, PRISM above.
-#include <mpi.h>
 #include <yaml-cpp/yaml.h>
 
 #include <chrono>
@@ -68,8 +67,8 @@ std::string name_of(const std::string& path) {
 }
 
 merging::SubsetScreen screen_all(const merging::CheckpointSource& source,
-                                 const std::vector<std::string>& scope, std::size_t m, int rank,
-                                 int size, std::uint64_t& bytes) {
+                                 const std::vector<std::string>& scope, std::size_t m,
+                                 const comm::Comm& comm, std::uint64_t& bytes) {
     std::vector<std::size_t> tensors;
     std::vector<std::uint64_t> numel;
     for (std::size_t i = 0; i < source.size(); ++i) {
@@ -81,16 +80,14 @@ merging::SubsetScreen screen_all(const merging::CheckpointSource& source,
     if (tensors.empty())
         throw formats::FormatError(source.base_checkpoint().path() +
                                    ": no floating-point tensor in scope");
-    const auto owner = assign_ranks(numel, size);
+    const auto owner = assign_ranks(numel, comm.size());
     merging::SubsetScreen screen(m);
-    on_every_rank([&] {
+    comm::agree(comm, [&] {
         for (std::size_t t = 0; t < tensors.size(); ++t)
-            if (owner[t] == rank) screen.add(*source.blocks(tensors[t]));
+            if (owner[t] == comm.rank()) screen.add(*source.blocks(tensors[t]));
     });
-    const auto local = screen.packed();
-    std::vector<double> total(local.size(), 0.0);
-    MPI_Reduce(local.data(), total.data(), static_cast<int>(local.size()), MPI_DOUBLE, MPI_SUM, 0,
-               MPI_COMM_WORLD);
+    auto total = screen.packed();
+    comm.reduce_sum(total);
     merging::SubsetScreen all(m);
     all.add_packed(total);
     return all;
@@ -188,7 +185,8 @@ void print_advice(const nlohmann::json& j, std::size_t top, std::uint64_t bytes,
 }  // namespace
 
 int verb_advise_merge(const AdviseMergeOptions& options) {
-    return with_mpi("advise merge", [&](int rank, int size) {
+    return with_mpi("advise merge", [&](const comm::Comm& comm) {
+        const int rank = comm.rank(), size = comm.size();
         AdviseMergeOptions o = options;
         if (!o.manifest.empty() && !o.models.empty())
             throw std::invalid_argument(
@@ -212,7 +210,7 @@ int verb_advise_merge(const AdviseMergeOptions& options) {
         const merging::CheckpointSource source(base, models, o.scope, /*any_float_dtype=*/true);
         const auto t0 = std::chrono::steady_clock::now();
         std::uint64_t bytes = 0;
-        const auto screen = screen_all(source, o.scope, models.size(), rank, size, bytes);
+        const auto screen = screen_all(source, o.scope, models.size(), comm, bytes);
         if (rank != 0) return kExitOk;
         const auto ranked = merging::rank_subsets(screen, static_cast<std::size_t>(o.k), o.coef);
         const double seconds =

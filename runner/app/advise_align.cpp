@@ -2,7 +2,6 @@
 // probe features alone (methods.md §1): ease, ceiling, score, CKA and region of every pair,
 // ranked; with --budget N, the N to align first. Each model's k-NN lists and Gram matrix
 // are formed once, spread over the ranks under mpirun and gathered on rank 0.
-#include <mpi.h>
 #include <yaml-cpp/yaml.h>
 
 #include <chrono>
@@ -75,15 +74,16 @@ MatF probe_of(const AdviseAlignOptions& o, const Listed& m, const std::vector<in
 
 // Rank r prepares models r, r + size, ...; rank 0 receives the rest.
 std::vector<compass::PreparedModel> prepared(const AdviseAlignOptions& o,
-                                             const std::vector<Listed>& models, int rank,
-                                             int size) {
+                                             const std::vector<Listed>& models,
+                                             const comm::Comm& comm) {
+    const int rank = comm.rank(), size = comm.size();
     const auto caption_image = caption_image_of(o.pairing, o.split);
     int images = 0;
     for (int i : caption_image) images = std::max(images, i + 1);
     const int n = o.probe > 0 ? o.probe : images;
     const auto rows = first_caption_rows(caption_image, n);
     std::vector<compass::PreparedModel> out(models.size());
-    on_every_rank([&] {
+    comm::agree(comm, [&] {
         for (std::size_t i = static_cast<std::size_t>(rank); i < models.size();
              i += static_cast<std::size_t>(size))
             out[i] = compass::prepare(models[i].name, models[i].paradigm,
@@ -93,25 +93,25 @@ std::vector<compass::PreparedModel> prepared(const AdviseAlignOptions& o,
         const int owner = static_cast<int>(i % static_cast<std::size_t>(size));
         if (owner == 0 || (rank != 0 && rank != owner)) continue;
         auto& m = out[i];
-        long dims[3] = {m.lists.n, m.lists.k, m.gram.rows()};
         if (rank == owner) {
-            MPI_Send(dims, 3, MPI_LONG, 0, 0, MPI_COMM_WORLD);
-            MPI_Send(m.lists.index.data(), static_cast<int>(m.lists.index.size()), MPI_INT32_T, 0,
-                     1, MPI_COMM_WORLD);
-            MPI_Send(m.gram.data(), static_cast<int>(m.gram.size()), MPI_DOUBLE, 0, 2,
-                     MPI_COMM_WORLD);
+            const long dims[3] = {m.lists.n, m.lists.k, m.gram.rows()};
+            comm.send(std::span<const long>(dims), 0, 0);
+            comm.send(std::span<const std::int32_t>(m.lists.index), 0, 1);
+            comm.send(
+                std::span<const double>(m.gram.data(), static_cast<std::size_t>(m.gram.size())), 0,
+                2);
             continue;
         }
-        MPI_Recv(dims, 3, MPI_LONG, owner, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        std::vector<long> dims;
+        std::vector<double> gram;
+        comm.recv(dims, owner, 0);
         m = {models[i].name,
              models[i].paradigm,
              {static_cast<int>(dims[0]), static_cast<int>(dims[1]), {}},
              MatD(dims[2], dims[2])};
-        m.lists.index.resize(static_cast<std::size_t>(dims[0] * dims[1]));
-        MPI_Recv(m.lists.index.data(), static_cast<int>(m.lists.index.size()), MPI_INT32_T, owner,
-                 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        MPI_Recv(m.gram.data(), static_cast<int>(m.gram.size()), MPI_DOUBLE, owner, 2,
-                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        comm.recv(m.lists.index, owner, 1);
+        comm.recv(gram, owner, 2);
+        std::copy(gram.begin(), gram.end(), m.gram.data());
     }
     return out;
 }
@@ -171,7 +171,8 @@ void print_advice(const nlohmann::json& j, std::size_t top, bool known, double s
 }  // namespace
 
 int verb_advise_align(const AdviseAlignOptions& options) {
-    return with_mpi("advise align", [&](int rank, int size) {
+    return with_mpi("advise align", [&](const comm::Comm& comm) {
+        const int rank = comm.rank(), size = comm.size();
         AdviseAlignOptions o = options;
         std::vector<Listed> models;
         if (!o.manifest.empty()) {
@@ -187,7 +188,7 @@ int verb_advise_align(const AdviseAlignOptions& options) {
             for (const auto& t : o.text) models.push_back({t, "text", ""});
         }
         const auto t0 = std::chrono::steady_clock::now();
-        auto all = prepared(o, models, rank, size);
+        auto all = prepared(o, models, comm);
         if (rank != 0) return kExitOk;
         std::vector<compass::PreparedModel> vision, text;
         for (std::size_t i = 0; i < models.size(); ++i)

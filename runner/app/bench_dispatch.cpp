@@ -6,7 +6,6 @@
 //      results.h5 rows written: tasks/s from first dispatch to last result.
 //   3. The runner runs `command` tasks of `true`: seconds per task against parallel's per job.
 //   4. Each rank's peak resident memory, with the target for a million noop tasks.
-#include <mpi.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -19,6 +18,7 @@
 #include <vector>
 
 #include "app/verbs.h"
+#include "comm/comm.h"
 #include "exec/run.h"
 #include "exec/signals.h"
 #include "experiment/experiment.h"
@@ -27,17 +27,6 @@
 namespace compatbench {
 
 namespace {
-
-// A barrier that sleeps instead of spinning, so a waiting rank leaves its core to others.
-void idle_barrier(MPI_Comm comm) {
-    MPI_Request request;
-    MPI_Ibarrier(comm, &request);
-    int done = 0;
-    while (!done) {
-        MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-        if (!done) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-}
 
 double time_parallel(std::size_t jobs, int cores) {
     const std::string cmd = "seq " + std::to_string(jobs) + " | parallel --will-cite -j " +
@@ -49,13 +38,10 @@ double time_parallel(std::size_t jobs, int cores) {
 }
 
 // Every rank's peak resident memory in MB, on rank 0 (collective).
-std::vector<double> peak_rss_mb(MPI_Comm comm, int size) {
+std::vector<double> peak_rss_mb(const comm::Comm& comm) {
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
-    const double mine = static_cast<double>(usage.ru_maxrss) / 1024.0;  // KB on Linux
-    std::vector<double> all(static_cast<std::size_t>(size));
-    MPI_Gather(&mine, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, 0, comm);
-    return all;
+    return comm.gather(static_cast<double>(usage.ru_maxrss) / 1024.0);  // KB on Linux
 }
 
 // The peaks, and from a million noop tasks on the target: >= 100k tasks/s, <= 600 MB a rank.
@@ -72,7 +58,7 @@ void print_memory(const std::vector<double>& peaks, std::size_t tasks, double no
     std::printf("\n");
 }
 
-RunSummary run_config(const std::string& yaml, const std::string& out, MPI_Comm comm) {
+RunSummary run_config(const std::string& yaml, const std::string& out, const comm::Comm& comm) {
     const Config config = parse_config(yaml, "(bench)");
     const TaskGraph graph = TaskGraph::build(config);
     RunOptions options{out, false, "warn", false};
@@ -83,11 +69,9 @@ RunSummary run_config(const std::string& yaml, const std::string& out, MPI_Comm 
 
 int verb_bench_dispatch(std::size_t tasks, std::size_t command_tasks, std::size_t parallel_jobs,
                         const std::string& out) {
-    int provided = 0;
-    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
-    int rank = 0, size = 1;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const comm::Session session;
+    const comm::Comm world = session.world();
+    const int rank = world.rank(), size = world.size();
     namespace fs = std::filesystem;
     if (rank == 0) {
         fs::remove_all(out);
@@ -98,21 +82,21 @@ int verb_bench_dispatch(std::size_t tasks, std::size_t command_tasks, std::size_
     bool have_parallel =
         parallel_jobs > 0 && std::system("command -v parallel > /dev/null 2>&1") == 0;
     if (rank == 0 && have_parallel) parallel_s = time_parallel(parallel_jobs, cores);
-    idle_barrier(MPI_COMM_WORLD);
+    world.idle_barrier();
 
     const std::string head =
         "experiment: {name: bench-dispatch, seed: 1}\nrunner: {progress_interval: 3600}\n";
     const RunSummary noop = run_config(
         head + "tasks:\n  - {name: noop, kind: noop, count: " + std::to_string(tasks) + "}\n",
-        out + "/noop", MPI_COMM_WORLD);
+        out + "/noop", world);
     RunSummary command;
     if (command_tasks > 0) {
         command =
             run_config(head + "tasks:\n  - {name: cmd, kind: command, command: 'true', count: " +
                            std::to_string(command_tasks) + "}\n",
-                       out + "/command", MPI_COMM_WORLD);
+                       out + "/command", world);
     }
-    const std::vector<double> peaks = peak_rss_mb(MPI_COMM_WORLD, size);
+    const std::vector<double> peaks = peak_rss_mb(world);
     if (rank == 0) {
         const double noop_rate =
             static_cast<double>(noop.report.ran) / noop.report.dispatch_seconds;
@@ -155,7 +139,6 @@ int verb_bench_dispatch(std::size_t tasks, std::size_t command_tasks, std::size_
     }
     int code = noop.exit_code;
     if (code == kExitOk && command_tasks > 0) code = command.exit_code;
-    MPI_Finalize();
     return code;
 }
 

@@ -1,5 +1,4 @@
 // compatbench: the experiment runner's command line.
-#include <mpi.h>
 
 #include <CLI/CLI.hpp>
 #include <functional>
@@ -10,6 +9,7 @@
 #include <vector>
 
 #include "app/verbs.h"
+#include "comm/comm.h"
 #include "common/eigen.h"
 #include "core/child_process.h"
 #include "exec/run.h"
@@ -36,26 +36,22 @@ struct RunArgs {
 
 // `run` under MPI: every rank validates the same config, so all agree on errors.
 int verb_run(const RunArgs& args) {
-    int provided = 0;
-    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
-    int rank = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    int code = kExitOk;
+    const comm::Session session;
+    const comm::Comm world = session.world();
     try {
         const Config config = load_config(args.config, args.seed);
         const TaskGraph graph = TaskGraph::build(config, args.exclude);
         const std::string out = args.out.empty() ? "results/" + config.name : args.out;
         RunOptions options{out, args.resume, args.level, true, args.devices};
-        code = run_experiment(config, graph, options, MPI_COMM_WORLD).exit_code;
+        return run_experiment(config, graph, options, world).exit_code;
     } catch (const ConfigError& e) {
-        if (rank == 0) std::cerr << "compatbench: " << e.what() << "\n";
-        code = kExitBadInput;
+        if (world.rank() == 0) std::cerr << "compatbench: " << e.what() << "\n";
+        return kExitBadInput;
     } catch (const std::exception& e) {
-        std::cerr << "compatbench: rank " << rank << ": internal error: " << e.what() << "\n";
-        MPI_Abort(MPI_COMM_WORLD, kExitInternal);
+        std::cerr << "compatbench: rank " << world.rank() << ": internal error: " << e.what()
+                  << "\n";
+        world.abort(kExitInternal);
     }
-    MPI_Finalize();
-    return code;
 }
 
 // A verb: its subcommand and what runs when it was given. Each add_* below declares a

@@ -7,7 +7,6 @@
 // only when complete, with the donor's config.json, generation_config.json and tokenizer
 // files; an --out that is, holds or lies inside an input is refused before anything is
 // written, and an existing one is replaced whole only with --replace.
-#include <mpi.h>
 #include <sys/resource.h>
 #include <algorithm>
 
@@ -142,12 +141,12 @@ formats::CheckpointLayout output_layout(const MergeSpec& spec,
 // PRISM's ρ-gate needs the merge's ρ over the in-scope tensors first (§3.2): each rank
 // measures its tensors and the sums are combined. Other operators do not read it.
 double merge_rho(merging::ModelMerge& merge, const merging::CheckpointSource& source,
-                 std::span<const std::size_t> mine) {
+                 std::span<const std::size_t> mine, const comm::Comm& comm) {
     if (!merge.needs_rho()) return 1.0;
     for (const std::size_t i : mine) merge.measure(source, i);
     merging::InterferenceSums total;
-    double local[2] = {merge.sums().interference, merge.sums().cancellation}, sums[2] = {0, 0};
-    MPI_Allreduce(local, sums, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    double sums[2] = {merge.sums().interference, merge.sums().cancellation};
+    comm.all_sum(sums);
     total.interference = sums[0];
     total.cancellation = sums[1];
     return merging::ModelMerge::rho_of(total);
@@ -307,72 +306,43 @@ void prepare_inputs(Prepared& p, const MergeOptions& opt, int ranks) {
     p.owner = assign_ranks(numel, ranks);
 }
 
-// Whether every rank got through (no rank goes on to a collective call alone), and
-// whether rank 0 did (then it says nothing of a worker's error, which the worker says).
-std::pair<bool, bool> ranks_ok(bool ok) {
-    int mine = ok ? 1 : 0, all = 0, first = mine;
-    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    MPI_Bcast(&first, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    return {all == 1, first == 1};
-}
-
 // The merge into the staging folder, moved into place by rank 0 once every rank is done.
 int merge_and_write(const MergeOptions& opt, const Prepared& p, formats::StagedFolder* staged,
-                    int rank, int size, std::chrono::steady_clock::time_point t0) {
+                    const comm::Comm& comm, std::chrono::steady_clock::time_point t0) {
+    const int rank = comm.rank();
     const merging::CheckpointSource& source = *p.in.source;
     // The update norm and the share changed are printed to two decimals: summed in 8 lanes.
     merging::ModelMerge merge(p.spec.params, p.spec.scope, merging::Sums::lanes);
     std::vector<std::size_t> mine;  // the tensors this rank merges and writes
     for (std::size_t i = 0; i < source.size(); ++i)
         if (p.owner[i] == rank) mine.push_back(i);
-    const double rho = merge_rho(merge, source, mine);
+    const double rho = merge_rho(merge, source, mine, comm);
     const fs::path dir = formats::StagedFolder::staging_path(opt.out);
     formats::CheckpointLayout layout = output_layout(p.spec, source, dir, p.shard, p.arithmetic);
     if (rank == 0) layout.create();
-    MPI_Barrier(MPI_COMM_WORLD);
+    comm.barrier();
     AnonPeak anon;
     anon.sample();
     merging::write_merged(merge, source, rho, layout, mine, [&] { anon.sample(); });
-    const auto local = merge.totals().values();
-    std::array<double, 6> total{};
-    MPI_Reduce(local.data(), total.data(), 6, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-    double rss[2] = {peak_rss_mb(), anon.mb}, max_rss[2] = {0, 0};
-    MPI_Reduce(rss, max_rss, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    std::array<double, 6> total = merge.totals().values();
+    comm.reduce_sum(total);
+    double max_rss[2] = {peak_rss_mb(), anon.mb};
+    comm.reduce_max(max_rss);
     if (rank != 0) return kExitOk;
     write_side_files(p.spec, p.in.plan, dir, opt.copy_tokenizer, opt.out);
     staged->commit();
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     print_merge(p.spec, merging::MergeTotals::from_values(total), rho, layout.size(),
-                layout.files().size(), opt.out, p.input_bytes, seconds, size, max_rss);
+                layout.files().size(), opt.out, p.input_bytes, seconds, comm.size(), max_rss);
     return kExitOk;
 }
 
 }  // namespace
 
-// Runs `step` on every rank; false (after saying why, once) unless it succeeded everywhere.
-bool on_all_ranks(int rank, const std::function<void()>& step) {
-    std::exception_ptr error;
-    try {
-        step();
-    } catch (const std::exception&) {
-        error = std::current_exception();
-    }
-    const auto [all, rank0] = ranks_ok(!error);
-    if (all) return true;
-    if (error && rank == 0) std::rethrow_exception(error);  // said once, by rank 0
-    if (error && rank0) {                                   // only this worker failed: it says why
-        try {
-            std::rethrow_exception(error);
-        } catch (const std::exception& e) {
-            std::cerr << "compatbench: merge: rank " << rank << ": " << e.what() << "\n";
-        }
-    }
-    return false;
-}
-
 int verb_merge(const MergeOptions& opt) {
-    return with_mpi("merge", [&](int rank, int size) {
+    return with_mpi("merge", [&](const comm::Comm& comm) {
+        const int rank = comm.rank();
         const auto t0 = std::chrono::steady_clock::now();
         std::optional<Prepared> p;
         std::unique_ptr<formats::StagedFolder> staged;  // rank 0's: it holds --out's lock
@@ -382,19 +352,17 @@ int verb_merge(const MergeOptions& opt) {
             if (rank == 0) staged = std::make_unique<formats::StagedFolder>(opt.out, opt.replace);
             loras = std::make_unique<LoraScratch>(p->spec, opt.out, rank);
         };
-        if (!on_all_ranks(rank, first) ||
-            !on_all_ranks(rank, [&] { prepare_inputs(*p, opt, size); }))
-            return kExitBadInput;
+        comm::agree(comm, first);  // an error is said once, by rank 0 (with_mpi)
+        comm::agree(comm, [&] { prepare_inputs(*p, opt, comm.size()); });
         if (rank == 0)
             for (const auto& w : p->spec.warnings)
                 std::cerr << "compatbench: warning: " << w << "\n";
         try {  // from here an error on one rank ends every rank (no collective waits on it)
-            return merge_and_write(opt, *p, staged.get(), rank, size, t0);
+            return merge_and_write(opt, *p, staged.get(), comm, t0);
         } catch (const std::exception& e) {
-            if (size == 1) throw;
+            if (comm.size() == 1) throw;
             std::cerr << "compatbench: merge: rank " << rank << ": " << e.what() << "\n";
-            MPI_Abort(MPI_COMM_WORLD, kExitBadInput);
-            return kExitBadInput;
+            comm.abort(kExitBadInput);
         }
     });
 }

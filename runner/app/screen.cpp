@@ -2,8 +2,6 @@
 // K fine-tunes of one base, straight from safetensors checkpoints, before merging anything.
 // Tensors stream from the files a chunk at a time (pread); under mpirun they are spread
 // over the ranks (largest first, each to the least-loaded rank) and the sums reduced.
-#include <mpi.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -181,7 +179,8 @@ ScreenOptions from_merge_yaml(ScreenOptions o) {
 }  // namespace
 
 int verb_screen(const ScreenOptions& options) {
-    return with_mpi("screen", [&](int rank, int size) {
+    return with_mpi("screen", [&](const comm::Comm& comm) {
+        const int rank = comm.rank(), size = comm.size();
         const ScreenOptions o = options.config.empty() ? options : from_merge_yaml(options);
         if (o.base.empty() || o.models.empty())
             throw std::invalid_argument("give a merge YAML, or --base and --models");
@@ -192,16 +191,17 @@ int verb_screen(const ScreenOptions& options) {
         const Plan plan = plan_screen(source, o.scope, models.size(), size);
         const auto t0 = std::chrono::steady_clock::now();
         // Per tensor: sums of I, D, C (zeros on ranks that do not own it), then reduced.
-        std::vector<double> local(3 * plan.tensors.size(), 0.0), total(local.size(), 0.0);
-        for (std::size_t i = 0; i < plan.tensors.size(); ++i) {
-            if (plan.owner[i] != rank) continue;
-            const auto s = source.interference(plan.tensors[i]);
-            local[3 * i] = s.interference;
-            local[3 * i + 1] = s.dispersion;
-            local[3 * i + 2] = s.cancellation;
-        }
-        MPI_Reduce(local.data(), total.data(), static_cast<int>(local.size()), MPI_DOUBLE, MPI_SUM,
-                   0, MPI_COMM_WORLD);
+        std::vector<double> total(3 * plan.tensors.size(), 0.0);
+        comm::agree(comm, [&] {  // a rank that fails to read leaves none waiting in the sum
+            for (std::size_t i = 0; i < plan.tensors.size(); ++i) {
+                if (plan.owner[i] != rank) continue;
+                const auto s = source.interference(plan.tensors[i]);
+                total[3 * i] = s.interference;
+                total[3 * i + 1] = s.dispersion;
+                total[3 * i + 2] = s.cancellation;
+            }
+        });
+        comm.reduce_sum(total);
         const double seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         if (rank == 0) print_screen(o, combine(source, plan, total), plan, seconds, size);

@@ -19,7 +19,7 @@ using Clock = std::chrono::steady_clock;
 
 }  // namespace
 
-Coordinator::Coordinator(const Config& config, const TaskGraph& graph, MPI_Comm comm,
+Coordinator::Coordinator(const Config& config, const TaskGraph& graph, const comm::Comm& comm,
                          Ledger& ledger, ResultsFile& results, Executor& executor,
                          std::vector<RankResources> ranks)
     : config_(config),
@@ -32,7 +32,7 @@ Coordinator::Coordinator(const Config& config, const TaskGraph& graph, MPI_Comm 
       outbox_(comm),
       book_(config, graph),
       model_(config) {
-    MPI_Comm_size(comm, &size_);
+    size_ = comm.size();
     ranks_.resize(static_cast<std::size_t>(size_));
     for (int r = 0; r < size_; ++r) dispatch_order_.push_back(r);
     std::stable_sort(dispatch_order_.begin(), dispatch_order_.end(), [&](int a, int b) {
@@ -278,7 +278,7 @@ void Coordinator::send_stop(bool abandon) {
 void Coordinator::poll_messages(bool& worked) {
     int from = 0, tag = 0;
     std::vector<std::uint8_t> bytes;
-    while (try_receive(comm_, MPI_ANY_SOURCE, from, tag, bytes)) {
+    while (comm_.try_receive(comm::Comm::any_source, from, tag, bytes)) {
         worked = true;
         if (tag == kTagResults) {
             bool final = false;
@@ -289,9 +289,8 @@ void Coordinator::poll_messages(bool& worked) {
             spdlog::warn("rank {} received signal {}", from, decode_int(bytes));
             if (!stop_signal()) worker_signal_ = decode_int(bytes);
         } else if (tag == kTagAbort) {  // a worker's error ends the run here, now (exit 3)
-            abort_job(comm_, 0,
-                      "rank " + std::to_string(from) +
-                          " stopped the run: " + std::string(bytes.begin(), bytes.end()));
+            abort_job(comm_, "rank " + std::to_string(from) +
+                                 " stopped the run: " + std::string(bytes.begin(), bytes.end()));
         }
     }
 }

@@ -4,8 +4,6 @@
 // ledger; runs analyses once their inputs are finished; reports progress and status.json.
 #pragma once
 
-#include <mpi.h>
-
 #include <chrono>
 #include <map>
 #include <string>
@@ -43,8 +41,9 @@ struct CoordinatorReport {
 class Coordinator {
   public:
     // `ranks`: what each rank holds (exec/placement.h); tasks go only where they can run.
-    Coordinator(const Config& config, const TaskGraph& graph, MPI_Comm comm, Ledger& ledger,
-                ResultsFile& results, Executor& executor, std::vector<RankResources> ranks);
+    Coordinator(const Config& config, const TaskGraph& graph, const comm::Comm& comm,
+                Ledger& ledger, ResultsFile& results, Executor& executor,
+                std::vector<RankResources> ranks);
 
     // Takes the records of an earlier run (same config hash: done tasks are not run again;
     // failed attempts count towards attempt numbers). Returns the number of done tasks and
@@ -83,14 +82,14 @@ class Coordinator {
 
     const Config& config_;
     const TaskGraph& graph_;
-    MPI_Comm comm_;
+    comm::Comm comm_;
     int size_ = 1;
     std::vector<RankResources> ranks_;
     std::vector<int> dispatch_order_;  // ranks without devices first, then by devices held
     Ledger& ledger_;
     ResultsFile& results_;
     Executor& executor_;
-    Outbox outbox_;
+    comm::Outbox outbox_;
 
     TaskBook book_;
     std::vector<std::size_t> outstanding_;  // per rank

@@ -12,34 +12,6 @@
 
 namespace compatbench {
 
-Outbox::~Outbox() {
-    try {
-        drain();
-    } catch (...) {
-    }
-}
-
-void Outbox::send(int dest, int tag, std::vector<std::uint8_t> bytes) {
-    pending_.push_back({MPI_REQUEST_NULL, std::move(bytes)});
-    Pending& p = pending_.back();
-    MPI_Isend(p.bytes.data(), static_cast<int>(p.bytes.size()), MPI_BYTE, dest, tag, comm_,
-              &p.request);
-    progress();
-}
-
-void Outbox::progress() {
-    for (auto it = pending_.begin(); it != pending_.end();) {
-        int done = 0;
-        MPI_Test(&it->request, &done, MPI_STATUS_IGNORE);
-        it = done ? pending_.erase(it) : std::next(it);
-    }
-}
-
-void Outbox::drain() {
-    for (auto& p : pending_) MPI_Wait(&p.request, MPI_STATUS_IGNORE);
-    pending_.clear();
-}
-
 std::vector<std::uint8_t> encode_assignments(const std::vector<Assignment>& batch) {
     std::vector<std::uint8_t> bytes(batch.size() * 16);
     for (std::size_t i = 0; i < batch.size(); ++i) {
@@ -115,41 +87,23 @@ std::vector<Completion> decode_results(const std::vector<std::uint8_t>& bytes, b
     return out;
 }
 
-[[noreturn]] void abort_job(MPI_Comm comm, int rank, const std::string& what,
+[[noreturn]] void abort_job(const comm::Comm& comm, const std::string& what,
                             std::chrono::milliseconds grace) {
-    std::cerr << "compatbench: rank " << rank << ": " << what
+    std::cerr << "compatbench: rank " << comm.rank() << ": " << what
               << " (the run stops; the ledger keeps every finished task: fix the cause and "
                  "continue with --resume)\n";
     spdlog::error("{} (the run stops)", what);
     spdlog::default_logger()->flush();
-    if (rank != 0) {
-        MPI_Request request = MPI_REQUEST_NULL;
-        MPI_Isend(what.data(), static_cast<int>(what.size()), MPI_BYTE, 0, kTagAbort, comm,
-                  &request);
+    if (comm.rank() != 0) {
+        comm::Outbox outbox(comm);
+        outbox.send(0, kTagAbort, {what.begin(), what.end()});
         const auto until = std::chrono::steady_clock::now() + grace;
         while (std::chrono::steady_clock::now() < until) {  // the coordinator ends the job
-            int done = 0;
-            if (request != MPI_REQUEST_NULL) MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+            outbox.progress();
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
         }
     }
-    MPI_Abort(comm, kExitInternal);
-    std::abort();
-}
-
-bool try_receive(MPI_Comm comm, int source, int& from, int& tag, std::vector<std::uint8_t>& bytes) {
-    int flag = 0;
-    MPI_Status status;
-    MPI_Iprobe(source, MPI_ANY_TAG, comm, &flag, &status);
-    if (!flag) return false;
-    int count = 0;
-    MPI_Get_count(&status, MPI_BYTE, &count);
-    bytes.resize(static_cast<std::size_t>(count));
-    MPI_Recv(bytes.data(), count, MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG, comm,
-             MPI_STATUS_IGNORE);
-    from = status.MPI_SOURCE;
-    tag = status.MPI_TAG;
-    return true;
+    comm.abort(kExitInternal);
 }
 
 }  // namespace compatbench

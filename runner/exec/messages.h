@@ -1,4 +1,4 @@
-// The coordinator/worker protocol over MPI (tags and payloads) and a non-blocking outbox.
+// The coordinator/worker protocol (tags and payloads), sent through comm/comm.h.
 //
 //   coordinator -> worker  kTagAssign   int64 pairs (task index, attempt)
 //   coordinator -> worker  kTagStop     int32 0 = finish (nothing outstanding), 1 = abandon
@@ -9,14 +9,12 @@
 // Every rank builds the same task graph from the same config, so tasks travel as indices.
 #pragma once
 
-#include <mpi.h>
-
 #include <chrono>
 #include <cstdint>
-#include <list>
 #include <string>
 #include <vector>
 
+#include "comm/comm.h"
 #include "exec/executor.h"
 
 namespace compatbench {
@@ -26,25 +24,6 @@ inline constexpr int kTagStop = 12;
 inline constexpr int kTagResults = 13;
 inline constexpr int kTagSignal = 14;
 inline constexpr int kTagAbort = 15;
-
-// Sends without blocking: keeps each buffer alive until MPI is done with it (a blocking
-// send of a large message would deadlock two ranks that both send).
-class Outbox {
-  public:
-    explicit Outbox(MPI_Comm comm) : comm_(comm) {}
-    ~Outbox();
-    void send(int dest, int tag, std::vector<std::uint8_t> bytes);
-    void progress();  // frees finished sends
-    void drain();     // waits for every send to finish
-
-  private:
-    struct Pending {
-        MPI_Request request;
-        std::vector<std::uint8_t> bytes;
-    };
-    MPI_Comm comm_;
-    std::list<Pending> pending_;
-};
 
 std::vector<std::uint8_t> encode_assignments(const std::vector<Assignment>& batch);
 std::vector<Assignment> decode_assignments(const std::vector<std::uint8_t>& bytes);
@@ -63,10 +42,7 @@ std::vector<Completion> decode_results(const std::vector<std::uint8_t>& bytes, b
 // own error, not by a stop signal that mpirun passes to the coordinator when a worker aborts
 // (status would take that for a user's signal). A coordinator busy elsewhere (a collective
 // write) does not answer; the worker then ends the job itself after `grace`.
-[[noreturn]] void abort_job(MPI_Comm comm, int rank, const std::string& what,
+[[noreturn]] void abort_job(const comm::Comm& comm, const std::string& what,
                             std::chrono::milliseconds grace = std::chrono::seconds(2));
-
-// Receives one message if any is waiting (non-blocking); false when none.
-bool try_receive(MPI_Comm comm, int source, int& from, int& tag, std::vector<std::uint8_t>& bytes);
 
 }  // namespace compatbench

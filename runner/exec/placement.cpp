@@ -181,43 +181,16 @@ std::string to_json(const RankResources& r, const std::string& error) {
         .dump();
 }
 
-// Every rank's text, on every rank.
-std::vector<std::string> all_gather(const std::string& text, MPI_Comm comm) {
-    int size = 1;
-    MPI_Comm_size(comm, &size);
-    int length = static_cast<int>(text.size());
-    std::vector<int> lengths(static_cast<std::size_t>(size)), offsets(lengths.size());
-    MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm);
-    int total = 0;
-    for (std::size_t r = 0; r < lengths.size(); ++r) {
-        offsets[r] = total;
-        total += lengths[r];
-    }
-    std::string all(static_cast<std::size_t>(total), '\0');
-    MPI_Allgatherv(text.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(),
-                   MPI_CHAR, comm);
-    std::vector<std::string> out;
-    for (std::size_t r = 0; r < lengths.size(); ++r)
-        out.push_back(
-            all.substr(static_cast<std::size_t>(offsets[r]), static_cast<std::size_t>(lengths[r])));
-    return out;
-}
-
 // This rank's place on its node, from the ranks that share its memory.
-NodeView node_view(const PlacementEnv& env, MPI_Comm comm) {
+NodeView node_view(const PlacementEnv& env, const comm::Comm& comm) {
     NodeView node;
-    char name[MPI_MAX_PROCESSOR_NAME] = {0};
-    int len = 0;
-    MPI_Get_processor_name(name, &len);
-    node.host = name;
-    MPI_Comm local;
-    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
-    MPI_Comm_rank(local, &node.local_rank);
-    MPI_Comm_size(local, &node.local_size);
+    node.host = comm::Comm::host();
+    const comm::Comm local = comm.node();
+    node.local_rank = local.rank();
+    node.local_size = local.size();
     const std::string mine = env.cuda_visible ? "=" + *env.cuda_visible : "unset";
-    for (const auto& other : all_gather(mine, local))
+    for (const auto& other : local.all_gather(mine))
         node.cuda_visible_alike = node.cuda_visible_alike && other == mine;
-    MPI_Comm_free(&local);
     return node;
 }
 
@@ -225,7 +198,7 @@ NodeView node_view(const PlacementEnv& env, MPI_Comm comm) {
 
 std::vector<RankResources> discover_placement(const RunnerSettings& runner,
                                               const std::optional<std::string>& cli_devices,
-                                              MPI_Comm comm) {
+                                              const comm::Comm& comm) {
     const PlacementEnv env = PlacementEnv::read();
     const NodeView node = node_view(env, comm);
     RankResources mine;
@@ -233,12 +206,10 @@ std::vector<RankResources> discover_placement(const RunnerSettings& runner,
     try {
         mine = rank_resources(runner, cli_devices, env, node);
     } catch (const std::invalid_argument& e) {
-        int rank = 0;
-        MPI_Comm_rank(comm, &rank);
-        error = "rank " + std::to_string(rank) + " on " + node.host + ": " + e.what();
+        error = "rank " + std::to_string(comm.rank()) + " on " + node.host + ": " + e.what();
     }
     std::vector<RankResources> ranks;
-    for (const auto& text : all_gather(to_json(mine, error), comm)) {
+    for (const auto& text : comm.all_gather(to_json(mine, error))) {
         const auto j = nlohmann::json::parse(text);
         if (!j.at("error").get<std::string>().empty())
             throw std::invalid_argument(j.at("error").get<std::string>());

@@ -15,12 +15,11 @@
 // affinity mask when it is bound, else the node's cores shared among its ranks).
 #pragma once
 
-#include <mpi.h>
-
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "comm/comm.h"
 #include "core/resources.h"
 #include "experiment/experiment.h"
 #include "graph/task_graph.h"
@@ -76,6 +75,6 @@ void log_placement(const std::vector<RankResources>& ranks);
 // std::invalid_argument (the same on every rank) for a device list that cannot be read.
 std::vector<RankResources> discover_placement(const RunnerSettings& runner,
                                               const std::optional<std::string>& cli_devices,
-                                              MPI_Comm comm);
+                                              const comm::Comm& comm);
 
 }  // namespace compatbench

@@ -44,13 +44,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-void broadcast_string(std::string& text, MPI_Comm comm) {
-    unsigned long long size = text.size();
-    MPI_Bcast(&size, 1, MPI_UNSIGNED_LONG_LONG, 0, comm);
-    text.resize(size);
-    MPI_Bcast(text.data(), static_cast<int>(size), MPI_CHAR, 0, comm);
-}
-
 // The experiment a folder holds, judged by the folder's own record: status.json's config
 // hash, else the hash most of the ledger's records carry ("" for none). One damaged line
 // does not make the folder another experiment's: its record is merely not reused.
@@ -271,8 +264,8 @@ struct Coordinated {
 // `finish` writes results.h5 (collectively) once the graph has run; only after it returns
 // does status.json get the run's final state.
 Coordinated coordinate(const Config& config, const TaskGraph& graph, const RunOptions& options,
-                       MPI_Comm comm, ResultsFile& results, Executor& executor, const RunMeta& meta,
-                       const std::vector<RankResources>& ranks,
+                       const comm::Comm& comm, ResultsFile& results, Executor& executor,
+                       const RunMeta& meta, const std::vector<RankResources>& ranks,
                        const std::function<void(const Coordinated&)>& finish) {
     const fs::path out(options.out);
     auto warn = [](const std::string& w) { spdlog::warn("{}", w); };
@@ -310,8 +303,9 @@ void require_room_to_finish(const ResultsFile& results, const Coordinated& c,
 
 // Collectively: every rank's rows, the analyses (sent from rank 0), /tasks and /meta.
 std::vector<std::pair<std::string, TableData>> finish_results(ResultsFile& results,
-                                                              const Coordinated& c, MPI_Comm comm,
-                                                              int rank, const std::string& path) {
+                                                              const Coordinated& c,
+                                                              const comm::Comm& comm, int rank,
+                                                              const std::string& path) {
     require_room_to_finish(results, c, path);
     if (rank == 0)
         for (std::size_t i = 0; i < c.report.facts.size(); ++i)
@@ -319,7 +313,7 @@ std::vector<std::pair<std::string, TableData>> finish_results(ResultsFile& resul
     results.flush();
     std::string analyses =
         rank == 0 ? nlohmann::json(tables_to_json(c.report.analyses)).dump() : std::string();
-    broadcast_string(analyses, comm);
+    comm.broadcast(analyses);
     auto tables = tables_from_json(nlohmann::json::parse(analyses));
     results.write_analysis_tables(tables, 0);
     if (rank == 0) {
@@ -333,12 +327,10 @@ std::vector<std::pair<std::string, TableData>> finish_results(ResultsFile& resul
 }  // namespace
 
 RunSummary run_experiment(const Config& config, const TaskGraph& graph, const RunOptions& options,
-                          MPI_Comm comm) {
+                          const comm::Comm& comm) {
     RunSummary summary;
     const auto wall0 = std::chrono::steady_clock::now();
-    int rank = 0, size = 1;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &size);
+    const int rank = comm.rank(), size = comm.size();
 
     std::string problem;
     std::vector<RankResources> ranks;
@@ -350,13 +342,13 @@ RunSummary run_experiment(const Config& config, const TaskGraph& graph, const Ru
     }
     FolderLock lock;
     if (rank == 0 && problem.empty()) problem = preflight(options, config, lock);
-    broadcast_string(problem, comm);
+    comm.broadcast(problem);
     if (!problem.empty()) {
         if (rank == 0) std::cerr << "compatbench: " << problem << "\n";
         summary.exit_code = kExitBadInput;
         return summary;
     }
-    MPI_Barrier(comm);
+    comm.barrier();
     setup_logging(options.out, rank, options.log_level, rank == 0);
     install_stop_signals();
     RunMeta meta = run_meta(config, ranks);
@@ -398,10 +390,10 @@ RunSummary run_experiment(const Config& config, const TaskGraph& graph, const Ru
             run_worker(config, graph, comm, results, executor);
             finish(c);
         }
-        MPI_Bcast(&c.exit_code, 1, MPI_INT, 0, comm);
+        comm.broadcast(c.exit_code);
     } catch (const std::exception& e) {
-        if (size == 1) throw;  // alone, unwinding closes the results file with nobody to wait
-        abort_job(comm, rank, e.what());  // exec/messages.h
+        if (size == 1) throw;       // alone, unwinding closes the results file with nobody to wait
+        abort_job(comm, e.what());  // exec/messages.h
     }
 
     summary.wall_seconds =

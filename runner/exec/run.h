@@ -2,11 +2,10 @@
 // results file. Every rank calls it with the same config.
 #pragma once
 
-#include <mpi.h>
-
 #include <optional>
 #include <string>
 
+#include "comm/comm.h"
 #include "exec/coordinator.h"
 #include "exec/signals.h"
 #include "graph/task_graph.h"
@@ -30,7 +29,7 @@ struct RunSummary {
 
 // collective: all ranks, or it hangs. Returns the process exit code (the same on all ranks).
 RunSummary run_experiment(const Config& config, const TaskGraph& graph, const RunOptions& options,
-                          MPI_Comm comm);
+                          const comm::Comm& comm);
 
 // Sets up the per-rank logger: <out>/logs/rank-<r>.log, plus the console on rank 0. The
 // console log goes to stdout, like the tables printed at the end: mpirun forwards stdout and

@@ -7,10 +7,10 @@
 
 namespace compatbench {
 
-void run_worker(const Config& config, const TaskGraph& graph, MPI_Comm comm, ResultsFile& results,
-                Executor& executor) {
+void run_worker(const Config& config, const TaskGraph& graph, const comm::Comm& comm,
+                ResultsFile& results, Executor& executor) {
     using Clock = std::chrono::steady_clock;
-    Outbox outbox(comm);
+    comm::Outbox outbox(comm);
     std::vector<Completion> unsent;
     bool stop = false, abandon = false, signal_sent = false;
     auto last_flush = Clock::now();
@@ -23,7 +23,7 @@ void run_worker(const Config& config, const TaskGraph& graph, MPI_Comm comm, Res
         bool worked = false;
         int from = 0, tag = 0;
         std::vector<std::uint8_t> bytes;
-        while (try_receive(comm, 0, from, tag, bytes)) {
+        while (comm.try_receive(0, from, tag, bytes)) {
             worked = true;
             if (tag == kTagAssign) {
                 executor.push(decode_assignments(bytes));

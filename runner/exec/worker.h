@@ -2,14 +2,13 @@
 // the rows of its finished tasks to results.h5, and reports results back in batches.
 #pragma once
 
-#include <mpi.h>
-
+#include "comm/comm.h"
 #include "exec/executor.h"
 #include "store/results_file.h"
 
 namespace compatbench {
 
-void run_worker(const Config& config, const TaskGraph& graph, MPI_Comm comm, ResultsFile& results,
-                Executor& executor);
+void run_worker(const Config& config, const TaskGraph& graph, const comm::Comm& comm,
+                ResultsFile& results, Executor& executor);
 
 }  // namespace compatbench

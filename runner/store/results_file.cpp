@@ -19,20 +19,18 @@ std::size_t max_width(const std::vector<Value>& values) {
 }
 }  // namespace
 
-ResultsFile::ResultsFile(const std::string& path, MPI_Comm comm, const Config& config,
+ResultsFile::ResultsFile(const std::string& path, const comm::Comm& comm, const Config& config,
                          const TaskGraph& graph, const RunMeta& meta)
-    : config_(config), graph_(graph) {
-    MPI_Comm_rank(comm, &rank_);
+    : config_(config), graph_(graph), rank_(comm.rank()) {
     h5::quiet_errors();
     h5::Handle fapl(h5::check(H5Pcreate(H5P_FILE_ACCESS), "create file access list"), H5Pclose);
-    h5::check_herr(H5Pset_fapl_mpio(fapl.get(), comm, MPI_INFO_NULL), "select the MPI-IO driver");
+    h5::check_herr(H5Pset_fapl_mpio(fapl.get(), comm.native(), MPI_INFO_NULL),
+                   "select the MPI-IO driver");
     file_ = h5::Handle(h5::check(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
                                  "create " + path),
                        H5Fclose);
     const hid_t f = file_.get();
-    int ranks = 1;
-    MPI_Comm_size(comm, &ranks);
-    h5::mark_shared(f, ranks > 1);
+    h5::mark_shared(f, comm.size() > 1);
 
     // /meta: every rank creates the same datasets (collective); rank 0 writes the values.
     const std::pair<const char*, Value> facts[] = {

@@ -11,12 +11,11 @@
 // made; each rank then writes the rows of the tasks it ran (independent I/O, buffered).
 #pragma once
 
-#include <mpi.h>
-
 #include <map>
 #include <string>
 #include <vector>
 
+#include "comm/comm.h"
 #include "core/table.h"
 #include "graph/task_graph.h"
 #include "store/h5.h"
@@ -56,7 +55,7 @@ class ResultsFile {
 
     // Creates (truncates) `path` with every task table, /tasks and /meta.
     // collective: all ranks, or it hangs.
-    ResultsFile(const std::string& path, MPI_Comm comm, const Config& config,
+    ResultsFile(const std::string& path, const comm::Comm& comm, const Config& config,
                 const TaskGraph& graph, const RunMeta& meta);
     ~ResultsFile();
     ResultsFile(const ResultsFile&) = delete;

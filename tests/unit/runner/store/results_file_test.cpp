@@ -3,12 +3,12 @@
 // the task facts and analysis tables are written where docs/results.md says, and the file
 // reads back with the serial reader.
 #include <gtest/gtest.h>
-#include <mpi.h>
 
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 
+#include "comm/comm.h"
 #include "experiment/experiment.h"
 #include "graph/task_graph.h"
 #include "store/h5.h"
@@ -18,17 +18,11 @@
 using namespace compatbench;
 
 namespace {
-// MPI for this test process only (singleton: no mpirun), finalized at exit.
-void ensure_mpi() {
-    int initialized = 0;
-    MPI_Initialized(&initialized);
-    if (initialized) return;
-    MPI_Init(nullptr, nullptr);
-    std::atexit([] {
-        int finalized = 0;
-        MPI_Finalized(&finalized);
-        if (!finalized) MPI_Finalize();
-    });
+// MPI for this test process only (singleton: no mpirun), until it exits.
+const comm::Comm& self() {
+    static const comm::Session session;
+    static const comm::Comm alone(MPI_COMM_SELF);
+    return alone;
 }
 
 // The run metadata of a test's config.
@@ -45,7 +39,6 @@ std::string temp_file(const std::string& name) {
 }  // namespace
 
 TEST(ResultsFile, RowsFactsAndAnalysisTablesReadBack) {
-    ensure_mpi();
     const Config config = parse_config(
         "experiment: {name: t, seed: 1}\n"
         "tasks:\n"
@@ -56,7 +49,7 @@ TEST(ResultsFile, RowsFactsAndAnalysisTablesReadBack) {
     const RunMeta meta = meta_of(config);
     const std::string path = temp_file("results_file_test.h5");
     {
-        ResultsFile file(path, MPI_COMM_SELF, config, graph, meta);
+        ResultsFile file(path, self(), config, graph, meta);
         file.stage(2, {0.5, std::int64_t{7}, std::string("ok")});
         file.stage_unfinished(0);
         EXPECT_EQ(file.staged(), 2u);
@@ -95,7 +88,6 @@ TEST(ResultsFile, RowsFactsAndAnalysisTablesReadBack) {
 // While an exception unwinds, an object of a file marked shared is let go unclosed (its close
 // may be collective: the ranks that did not fail would wait in it); otherwise it is closed.
 TEST(H5Handle, ObjectsOfASharedFileAreLetGoWhileUnwinding) {
-    ensure_mpi();
     h5::quiet_errors();
     const std::string path =
         (std::filesystem::path(::testing::TempDir()) / "h5_handle_test.h5").string();
@@ -129,7 +121,6 @@ TEST(H5Handle, ObjectsOfASharedFileAreLetGoWhileUnwinding) {
 // Rows spread over a table are written by one point selection per column, and /tasks in
 // slices of 65,536 rows: every row lands where it belongs, across the slices' seam.
 TEST(ResultsFile, SpreadRowsAndManySlicesOfFactsLandInPlace) {
-    ensure_mpi();
     const Config config = parse_config(
         "experiment: {name: t, seed: 1}\n"
         "tasks:\n"
@@ -140,7 +131,7 @@ TEST(ResultsFile, SpreadRowsAndManySlicesOfFactsLandInPlace) {
     const std::string path = temp_file("results_file_slices.h5");
     const std::size_t n = graph.tasks().size();
     {
-        ResultsFile file(path, MPI_COMM_SELF, config, graph, meta);
+        ResultsFile file(path, self(), config, graph, meta);
         std::vector<TaskFact> facts(n);
         for (std::size_t i = 0; i < n; i += 3) file.stage(i, {static_cast<double>(i) / 2});
         file.flush();
