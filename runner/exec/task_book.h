@@ -15,7 +15,7 @@
 #include "exec/dispatch_policy.h"
 #include "experiment/experiment.h"
 #include "graph/task_graph.h"
-#include "store/results_file.h"
+#include "store/task_fact.h"
 
 namespace compatbench {
 

@@ -2,10 +2,11 @@
 // kind's outputs (tasks/task_group.h: table_columns).
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
-#include "tasks/task_group.h"
+#include "core/value.h"
 
 namespace compatbench {
 

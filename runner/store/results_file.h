@@ -19,6 +19,7 @@
 #include "core/table.h"
 #include "graph/task_graph.h"
 #include "store/h5.h"
+#include "store/task_fact.h"
 
 namespace compatbench {
 
@@ -34,18 +35,6 @@ struct RunMeta {
     double start_time = 0.0;
     std::string excluded;   // run --exclude patterns, space-separated (written when given)
     std::string placement;  // each rank's host, devices and threads, as JSON (exec/placement.h)
-};
-
-// Run facts of one task, for /tasks.
-struct TaskFact {
-    std::string status = "pending";  // done, failed, skipped, pending
-    std::int64_t rank = -1;
-    std::int64_t attempt = 0;
-    double start = 0.0;
-    double duration = 0.0;
-    std::string error;
-    std::string host;     // where it ran
-    std::string devices;  // the devices it was given ("0,1"; "" for none)
 };
 
 class ResultsFile {
