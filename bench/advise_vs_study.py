@@ -2,8 +2,8 @@
 configs/real.yaml's: each backbone's 8 fine-tunes, all 28 pairs, c = 1, beside the study's
 112 task-arithmetic merges of the same pairs): the flags at the paper's threshold and at a
 threshold fixed on half of the backbones and tested on the rest. The report's section
-"Advice before merging, against the merging study" (report/advice_study.py) is the same.
-    /usr/bin/python3 bench/advise_vs_study.py RUN_DIR [COMPATBENCH]
+"Advice before merging, against the merging study" (compatnets.report.advice_study) is the same.
+    PYTHONPATH=python /usr/bin/python3 bench/advise_vs_study.py RUN_DIR [COMPATBENCH]
 """
 import os
 import sys
@@ -11,9 +11,8 @@ import tempfile
 
 import h5py
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from report.advice_study import compare, summary  # noqa: E402
-from report.h5 import table  # noqa: E402
+from compatnets.report.advice_study import compare, summary
+from compatnets.report.h5 import table
 
 
 def main(run, binary):

@@ -1,22 +1,21 @@
 """Whether the real alignment study tells pairs apart (docs/real-networks.md, "What counts"):
-from a run's results.h5, the regime's gates as the report judges them (report/real_gates.py:
-G1, the pairs' median R@1 on flickr against the captions' oracle R@1 in /real/data; G2, per
-evaluation split, the spread of R@1 across pairs against one pair's binomial standard error on
-the split's images), then per split the pairs' R@1 (range, as a fraction of the oracle) and
-the study's own tables: correlations beside the reliability cap of their target,
-Kruskal-Wallis over the regions, the LOFO range, k-sensitivity and the budget correlations.
-    /usr/bin/python3 bench/alignment_spread.py RESULTS_H5 [--pairs]
+from a run's results.h5, the regime's gates as the report judges them
+(compatnets.report.real_gates: G1, the pairs' median R@1 on flickr against the captions'
+oracle R@1 in /real/data; G2, per evaluation split, the spread of R@1 across pairs against
+one pair's binomial standard error on the split's images), then per split the pairs' R@1
+(range, as a fraction of the oracle) and the study's own tables: correlations beside the
+reliability cap of their target, Kruskal-Wallis over the regions, the LOFO range,
+k-sensitivity and the budget correlations.
+    PYTHONPATH=python /usr/bin/python3 bench/alignment_spread.py RESULTS_H5 [--pairs]
 --pairs also lists every pair's R@1 on both splits and as a fraction of the oracle.
 """
-import os
 import sys
 
 import h5py
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from report.h5 import table  # noqa: E402
-from report.real_gates import SPLITS, alignment_regime, failed  # noqa: E402
+from compatnets.report.h5 import table
+from compatnets.report.real_gates import SPLITS, alignment_regime, failed
 
 
 def rows_for(t, target):

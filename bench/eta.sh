@@ -18,17 +18,7 @@ trap '[[ -n ${KEEP:-} ]] || rm -rf "$WORK"' EXIT
 
 # The same experiment (same hash), with a progress line every 2 s.
 COPY=$(copy_config "$CONFIG" "$WORK/config")
-"$PY" - "$COPY" "$WORK/config/config.yaml" <<'PYEOF'
-import re, sys
-text = open(sys.argv[1]).read()
-if re.search(r"^runner:", text, re.M):
-    text = re.sub(r"^(\s+)progress_interval:.*$", r"\1progress_interval: 2", text, flags=re.M)
-    if "progress_interval: 2" not in text:
-        text = re.sub(r"^runner:\s*\n", "runner:\n  progress_interval: 2\n", text, flags=re.M)
-else:
-    text += "\nrunner:\n  progress_interval: 2\n"
-open(sys.argv[2], "w").write(text)
-PYEOF
+"$PY" "$ROOT/bench/eta_config.py" "$COPY" "$WORK/config/config.yaml"
 "$BIN" validate "$WORK/config/config.yaml" > /dev/null
 export COMPATBENCH_COST_CACHE=$WORK/costs.json
 for run in cold warm; do

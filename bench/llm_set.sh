@@ -1,14 +1,12 @@
-# Sourced by bench/screen.sh and bench/merge.sh (arguments: [DIR] [LAYERS] [HIDDEN]): the
-# release binary, MPI as root, and a Llama-shaped BF16 checkpoint set (base + 2 fine-tunes,
-# one sharded) generated in DIR on first use, shrunk to fit half the free disk.
+# Sourced by bench/screen.sh, bench/merge.sh and bench/merge_task.sh (arguments: [DIR]
+# [LAYERS] [HIDDEN]): what bench/lib.sh sets (the release binary, MPI as root), and a
+# Llama-shaped BF16 checkpoint set (base + 2 fine-tunes, one sharded) generated in DIR on
+# first use, shrunk to fit half the free disk.
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BIN=$ROOT/build/release/runner/compatbench
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 DIR=${1:-${TMPDIR:-/tmp}/compatbench-llm}
 LAYERS=${2:-8}
 HIDDEN=${3:-2048}
-if [[ $(id -u) == 0 ]]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
-export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_rmaps_base_oversubscribe=1
 need_kb=$(( LAYERS * HIDDEN * HIDDEN * 12 * 2 * 3 / 1024 * 12 / 10 ))
 free_kb=$(df -k --output=avail "$(dirname "$DIR")" | tail -1)
 if (( need_kb > free_kb / 2 )); then
@@ -25,14 +23,7 @@ SET_FILES=("$DIR/base.safetensors" "$DIR/ft0.safetensors" "$DIR"/ft1/*.safetenso
 # the rate at which this machine's kernel copies them out of the page cache (warm), or off
 # the disk after drop_cache (cold): the ceiling for any reader of these files on one core.
 dd_rate() {
-  /usr/bin/python3 - "${SET_FILES[@]}" <<'PYEOF'
-import os, subprocess, sys, time
-total = sum(os.path.getsize(f) for f in sys.argv[1:])
-start = time.perf_counter()
-for f in sys.argv[1:]:
-    subprocess.run(["dd", f"if={f}", "of=/dev/null", "bs=256K"], check=True, stderr=subprocess.DEVNULL)
-print(f"{total / 1e9 / (time.perf_counter() - start):.2f}")
-PYEOF
+  "$PY" "$ROOT/bench/llm_set_dd_rate.py" "${SET_FILES[@]}"
 }
 # Drops the page cache (root only); false when it cannot.
 drop_cache() { [[ -w /proc/sys/vm/drop_caches ]] && sync && echo 3 > /proc/sys/vm/drop_caches; }

@@ -1,8 +1,8 @@
 """PRISM's drift study on the language models (configs/real-lm.yaml) from a run's
 results.h5, as docs/language-models.md defines it: the base's loss curve, the specialists per
 drift level, the regime, each claim judged by the rule fixed before the run (the report's
-own judgement, report/lm.py), the keep floors, and each part's task time.
-    /usr/bin/python3 bench/lm_study.py RESULTS_H5
+own judgement, compatnets.report.lm), the keep floors, and each part's task time.
+    PYTHONPATH=python /usr/bin/python3 bench/lm_study.py RESULTS_H5
 """
 import json
 import os
@@ -11,9 +11,8 @@ import sys
 import h5py
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from report.h5 import table  # noqa: E402
-from report.lm import _floors, drift_claims  # noqa: E402
+from compatnets.report.h5 import table
+from compatnets.report.lm import _floors, drift_claims
 
 
 def models(f):

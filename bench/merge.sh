@@ -58,14 +58,7 @@ run() {  # NAME RANKS
   done
   # "read X GB in S s on R rank(s): G GB/s; per rank at most: peak RSS A MB (...), anonymous memory B MB"
   SECONDS_OF[$1.$2]=$(echo "$line" | sed -E 's/.* in ([0-9.]+) s.*/\1/')
-  /usr/bin/python3 - "$1" "$2" "$(passes "$1")" "$bw" "$pc" "$line" <<'PY'
-import re, sys
-name, ranks, passes, bw, pc, line = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5]), sys.argv[6]
-gb, s = map(float, re.search(r"read ([0-9.]+) GB in ([0-9.]+) s", line).groups())
-rss, anon = map(float, re.search(r"peak RSS ([0-9.]+) MB.*anonymous memory ([0-9.]+) MB", line).groups())
-rate = gb * passes / s / ranks
-print(f"{name:6s} {ranks:5d} {s:8.2f} {gb / s:9.2f} {passes:8d} {100 * rate / bw:8.0f}% {100 * rate / pc:8.0f}% {rss:8.0f}MB {anon:8.0f}MB")
-PY
+  /usr/bin/python3 "$ROOT/bench/merge_row.py" "$1" "$2" "$(passes "$1")" "$bw" "$pc" "$line"
 }
 for m in ta ties dare slerp stock prism hard norm; do run $m 1; done
 run ta 2

@@ -10,21 +10,7 @@
 source "$(dirname "$0")/llm_set.sh"
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
-(cd "$ROOT/python" && /usr/bin/python3 - "$DIR" "$OUT" <<'PY'
-import os, sys
-import numpy as np
-from compatnets.safetensors import save
-d, out = sys.argv[1], sys.argv[2]
-rng = np.random.default_rng(1)
-for ft in ("ft0", "ft1"):
-    os.makedirs(f"{out}/features/b+{ft}", exist_ok=True)
-    save(f"{out}/features/b+{ft}/probe.safetensors", {"features": rng.standard_normal((64, 8)).astype(np.float32)})
-with open(f"{out}/manifest.yaml", "w") as f:
-    f.write(f"features: features\nbackbones: [{{name: b, family: llama, paradigm: sup, checkpoint: {d}/base.safetensors}}]\n"
-            f"finetunes:\n  - {{name: b+ft0, base: b, task: t0, checkpoint: {d}/ft0.safetensors}}\n"
-            f"  - {{name: b+ft1, base: b, task: t1, checkpoint: {d}/ft1}}\n")
-PY
-)
+"$PY" "$ROOT/bench/merge_task_inputs.py" "$DIR" "$OUT"
 cat > "$OUT/eval.sh" <<'SH'
 #!/bin/sh
 # $1: the merged checkpoint, $2: the result file. Records the merge's size, scores nothing.
@@ -62,22 +48,4 @@ peak_anon() {  # CONFIG OUT: runs it, prints the peak RssAnon in MB
 }
 base=$(peak_anon "$OUT/base.yaml" "$OUT/run_base")
 merge=$(peak_anon "$OUT/merge.yaml" "$OUT/run_merge")
-/usr/bin/python3 - "$DIR" "$OUT/run_merge" "$base" "$merge" <<'PY'
-import glob, json, os, struct, sys
-d, run, base, merge = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-with open(f"{d}/base.safetensors", "rb") as f:
-    n = struct.unpack("<Q", f.read(8))[0]
-    header = json.loads(f.read(n))
-largest = max(4 * eval("*".join(map(str, v["shape"])) or "1") for k, v in header.items() if k != "__metadata__")
-inputs = sum(os.path.getsize(p) for p in glob.glob(f"{d}/**/*.safetensors", recursive=True))
-merged = [int(open(p).read().split()[0]) for p in glob.glob(f"{run}/work/*/size")]
-rows = [json.loads(l) for l in open(f"{run}/ledger.jsonl")]
-tasks = [r for r in rows if r["group"] == "merges"]
-assert tasks and all(r["status"] == "done" for r in tasks), rows
-print(f"inputs {inputs / 1e9:.2f} GB (base + 2 fine-tunes); merged checkpoint {max(merged) / 1e9:.2f} GB; "
-      f"largest tensor in F32 {largest / 1e6:.0f} MB")
-for r in tasks:
-    print(f"  {r['id']}: {r['duration']:.2f} s")
-print(f"peak anonymous memory, 1 rank: runner alone {base} MB, with the merge tasks {merge} MB: "
-      f"the merges add {merge - base} MB")
-PY
+/usr/bin/python3 "$ROOT/bench/merge_task_summary.py" "$DIR" "$OUT/run_merge" "$base" "$merge"

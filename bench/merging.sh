@@ -10,19 +10,7 @@ OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 if [[ $(id -u) == 0 ]]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
-/usr/bin/python3 - "$ROOT/configs/default.yaml" "$OUT/merging.yaml" <<'PYEOF'
-import re, sys
-out, drop = [], False
-for line in open(sys.argv[1]).read().split("\n"):
-    m = re.match(r"  - \{?name: ([\w.-]+)", line)
-    if m:
-        drop = re.fullmatch(r"align_\w+|alignment|paradigms", m.group(1)) is not None
-    elif not line.startswith("    "):
-        drop = False
-    if not drop:
-        out.append(line)
-open(sys.argv[2], "w").write("\n".join(out))
-PYEOF
+/usr/bin/python3 "$ROOT/bench/merging_config.py" "$ROOT/configs/default.yaml" "$OUT/merging.yaml"
 "$ROOT/build/release/runner/compatbench" validate "$OUT/merging.yaml"
 mpirun -n 2 "$ROOT/build/release/runner/compatbench" run "$OUT/merging.yaml" --out "$OUT/run" --log-level warn > "$OUT/log" 2>&1
 /usr/bin/python3 "$ROOT/bench/task_costs.py" "$OUT/run/results.h5" merge_knn merge_grid merges

@@ -20,12 +20,6 @@ m1=$(wall "$OUT/n1/results.h5"); m2=$(wall "$OUT/n2/results.h5")
 plan=$("$BIN" plan "$CONFIG" --ranks "1,2" --costs "$OUT/n1/results.h5")
 p1=$(echo "$plan" | awk '$1 == 1 && $NF ~ /ranks|path/ {print $4}')
 p2=$(echo "$plan" | awk '$1 == 2 && $NF ~ /ranks|path/ {print $4}')
-/usr/bin/python3 - "$m1" "$p1" "$m2" "$p2" <<'PYEOF'
-import sys
-m1, p1, m2, p2 = map(float, sys.argv[1:])
-for n, m, p in ((1, m1, p1), (2, m2, p2)):
-    print(f"{n} rank(s): measured {m:.2f} s, predicted {p:.2f} s from the 1-rank run's durations: "
-          f"{100 * (p - m) / m:+.1f}%")
-PYEOF
+/usr/bin/python3 "$ROOT/bench/plan_check.py" "$m1" "$p1" "$m2" "$p2"
 echo
 "$BIN" plan "$CONFIG" --ranks "$RANKS" --costs "$OUT/n1/results.h5" | sed -n '/^scaling/,$p'

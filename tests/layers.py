@@ -6,7 +6,8 @@ Rules (docs/architecture.md):
   - within runner/, only comm/ (the MPI layer) includes <mpi.h>;
   - within workloads/, folders include each other without cycles;
   - within runner/, a folder includes only folders below it in
-        core < comm < config < tasks, analyses < experiment < graph < store < exec < app
+        core < comm < config < store < kind < catalog < commands < tasks, analyses
+          < experiment < graph < exec < app
     (tasks and analyses are one level: they may not include each other).
 
 Known breaches still to be undone are listed in tests/layers_known.txt, one per line as
@@ -21,8 +22,9 @@ import sys
 
 from ratchet import check, source_root
 
-RUNNER_ORDER = {"core": 0, "comm": 1, "config": 2, "tasks": 3, "analyses": 3, "experiment": 4,
-                "graph": 5, "store": 6, "exec": 7, "app": 8}
+RUNNER_ORDER = {"core": 0, "comm": 1, "config": 2, "store": 3, "kind": 4, "catalog": 5,
+                "commands": 6, "tasks": 7, "analyses": 7, "experiment": 8, "graph": 9, "exec": 10,
+                "app": 11}
 INCLUDE = re.compile(r'^\s*#\s*include\s+[<"]([^>"]+)[>"]', re.M)
 
 

@@ -6,10 +6,13 @@ own PyTorch or numpy code needs to meet it:
 - ``compatnets.safetensors``: a small, numpy-only safetensors reader and writer (Debian
   packages no safetensors module), to export feature matrices and checkpoints that
   compatbench reads, and to read back the merged checkpoints it writes.
+- ``compatnets.report``: the HTML report of a run (``python3 -m compatnets.report OUT_DIR``,
+  what ``compatbench report`` runs); it needs h5py and matplotlib (the ``report`` extra), and
+  ``import compatnets`` does not load it.
 
 Install it into a virtual environment (``pip install ./python``; ``pip install
-"./python[torch]"`` for the real-network library), or put this folder on the path, as the
-runner's configs do with Debian's interpreter::
+"./python[torch]"`` for the real-network library, ``"./python[report]"`` for the report),
+or put this folder on the path, as the runner's configs do with Debian's interpreter::
 
     import sys; sys.path.insert(0, "/path/to/compatbench/python")
     from compatnets.safetensors import save, load

@@ -1,9 +1,7 @@
 #include "app/advice_io.h"
 
 #include "formats/json_file.h"
-#include "store/h5.h"
-
-#include <hdf5.h>
+#include "store/table_file.h"
 
 #include <algorithm>
 #include <cmath>
@@ -52,25 +50,21 @@ ColumnType type_of(const Value& v) {
 }  // namespace
 
 void write_h5_table(const std::string& path, const std::string& group, const nlohmann::json& rows) {
-    h5::quiet_errors();
-    h5::Handle f(h5::check(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
-                           "create " + path),
-                 H5Fclose);
-    h5::create_groups(f.get(), group);
+    TableFile file(path);
+    file.add_group(group);
     if (rows.empty()) return;
+    TableData table = TableData::make(group, {});
     for (const auto& [key, first] : rows.front().items()) {
         std::vector<Value> cells;
         for (const auto& r : rows) cells.push_back(cell_of(r.at(key)));
         ColumnSpec spec{key, type_of(cell_of(first)), 0};
-        for (const auto& c : cells) {
+        for (const auto& c : cells)
             if (spec.type == ColumnType::f64 && !std::holds_alternative<double>(c))
                 spec.type = type_of(c);
-            if (const auto* s = std::get_if<std::string>(&c))
-                spec.width = std::max<std::size_t>({spec.width, s->size(), 1});
-        }
-        auto d = h5::create_column(f.get(), group + "/" + key, spec, cells.size());
-        h5::write_column_range(d.get(), spec, 0, cells.data(), cells.size());
+        table.add_column(spec);
+        table.values.back() = std::move(cells);
     }
+    file.write(table);
 }
 
 nlohmann::json finite_or_null(double v) {

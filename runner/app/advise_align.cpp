@@ -14,12 +14,12 @@
 #include "app/advice_io.h"
 #include "app/mpi_verb.h"
 #include "app/verbs.h"
+#include "catalog/feature_catalog.h"
 #include "compass/align_advice.h"
 #include "config/yaml_check.h"
 #include "exec/signals.h"
 #include "formats/json_file.h"
 #include "formats/matrix.h"
-#include "tasks/feature_catalog.h"
 
 namespace compatbench {
 

@@ -13,8 +13,8 @@
 #include "app/verbs.h"
 #include "exec/signals.h"
 #include "stats/summary.h"
-#include "store/h5.h"
 #include "store/h5_read.h"
+#include "store/table_file.h"
 
 namespace compatbench {
 
@@ -122,32 +122,28 @@ Spread spread_of(const Collected& c) {
 }
 
 void write_combined(const std::string& file, const Spread& s, const Collected& c) {
-    h5::quiet_errors();
-    h5::Handle f(h5::check(H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
-                           "create " + file),
-                 H5Fclose);
-    h5::create_groups(f.get(), "combine/spread");
-    h5::create_groups(f.get(), "combine/sources");
-    // A column of any cell type; a string column as wide as its longest string.
-    const auto write = [&](const std::string& path, const auto& v, ColumnType type) {
-        std::size_t width = 0;
-        if constexpr (std::is_same_v<std::decay_t<decltype(v[0])>, std::string>)
-            for (const auto& e : v) width = std::max(width, std::max<std::size_t>(1, e.size()));
-        const ColumnSpec spec{path.substr(path.rfind('/') + 1), type, width};
-        std::vector<Value> cells(v.begin(), v.end());
-        auto d = h5::create_column(f.get(), path, spec, v.size());
-        h5::write_column_range(d.get(), spec, 0, cells.data(), cells.size());
+    TableFile out(file);
+    out.add_group("combine/spread");
+    out.add_group("combine/sources");
+    TableData spread = TableData::make("combine/spread", {}),
+              sources = TableData::make("combine/sources", {});
+    // A column of any cell type (a string column as wide as its longest string).
+    const auto add = [](TableData& t, const char* name, const auto& v, ColumnType type) {
+        t.add_column({name, type, 0});
+        t.values.back().assign(v.begin(), v.end());
     };
-    write("combine/spread/table", s.table, ColumnType::str);
-    write("combine/spread/row", s.row, ColumnType::str);
-    write("combine/spread/column", s.column, ColumnType::str);
-    write("combine/spread/runs", s.runs, ColumnType::i64);
-    write("combine/spread/mean", s.mean, ColumnType::f64);
-    write("combine/spread/sd", s.sd, ColumnType::f64);
-    write("combine/spread/min", s.min, ColumnType::f64);
-    write("combine/spread/max", s.max, ColumnType::f64);
-    write("combine/sources/path", c.sources, ColumnType::str);
-    write("combine/sources/seed", c.seeds, ColumnType::i64);
+    add(spread, "table", s.table, ColumnType::str);
+    add(spread, "row", s.row, ColumnType::str);
+    add(spread, "column", s.column, ColumnType::str);
+    add(spread, "runs", s.runs, ColumnType::i64);
+    add(spread, "mean", s.mean, ColumnType::f64);
+    add(spread, "sd", s.sd, ColumnType::f64);
+    add(spread, "min", s.min, ColumnType::f64);
+    add(spread, "max", s.max, ColumnType::f64);
+    add(sources, "path", c.sources, ColumnType::str);
+    add(sources, "seed", c.seeds, ColumnType::i64);
+    out.write(spread);
+    out.write(sources);
 }
 
 void print_spread(const Spread& s, std::size_t runs, const std::string& file) {

@@ -110,7 +110,7 @@ void add_config_verbs(CLI::App& app, Verbs& verbs) {
 void add_results_verbs(CLI::App& app, Verbs& verbs) {
     struct Opts {
         std::string status_dir, combine_out, report_dir, report_python, report_library;
-        std::string report_package = COMPATBENCH_SOURCE_DIR "/report";
+        std::string report_package = COMPATBENCH_SOURCE_DIR "/python";
         bool status_json = false, status_exit_code = false;
         std::vector<std::string> combine_dirs;
         ComparePaths paths;
@@ -141,8 +141,9 @@ void add_results_verbs(CLI::App& app, Verbs& verbs) {
         ->required();
     report->add_option("--library", o->report_library,
                        "results.h5 of a model-library run, set beside the real networks'");
-    report->add_option("--package", o->report_package,
-                       "The report's Python package (default: the source tree's report/)");
+    report->add_option(
+        "--package", o->report_package,
+        "The folder holding the Python package compatnets/ (default: the source tree's python/)");
     report->add_option("--python", o->report_python, "Python with h5py, numpy, matplotlib");
     verbs.push_back({report, [o] {
                          return verb_report(o->report_dir, o->report_package, o->report_library,

@@ -12,8 +12,8 @@
 #include "exec/simulate.h"
 #include "experiment/experiment.h"
 #include "graph/task_graph.h"
+#include "kind/task_kind.h"
 #include "store/h5_read.h"
-#include "tasks/task_kind.h"
 
 namespace compatbench {
 

@@ -188,7 +188,10 @@ GroupSpec parse_group(const YamlChecker& yc, const YAML::Node& node, const std::
     }
     if (node["count"]) g.count = yc.as_int(node["count"], join_path(gpath, "count"));
     if (node["grid"]) g.grid = parse_grid(yc, node["grid"], gpath);
-    if (node["id"]) g.id_template = yc.as_string(node["id"], join_path(gpath, "id"));
+    if (node["id"]) {
+        g.id_template = yc.as_string(node["id"], join_path(gpath, "id"));
+        g.id_mark = node["id"].Mark();
+    }
     if (node["after"]) g.after = parse_after(yc, node["after"], gpath);
     g.retries = node["retries"] ? static_cast<int>(yc.as_int(node["retries"], gpath + ".retries"))
                                 : runner.retries;
@@ -198,6 +201,7 @@ GroupSpec parse_group(const YamlChecker& yc, const YAML::Node& node, const std::
     g.cost = g.cost_given ? yc.as_real(node["cost"], gpath + ".cost") : 1.0;
     g.print = node["print"] ? yc.as_bool(node["print"], gpath + ".print") : false;
     g.server_per_task = runner.server_per_task;
+    g.entry = yaml_to_json(node);
     g.gpus = node["gpus"] ? static_cast<int>(yc.as_int(node["gpus"], gpath + ".gpus")) : 0;
     return g;
 }

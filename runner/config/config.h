@@ -10,10 +10,11 @@
 // This layer parses and checks the YAML into values and knows no task or analysis kind:
 // parse_config_text gives each group's and analysis's `kind` as a name, its kind keys
 // unchecked, and nothing the YAML does not say. experiment/experiment.h binds the kinds
-// (load_config, parse_config: a TaskGroup per group, tasks/task_group.h).
+// (load_config, parse_config: a TaskGroup per group, kind/task_group.h).
 #pragma once
 
 #include <yaml-cpp/yaml.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <filesystem>
@@ -74,6 +75,10 @@ struct GroupSpec {
     int gpus = 0;        // devices each task needs; it runs only on a rank holding that many
     bool server_per_task = false;  // the runner's `servers: per_task`
     YAML::Mark mark;
+    YAML::Mark id_mark;    // where `id:` is, when given
+    nlohmann::json entry;  // the whole entry (the cost memory's fingerprint)
+    // The entry, for its kind to read when the group is bound; empty after that (the kind
+    // keeps what it needs in the group's settings, kind/task_group.h).
     YAML::Node node;
     std::filesystem::path config_dir;  // the config file's folder, absolute ({config_dir})
 };

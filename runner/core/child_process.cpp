@@ -140,6 +140,25 @@ std::vector<std::string> environment_with(const EnvOverrides& env) {
 }
 }  // namespace
 
+int run_program(const std::vector<std::string>& argv, const EnvOverrides& env) {
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    const std::vector<std::string> entries = environment_with(env);
+    std::vector<char*> envp;
+    for (const auto& e : entries) envp.push_back(const_cast<char*>(e.c_str()));
+    envp.push_back(nullptr);
+    pid_t pid = -1;
+    if (const int rc = posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), envp.data())) {
+        errno = rc;
+        return -1;
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) return -1;
+    return status;
+}
+
 ChildProcess::ChildProcess(const std::string& command, const std::filesystem::path& log_path,
                            std::uint64_t limit, std::chrono::milliseconds grace,
                            const EnvOverrides& env, int pass_fd, bool keep_background)

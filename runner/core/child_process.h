@@ -47,10 +47,15 @@ class CappedLog {
 // Environment variables set for a command, over those of the rank (name, value).
 using EnvOverrides = std::vector<std::pair<std::string, std::string>>;
 
+// Runs `argv` (argv[0] found on PATH; no shell) in the foreground with this process's
+// standard streams and environment, `env` set over it, and waits: its wait() status, or -1
+// when it could not be started (errno set).
+int run_program(const std::vector<std::string>& argv, const EnvOverrides& env = {});
+
 // `/bin/sh -c command` under a guard, in its own process group; its output goes through a
 // pipe into a CappedLog, or (limit 0) straight into the log file. `env` is set over the
 // rank's environment; `pass_fd` (when >= 0) is this process's descriptor that the command
-// gets as descriptor 3 (a command server's socket, tasks/command_server.h). With
+// gets as descriptor 3 (a command server's socket, commands/command_server.h). With
 // `keep_background`, what the shell leaves running outlives it (daemons kept on purpose).
 class ChildProcess {
   public:

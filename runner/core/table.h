@@ -17,6 +17,24 @@ inline ColumnSpec f64(std::string name) { return {std::move(name), ColumnType::f
 inline ColumnSpec i64(std::string name) { return {std::move(name), ColumnType::i64, 0}; }
 inline ColumnSpec str(std::string name) { return {std::move(name), ColumnType::str, 0}; }
 
+// A table laid out without its data: a task group's (or the groups sharing it) in
+// results.h5: task_id, seed, one column per grid or listed key, then the kind's outputs
+// (kind/task_group.h: table_columns).
+struct TableLayout {
+    std::string path;  // e.g. "demo/work" -> /demo/work/<column>
+    std::vector<ColumnSpec> columns;
+    std::size_t rows = 0;
+};
+
+// What a results file holds before any row is written, as plain tables: every task table at
+// its full size, and the rows of /tasks with the widths of its id, kind and group texts.
+// Nothing of a run's config or graph (exec/task_rows.h makes it from them).
+struct ResultsSchema {
+    std::vector<TableLayout> tables;
+    std::size_t tasks = 0;
+    std::size_t id_width = 1, kind_width = 1, group_width = 1;
+};
+
 // A table with its data, column by column (rows = values.size() of any column).
 struct TableData {
     // Relative to the study's analysis group ("correlations" -> /<study>/analysis/

@@ -11,6 +11,7 @@
 
 #include "core/duration.h"
 #include "exec/signals.h"
+#include "exec/task_rows.h"
 
 namespace compatbench {
 
@@ -89,7 +90,7 @@ std::size_t Coordinator::resume_from(const std::vector<nlohmann::json>& records)
         f.duration = record_field<double>(r, "duration", 0.0);
         f.host = record_field<std::string>(r, "host", "");
         f.devices = record_field<std::string>(r, "devices", "");
-        results_.stage(i, row);
+        stage_task_row(results_, config_, graph_, i, row);
         model_.record(graph_.tasks()[i].group, f.duration);  // the ETA learns from earlier runs
         book_.restore_done(i, std::move(row), f);
         ++resumed;
@@ -310,7 +311,8 @@ CoordinatorReport Coordinator::run() {
         // This rank's task thread.
         for (auto& c : executor_.take()) {
             worked = true;
-            if (c.outcome.status == TaskStatus::done) results_.stage(c.index, c.outcome.outputs);
+            if (c.outcome.status == TaskStatus::done)
+                stage_task_row(results_, config_, graph_, c.index, c.outcome.outputs);
             handle(0, std::move(c));
         }
         poll_messages(worked);
@@ -356,7 +358,8 @@ CoordinatorReport Coordinator::run() {
     }
     if (abandon) executor_.stop(std::chrono::seconds(10));
     for (auto& c : executor_.take()) {
-        if (c.outcome.status == TaskStatus::done) results_.stage(c.index, c.outcome.outputs);
+        if (c.outcome.status == TaskStatus::done)
+            stage_task_row(results_, config_, graph_, c.index, c.outcome.outputs);
         handle(0, std::move(c));
     }
     ledger_.sync();

@@ -44,7 +44,7 @@ class FileLock {
 }  // namespace
 
 std::string group_fingerprint(const TaskGroup& group) {
-    nlohmann::json keys = yaml_to_json(group.node);
+    nlohmann::json keys = group.entry;
     for (const char* k : {"name", "table", "cost", "after", "retries", "timeout", "print"})
         keys.erase(k);
     keys["kind"] = std::string(group.kind_name);

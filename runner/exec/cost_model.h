@@ -8,7 +8,7 @@
 //     hint) over the measured groups most like it: those that run the same program (their
 //     commands' words, placeholders and options aside: compatnets.finetune evaluate), else
 //     those of its class. There are two classes: groups that run a user's command
-//     (tasks/task_kind.h runs_command; hint kCommandCost when the config gives none) and the
+//     (kind/task_kind.h runs_command; hint kCommandCost when the config gives none) and the
 //     others, so that a measured native kernel says nothing of an unmeasured script, nor the
 //     reverse. With neither the scale is 1, so a hint reads as seconds on one core.
 //   - Bounds for a measured group: its mean ÷ and × kMeasuredBand (1.25). The mean of the

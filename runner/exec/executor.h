@@ -13,9 +13,9 @@
 #include <thread>
 #include <vector>
 
+#include "commands/command_server.h"
 #include "graph/task_graph.h"
-#include "tasks/command_server.h"
-#include "tasks/task_kind.h"
+#include "kind/task_kind.h"
 
 namespace compatbench {
 
@@ -51,7 +51,7 @@ class Executor {
     bool stop(std::chrono::milliseconds grace);
 
     // Why task `index`, done in an earlier run, must run again ("" when it need not): its
-    // files are missing or damaged (tasks/task_kind.h damaged_artifact).
+    // files are missing or damaged (kind/task_kind.h damaged_artifact).
     std::string damaged_artifact(std::size_t index) const;
 
   private:

@@ -26,6 +26,7 @@
 #include "exec/placement.h"
 #include "exec/signals.h"
 #include "exec/stall_guard.h"
+#include "exec/task_rows.h"
 #include "exec/worker.h"
 #include "formats/safetensors.h"
 #include "store/folder_lock.h"
@@ -243,6 +244,7 @@ RunMeta run_meta(const Config& config, const std::vector<RankResources>& ranks) 
     meta.git_revision = COMPATBENCH_GIT_REVISION;
     meta.version = COMPATBENCH_VERSION;
     meta.experiment = config.name;
+    meta.seed = config.seed;
     meta.ranks = static_cast<std::int64_t>(ranks.size());
     std::set<std::string> hosts;
     for (const auto& r : ranks) hosts.insert(r.host);
@@ -302,14 +304,13 @@ void require_room_to_finish(const ResultsFile& results, const Coordinated& c,
 }
 
 // Collectively: every rank's rows, the analyses (sent from rank 0), /tasks and /meta.
-std::vector<std::pair<std::string, TableData>> finish_results(ResultsFile& results,
-                                                              const Coordinated& c,
-                                                              const comm::Comm& comm, int rank,
-                                                              const std::string& path) {
+std::vector<std::pair<std::string, TableData>> finish_results(
+    ResultsFile& results, const Config& config, const TaskGraph& graph, const Coordinated& c,
+    const comm::Comm& comm, int rank, const std::string& path) {
     require_room_to_finish(results, c, path);
     if (rank == 0)
         for (std::size_t i = 0; i < c.report.facts.size(); ++i)
-            if (c.report.facts[i].status != "done") results.stage_unfinished(i);
+            if (c.report.facts[i].status != "done") stage_unfinished_row(results, config, graph, i);
     results.flush();
     std::string analyses =
         rank == 0 ? nlohmann::json(tables_to_json(c.report.analyses)).dump() : std::string();
@@ -317,7 +318,7 @@ std::vector<std::pair<std::string, TableData>> finish_results(ResultsFile& resul
     auto tables = tables_from_json(nlohmann::json::parse(analyses));
     results.write_analysis_tables(tables, 0);
     if (rank == 0) {
-        results.write_task_facts(c.report.facts);
+        results.write_task_facts(c.report.facts, task_names(config, graph));
         results.finish(now_epoch(), c.report.status(), static_cast<std::int64_t>(c.resumed));
     }
     results.close();
@@ -372,7 +373,8 @@ RunSummary run_experiment(const Config& config, const TaskGraph& graph, const Ru
             const Watchdog guard =
                 stall_guard(config.runner.stall_timeout, path, size, rank, "the creation");
             try {
-                return std::make_unique<ResultsFile>(path, comm, config, graph, meta);
+                return std::make_unique<ResultsFile>(path, comm, results_schema(config, graph),
+                                                     meta);
             } catch (const std::runtime_error& e) {
                 throw std::runtime_error(path + ": " + e.what() +
                                          " while creating it (is its disk full, or a quota met?)");
@@ -382,7 +384,7 @@ RunSummary run_experiment(const Config& config, const TaskGraph& graph, const Ru
         const auto finish = [&](const Coordinated& done) {
             const Watchdog final_guard =
                 stall_guard(config.runner.stall_timeout, path, size, rank, "the final writes");
-            tables = finish_results(results, done, comm, rank, path);
+            tables = finish_results(results, config, graph, done, comm, rank, path);
         };
         if (rank == 0) {
             c = coordinate(config, graph, options, comm, results, executor, meta, ranks, finish);

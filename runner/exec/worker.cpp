@@ -4,6 +4,7 @@
 
 #include "exec/messages.h"
 #include "exec/signals.h"
+#include "exec/task_rows.h"
 
 namespace compatbench {
 
@@ -36,7 +37,8 @@ void run_worker(const Config& config, const TaskGraph& graph, const comm::Comm& 
         }
         for (auto& c : executor.take()) {
             worked = true;
-            if (c.outcome.status == TaskStatus::done) results.stage(c.index, c.outcome.outputs);
+            if (c.outcome.status == TaskStatus::done)
+                stage_task_row(results, config, graph, c.index, c.outcome.outputs);
             if (c.outcome.status != TaskStatus::cancelled) ++ran;
             unsent.push_back(std::move(c));
         }

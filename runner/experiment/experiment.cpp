@@ -20,13 +20,18 @@ std::string known_names(const Kinds& kinds) {
     return known;
 }
 
-// A grid axis over a numeric kind key must hold numbers in that key's range.
+// A grid axis over a kind key must be over a numeric one (the others are bound once for the
+// group: TaskKind::bind) and hold numbers in that key's range.
 void check_grid(const YamlChecker& yc, const TaskGroup& g, const std::vector<KeyRule>& rules) {
     for (const auto& [key, values] : g.grid) {
         const YAML::Node axis = g.node["grid"][key];
         const std::string apath = join_path(join_path("tasks." + g.name, "grid"), key);
         for (const auto& rule : rules) {
             if (rule.name != key) continue;
+            if (rule.type != KeyType::integer && rule.type != KeyType::real)
+                yc.fail(axis, apath,
+                        "a grid varies only the numeric keys of kind '" + g.kind_name + "'; '" +
+                            key + "' is set once for the group");
             for (const auto& v : values) {
                 if ((rule.type == KeyType::integer && v.kind != Scalar::Kind::integer) ||
                     (rule.type == KeyType::real && !v.is_number()))
@@ -57,6 +62,7 @@ TaskGroup bind_group(const YamlChecker& yc, GroupSpec spec, const std::vector<Ta
         if (v && v.IsScalar()) g.params[rule.name] = Scalar::parse(v.Scalar());
     }
     check_grid(yc, g, rules);
+    g.settings = g.kind->bind(g, earlier, yc);
     if (g.kind->lists_tasks()) {
         if (g.node["count"] || g.node["grid"])
             yc.fail(g.node["count"] ? g.node["count"] : g.node["grid"], gpath,
@@ -67,6 +73,7 @@ TaskGroup bind_group(const YamlChecker& yc, GroupSpec spec, const std::vector<Ta
     g.outputs = g.kind->outputs(g, yc);  // may read the listed tasks
     g.runs_command = g.kind->runs_command(g);
     if (!g.cost_given && g.runs_command) g.cost = kCommandCost;
+    g.node.reset();  // no YAML outlives binding: the kind keeps what it read
     return g;
 }
 

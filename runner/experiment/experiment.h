@@ -8,7 +8,7 @@
 #include <string>
 
 #include "config/config.h"
-#include "tasks/task_group.h"
+#include "kind/task_group.h"
 
 namespace compatbench {
 

@@ -112,10 +112,10 @@ std::optional<TextTemplate> TaskGraph::id_template(const Config& config, const T
     try {
         tmpl = TextTemplate::parse(g.id_template, known);
     } catch (const std::invalid_argument& e) {
-        throw ConfigError(config.path, g.node["id"].Mark(), "tasks." + g.name + ".id", e.what());
+        throw ConfigError(config.path, g.id_mark, "tasks." + g.name + ".id", e.what());
     }
     if (grid_size(g) > 1 && known.empty()) {
-        throw ConfigError(config.path, g.node["id"].Mark(), "tasks." + g.name + ".id",
+        throw ConfigError(config.path, g.id_mark, "tasks." + g.name + ".id",
                           "a fixed id cannot name more than one task");
     }
     return tmpl;

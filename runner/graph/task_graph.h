@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "core/table.h"
 #include "core/text_template.h"
 #include "experiment/experiment.h"
-#include "graph/table_layout.h"
 
 namespace compatbench {
 

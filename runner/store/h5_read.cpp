@@ -142,4 +142,32 @@ std::vector<std::string> ResultsReader::strings(const std::string& dataset) cons
     return out;
 }
 
+std::vector<std::string> ResultsReader::datasets() const {
+    std::vector<std::string> names;
+    check_herr(H5Ovisit(file_.get(), H5_INDEX_NAME, H5_ITER_INC, collect_datasets, &names),
+               path_ + ": list datasets");
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+std::string ResultsReader::raw(const std::string& dataset) const {
+    const std::string what = path_ + ": /" + dataset;
+    Handle d(check(H5Dopen2(file_.get(), dataset.c_str(), H5P_DEFAULT), "open " + what), H5Dclose);
+    Handle type(check(H5Dget_type(d.get()), "type of " + what), H5Tclose);
+    Handle space(check(H5Dget_space(d.get()), "space of " + what), H5Sclose);
+    const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+    const std::size_t size = H5Tget_size(type.get());
+    std::string bytes(static_cast<std::size_t>(n) * size, '\0');
+    if (n > 0)
+        check_herr(H5Dread(d.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes.data()),
+                   "read " + what);
+    const int rank = H5Sget_simple_extent_ndims(space.get());
+    std::vector<hsize_t> dims(static_cast<std::size_t>(std::max(rank, 0)));
+    if (rank > 0) H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
+    std::string header =
+        "class" + std::to_string(H5Tget_class(type.get())) + ":" + std::to_string(size) + ":";
+    for (hsize_t x : dims) header += std::to_string(x) + ",";
+    return header + "|" + bytes;
+}
+
 }  // namespace compatbench::h5

@@ -1,5 +1,6 @@
 // Reading tables back from a results file (serial HDF5): the columns of a table group as
-// numbers or strings, and the tables below a group. Used by `combine` and `plan --costs`.
+// numbers or strings, the tables below a group, and any dataset's raw bytes. Used by
+// `combine`, `compare` and `plan --costs`.
 #pragma once
 
 #include <map>
@@ -25,6 +26,11 @@ class ResultsReader {
     std::vector<double> numbers(const std::string& dataset) const;
     // A fixed-length string 1-D dataset (null padding removed).
     std::vector<std::string> strings(const std::string& dataset) const;
+    // Every dataset of the file, as paths without the leading '/', sorted.
+    std::vector<std::string> datasets() const;
+    // A dataset's type class, element size, shape and raw bytes as one string: two datasets
+    // hold the same values exactly when these are equal.
+    std::string raw(const std::string& dataset) const;
 
   private:
     std::string path_;

@@ -19,9 +19,9 @@ std::size_t max_width(const std::vector<Value>& values) {
 }
 }  // namespace
 
-ResultsFile::ResultsFile(const std::string& path, const comm::Comm& comm, const Config& config,
-                         const TaskGraph& graph, const RunMeta& meta)
-    : config_(config), graph_(graph), rank_(comm.rank()) {
+ResultsFile::ResultsFile(const std::string& path, const comm::Comm& comm,
+                         const ResultsSchema& schema, const RunMeta& meta)
+    : rank_(comm.rank()) {
     h5::quiet_errors();
     h5::Handle fapl(h5::check(H5Pcreate(H5P_FILE_ACCESS), "create file access list"), H5Pclose);
     h5::check_herr(H5Pset_fapl_mpio(fapl.get(), comm.native(), MPI_INFO_NULL),
@@ -40,7 +40,7 @@ ResultsFile::ResultsFile(const std::string& path, const comm::Comm& comm, const 
         {"meta/git_revision", meta.git_revision},
         {"meta/version", meta.version},
         {"meta/experiment", meta.experiment},
-        {"meta/seed", config.seed},
+        {"meta/seed", meta.seed},
         {"meta/ranks", meta.ranks},
         {"meta/hosts", meta.hosts},
         {"meta/placement", meta.placement},
@@ -65,15 +65,9 @@ ResultsFile::ResultsFile(const std::string& path, const comm::Comm& comm, const 
     }
 
     // /tasks
-    std::size_t id_width = 1, kind_width = 1, group_width = 1;
-    for (const auto& t : graph.tasks()) id_width = std::max(id_width, t.id.size());
-    for (const auto& g : config.groups) {
-        kind_width = std::max(kind_width, g.kind_name.size());
-        group_width = std::max(group_width, g.name.size());
-    }
-    task_columns_ = {{"id", ColumnType::str, id_width},
-                     {"kind", ColumnType::str, kind_width},
-                     {"group", ColumnType::str, group_width},
+    task_columns_ = {{"id", ColumnType::str, schema.id_width},
+                     {"kind", ColumnType::str, schema.kind_width},
+                     {"group", ColumnType::str, schema.group_width},
                      {"status", ColumnType::str, kStatusWidth},
                      {"rank", ColumnType::i64, 0},
                      {"attempt", ColumnType::i64, 0},
@@ -83,11 +77,11 @@ ResultsFile::ResultsFile(const std::string& path, const comm::Comm& comm, const 
                      {"host", ColumnType::str, kPlaceWidth},
                      {"devices", ColumnType::str, kPlaceWidth}};
     for (const auto& c : task_columns_) {
-        task_datasets_.push_back(h5::create_column(f, "tasks/" + c.name, c, graph.tasks().size()));
+        task_datasets_.push_back(h5::create_column(f, "tasks/" + c.name, c, schema.tasks));
     }
 
-    // One table per task group.
-    for (const auto& layout : graph.tables()) {
+    // The task tables.
+    for (const auto& layout : schema.tables) {
         Table table;
         table.columns = layout.columns;
         for (const auto& c : layout.columns) {
@@ -100,20 +94,14 @@ ResultsFile::ResultsFile(const std::string& path, const comm::Comm& comm, const 
 
 ResultsFile::~ResultsFile() = default;
 
-void ResultsFile::stage(std::size_t index, const Row& outputs) {
-    const Task& task = graph_.tasks()[index];
-    Row row = graph_.key_row(config_, index);
-    row.insert(row.end(), outputs.begin(), outputs.end());
-    tables_[graph_.group_table(task.group)].pending[task.row] = std::move(row);
+void ResultsFile::stage(std::size_t table, std::size_t row, Row values) {
+    Table& t = tables_.at(table);
+    if (values.size() != t.columns.size())
+        throw std::logic_error("results file: a row of " + std::to_string(values.size()) +
+                               " values for the " + std::to_string(t.columns.size()) +
+                               " columns of table " + std::to_string(table));
+    t.pending[row] = std::move(values);
     ++staged_;
-}
-
-void ResultsFile::stage_unfinished(std::size_t index) {
-    const Task& task = graph_.tasks()[index];
-    Row blank;
-    for (const auto& column : config_.groups[task.group].outputs)
-        blank.push_back(fill_value(column.type));
-    stage(index, blank);
 }
 
 void ResultsFile::flush() {
@@ -138,30 +126,30 @@ void ResultsFile::flush() {
 }
 
 // /tasks is written in slices, so that a run of millions of tasks needs no second copy.
-void ResultsFile::write_task_facts(const std::vector<TaskFact>& facts) {
+void ResultsFile::write_task_facts(const std::vector<TaskFact>& facts, const TaskNamer& names) {
     constexpr std::size_t kSlice = 65536;
-    const auto& tasks = graph_.tasks();
     const auto cut = [](const std::string& s, std::size_t width) {
         return s.size() > width ? s.substr(0, width - 3) + "..." : s;
     };
     std::vector<std::vector<Value>> columns(task_columns_.size());
-    for (std::size_t first = 0; first < tasks.size(); first += kSlice) {
-        const std::size_t end = std::min(tasks.size(), first + kSlice);
+    for (std::size_t first = 0; first < facts.size(); first += kSlice) {
+        const std::size_t end = std::min(facts.size(), first + kSlice);
         for (auto& c : columns) c.clear();
         for (std::size_t i = first; i < end; ++i) {
             const TaskFact& f = facts[i];
-            const TaskGroup& g = config_.groups[tasks[i].group];
-            columns[0].push_back(tasks[i].id);
-            columns[1].push_back(g.kind_name);
-            columns[2].push_back(g.name);
-            columns[3].push_back(f.status);
-            columns[4].push_back(f.rank);
-            columns[5].push_back(f.attempt);
-            columns[6].push_back(f.start);
-            columns[7].push_back(f.duration);
-            columns[8].push_back(cut(f.error, kErrorWidth));
-            columns[9].push_back(cut(f.host, kPlaceWidth));
-            columns[10].push_back(cut(f.devices, kPlaceWidth));
+            const TaskNames n = names(i);
+            columns[0].emplace_back(std::in_place_type<std::string>, n.id);
+            columns[1].emplace_back(std::in_place_type<std::string>, n.kind);
+            columns[2].emplace_back(std::in_place_type<std::string>, n.group);
+            columns[3].emplace_back(std::in_place_type<std::string>, f.status);
+            columns[4].emplace_back(std::in_place_type<std::int64_t>, f.rank);
+            columns[5].emplace_back(std::in_place_type<std::int64_t>, f.attempt);
+            columns[6].emplace_back(std::in_place_type<double>, f.start);
+            columns[7].emplace_back(std::in_place_type<double>, f.duration);
+            columns[8].emplace_back(std::in_place_type<std::string>, cut(f.error, kErrorWidth));
+            columns[9].emplace_back(std::in_place_type<std::string>, cut(f.host, kPlaceWidth));
+            columns[10].emplace_back(std::in_place_type<std::string>,
+                                     cut(f.devices, kPlaceWidth));
         }
         for (std::size_t c = 0; c < task_columns_.size(); ++c)
             h5::write_column_range(task_datasets_[c].get(), task_columns_[c], first,

@@ -9,15 +9,18 @@
 //
 // Every dataset of a task table is created collectively at its full size when the file is
 // made; each rank then writes the rows of the tasks it ran (independent I/O, buffered).
+// The file knows its schema (core/table.h ResultsSchema) and the run's metadata, not the
+// run: which task is which row, and what its key columns hold, is exec/task_rows.h's.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "comm/comm.h"
 #include "core/table.h"
-#include "graph/task_graph.h"
 #include "store/h5.h"
 #include "store/task_fact.h"
 
@@ -30,6 +33,7 @@ struct RunMeta {
     std::string git_revision;
     std::string version;
     std::string experiment;
+    std::uint64_t seed = 0;  // the experiment seed
     std::int64_t ranks = 1;
     std::string hosts;
     double start_time = 0.0;
@@ -37,30 +41,34 @@ struct RunMeta {
     std::string placement;  // each rank's host, devices and threads, as JSON (exec/placement.h)
 };
 
+// The texts of task `index` in /tasks: its id, kind and group.
+struct TaskNames {
+    std::string_view id, kind, group;
+};
+using TaskNamer = std::function<TaskNames(std::size_t index)>;
+
 class ResultsFile {
   public:
     static constexpr std::size_t kErrorWidth = 256;
     static constexpr std::size_t kPlaceWidth = 64;  // /tasks host and devices (longer: cut)
 
-    // Creates (truncates) `path` with every task table, /tasks and /meta.
+    // Creates (truncates) `path` with every table of `schema`, /tasks and /meta.
     // collective: all ranks, or it hangs.
-    ResultsFile(const std::string& path, const comm::Comm& comm, const Config& config,
-                const TaskGraph& graph, const RunMeta& meta);
+    ResultsFile(const std::string& path, const comm::Comm& comm, const ResultsSchema& schema,
+                const RunMeta& meta);
     ~ResultsFile();
     ResultsFile(const ResultsFile&) = delete;
     ResultsFile& operator=(const ResultsFile&) = delete;
 
-    // Buffers the row of task `index` (key columns from the graph + `outputs`). Local.
-    void stage(std::size_t index, const Row& outputs);
-    // Buffers the row of a task that did not finish: its keys (id, seed, grid point), and
-    // the blank value of each output (NaN, INT64_MIN, UINT64_MAX, ""). Local.
-    void stage_unfinished(std::size_t index);
+    // Buffers `values`, one per column, as row `row` of the schema's table `table`. Local.
+    void stage(std::size_t table, std::size_t row, Row values);
     std::size_t staged() const { return staged_; }
     // Writes every buffered row. Local (independent I/O).
     void flush();
 
-    // Writes the whole /tasks table. Local; call on one rank only.
-    void write_task_facts(const std::vector<TaskFact>& facts);
+    // Writes the whole /tasks table: row i holds names(i) and facts[i]. Local; call on one
+    // rank only.
+    void write_task_facts(const std::vector<TaskFact>& facts, const TaskNamer& names);
     // Creates /<study>/analysis/<table> for each entry and, on rank `writer`, fills them.
     // collective: all ranks, or it hangs; every rank passes the same tables.
     void write_analysis_tables(const std::vector<std::pair<std::string, TableData>>& tables,
@@ -76,8 +84,6 @@ class ResultsFile {
         std::vector<h5::Handle> datasets;
         std::map<std::size_t, Row> pending;  // row -> full row
     };
-    const Config& config_;
-    const TaskGraph& graph_;
     int rank_ = 0;
     h5::Handle file_;
     std::vector<Table> tables_;

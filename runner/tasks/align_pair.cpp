@@ -10,10 +10,10 @@
 //   - {name: align_pairs, kind: align_pair, table: alignment/fits, similarity: align_grid,
 //      select: 72, adapter: csa, eval: [flickr, coco], recall_k: [1, 5, 10]}
 #include "alignment/alignment.h"
+#include "catalog/feature_catalog.h"
 #include "common/hash.h"
 #include "compass/compass.h"
-#include "tasks/feature_catalog.h"
-#include "tasks/group_keys.h"
+#include "kind/group_keys.h"
 
 namespace compatbench {
 
@@ -41,6 +41,17 @@ const TaskGroup& vision_text_grid(const TaskGroup& group, const std::vector<Task
     return grid;
 }
 
+// The group's keys, parsed once (TaskKind::bind).
+struct Settings final : KindSettings {
+    bool linear = false;                     // adapter: linear (else CSA)
+    std::vector<int> epochs;                 // a linear adapter's budgets (one task each)
+    alignment::LinearAdapterParams adapter;  // dim, batch, lr, temperature
+    int csa_dim = 200;
+    std::string train_split;
+    std::vector<std::string> evals;
+    std::vector<int> recall_k;
+};
+
 class AlignPairTask final : public TaskKind {
   public:
     std::string_view name() const override { return "align_pair"; }
@@ -60,11 +71,28 @@ class AlignPairTask final : public TaskKind {
                 {.name = "eval", .type = KeyType::scalar_or_list},
                 {.name = "recall_k", .type = KeyType::scalar_or_list}};
     }
-    std::vector<ColumnSpec> outputs(const TaskGroup& group, const YamlChecker& yc) const override {
+    std::shared_ptr<const KindSettings> bind(const TaskGroup& group, const std::vector<TaskGroup>&,
+                                             const YamlChecker& yc) const override {
+        auto s = std::make_shared<Settings>();
+        const Params keys(group.params);
+        s->linear = keys.text("adapter", "csa") == "linear";
+        s->epochs =
+            s->linear ? int_list_key(group, "epochs", yc, {10}, 0, 1000000) : std::vector<int>{0};
+        s->adapter.dim = static_cast<int>(keys.integer("dim", 64));
+        s->adapter.batch = static_cast<int>(keys.integer("batch", 256));
+        s->adapter.lr = keys.real("lr", 1e-3);
+        s->adapter.temperature = keys.real("temperature", 0.05);
+        s->csa_dim = static_cast<int>(keys.integer("dim", 200));
+        s->train_split = keys.text("train_split", "train");
+        s->evals = string_list_key(group, "eval", yc, {"flickr", "coco"});
+        s->recall_k = int_list_key(group, "recall_k", yc, {1, 5, 10}, 1, 1000000);
+        return s;
+    }
+    std::vector<ColumnSpec> outputs(const TaskGroup& group, const YamlChecker&) const override {
+        const Settings& s = settings_of<Settings>(group);
         std::vector<ColumnSpec> out;
-        for (const auto& e : string_list_key(group, "eval", yc, {"flickr", "coco"}))
-            for (int k : int_list_key(group, "recall_k", yc, {1, 5, 10}, 1, 1000000))
-                out.push_back({recall_column(k, e), ColumnType::f64, 0});
+        for (const auto& e : s.evals)
+            for (int k : s.recall_k) out.push_back({recall_column(k, e), ColumnType::f64, 0});
         out.push_back({"dim", ColumnType::i64, 0});
         out.push_back({"train_pairs", ColumnType::i64, 0});
         out.push_back({"fit_loss", ColumnType::f64, 0});
@@ -126,15 +154,11 @@ class AlignPairTask final : public TaskKind {
         } else {
             chosen = cands;
         }
-        const bool linear =
-            group.params.count("adapter") && group.params.at("adapter").text == "linear";
-        const auto epochs =
-            linear ? int_list_key(group, "epochs", yc, {10}, 0, 1000000) : std::vector<int>{0};
-        const auto evals = list_of(string_list_key(group, "eval", yc, {"flickr", "coco"}));
-        const auto recall = list_of(int_list_key(group, "recall_k", yc, {1, 5, 10}, 1, 1000000));
+        const Settings& s = settings_of<Settings>(group);
+        const bool linear = s.linear;
         std::vector<ListedTask> out;
         for (const ListedTask* c : chosen) {
-            for (int e : epochs) {
+            for (int e : s.epochs) {
                 ListedTask t;
                 t.suffix = c->suffix;
                 if (linear) t.suffix += '@' + std::to_string(e);
@@ -142,8 +166,6 @@ class AlignPairTask final : public TaskKind {
                 if (linear) t.keys.emplace_back("epochs", Scalar::parse(std::to_string(e)));
                 t.params = c->params;
                 t.params["epochs_run"] = Scalar::parse(std::to_string(e));
-                t.lists["eval_list"] = evals;
-                t.lists["recall_list"] = recall;
                 // The pair's grid task too: a pair whose ease and ceiling could not be
                 // computed is not fitted either (it is skipped, and says why).
                 t.after = {c->params.at("a_features_task").text,
@@ -156,11 +178,10 @@ class AlignPairTask final : public TaskKind {
 
   protected:
     Row run_(const TaskContext& ctx) const override {
+        const Settings& s = ctx.settings<Settings>();
         const std::string vision = ctx.params.at("vision").text, text = ctx.params.at("text").text;
-        const std::string train =
-            ctx.params.count("train_split") ? ctx.params.at("train_split").text : "train";
-        const bool linear =
-            ctx.params.count("adapter") && ctx.params.at("adapter").text == "linear";
+        const std::string& train = s.train_split;
+        const bool linear = s.linear;
         const auto train_owner = read_caption_image(ctx, train);
         const MatF tv = read_features(ctx, vision, train);
         const MatF tt = read_features(ctx, text, train);
@@ -171,12 +192,8 @@ class AlignPairTask final : public TaskKind {
         std::int64_t dim = 0;
         double fit_loss = std::numeric_limits<double>::quiet_NaN();
         if (linear) {
-            alignment::LinearAdapterParams p;
-            p.dim = static_cast<int>(ctx.integer("dim", 64));
+            alignment::LinearAdapterParams p = s.adapter;
             p.epochs = static_cast<int>(ctx.params.at("epochs_run").integer);
-            p.batch = static_cast<int>(ctx.integer("batch", 256));
-            p.lr = ctx.real("lr", 1e-3);
-            p.temperature = ctx.real("temperature", 0.05);
             p.seed = ctx.seed;
             lin = alignment::fit_linear_adapter(tv, tt, train_owner, p);
             dim = p.dim;
@@ -184,12 +201,12 @@ class AlignPairTask final : public TaskKind {
         } else {
             // Every caption with its image (§2.1: paired rows).
             const MatF v = tv(train_owner, Eigen::all);
-            csa = alignment::fit_csa(v, tt, {.dim = static_cast<int>(ctx.integer("dim", 200))});
+            csa = alignment::fit_csa(v, tt, {.dim = s.csa_dim});
             dim = csa.rho.size();
         }
         if (ctx.cancel.load()) throw TaskCancelled{};
-        const auto ks = ctx.integers("recall_list");
-        for (const auto& e : ctx.texts("eval_list")) {
+        const auto& ks = s.recall_k;
+        for (const auto& e : s.evals) {
             const auto owner = read_caption_image(ctx, e);
             const MatF ev = read_features(ctx, vision, e);
             const MatF et = read_features(ctx, text, e);

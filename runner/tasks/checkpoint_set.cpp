@@ -29,10 +29,10 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "catalog/feature_catalog.h"
+#include "catalog/manifest.h"
 #include "formats/safetensors.h"
-#include "tasks/feature_catalog.h"
-#include "tasks/group_keys.h"
-#include "tasks/manifest.h"
+#include "kind/group_keys.h"
 
 namespace compatbench {
 

@@ -23,11 +23,11 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "commands/shell_task.h"
 #include "common/hash.h"
 #include "config/config.h"
 #include "core/child_process.h"
-#include "tasks/shell_task.h"
-#include "tasks/task_kind.h"
+#include "kind/task_kind.h"
 
 namespace compatbench {
 
@@ -41,8 +41,8 @@ class CommandTask final : public TaskKind {
                                   {.name = "outputs", .type = KeyType::map},
                                   {.name = "keep_background", .type = KeyType::boolean}});
     }
-    std::vector<ColumnSpec> outputs(const TaskGroup& group,
-                                    const YamlChecker& checker) const override {
+    std::shared_ptr<const KindSettings> bind(const TaskGroup& group, const std::vector<TaskGroup>&,
+                                             const YamlChecker& checker) const override {
         // Every placeholder must name something a task will have.
         std::vector<std::string> known = {"id",      "seed", "attempt",   "result",
                                           "workdir", "out",  "config_dir"};
@@ -56,7 +56,10 @@ class CommandTask final : public TaskKind {
         } catch (const std::invalid_argument& e) {
             checker.fail(command, "tasks." + group.name + ".command", e.what());
         }
-        check_command_keys(group, checker, true);
+        return std::make_shared<Settings>(bind_command_keys(group, checker, true));
+    }
+    std::vector<ColumnSpec> outputs(const TaskGroup& group,
+                                    const YamlChecker& checker) const override {
         return parse_outputs(group, checker);
     }
 
@@ -64,9 +67,15 @@ class CommandTask final : public TaskKind {
 
   protected:
     Row run_(const TaskContext& context) const override {
-        return run_shell_task(context, context.params.at("command").text, {},
+        return run_shell_task(context, context.settings<Settings>().keys, {},
                               context.group.outputs);
     }
+
+  private:
+    struct Settings final : KindSettings {
+        explicit Settings(CommandKeys k) : keys(std::move(k)) {}
+        CommandKeys keys;
+    };
 };
 }  // namespace
 

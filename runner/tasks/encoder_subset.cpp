@@ -30,14 +30,14 @@
 // full-pool task) runs after that task, as the native path does, and can read its model.
 #include <cmath>
 
+#include "catalog/zoo_common.h"
+#include "commands/shell_task.h"
 #include "core/text_template.h"
 #include "formats/matrix.h"
 #include "formats/safetensors.h"
+#include "kind/group_keys.h"
 #include "roles/analysis.h"
 #include "similarity/similarity.h"
-#include "tasks/group_keys.h"
-#include "tasks/shell_task.h"
-#include "tasks/zoo_common.h"
 #include "zoo/roles.h"
 
 namespace compatbench {
@@ -72,15 +72,11 @@ struct Layout {
     std::vector<std::string> encoders;
 };
 
-bool is_command(const TaskGroup& g) {
-    return g.params.count("evaluate") && g.params.at("evaluate").text == "command";
-}
-
-Layout layout_of(const TaskGroup& group, const std::vector<TaskGroup>* earlier,
+Layout layout_of(const TaskGroup& group, const std::vector<TaskGroup>& earlier,
                  const YamlChecker& yc) {
     Layout l;
     const std::string base = "tasks." + group.name;
-    if (is_command(group)) {
+    if (evaluates_by_command(group)) {
         const YAML::Node b = group.node["benchmarks"];
         if (!b || !b.IsMap())
             yc.fail(group.node, base + ".benchmarks",
@@ -107,17 +103,13 @@ Layout layout_of(const TaskGroup& group, const std::vector<TaskGroup>* earlier,
         if (!group.node["pool"])
             yc.fail(group.node, base + ".pool",
                     "evaluate: native needs 'pool' (a zoo_encoder group)");
-        if (earlier) {
-            const TaskGroup& pool = earlier_group(group, "pool", *earlier, "zoo_encoder", yc);
-            for (const auto& m : pool.listed)
-                if (m.params.at("modality_label").text == "pool")
-                    l.encoders.push_back(m.key("name").text);
-            if (l.encoders.empty())
-                yc.fail(group.node["pool"], base + ".pool",
-                        "group '" + pool.name + "' has no model of modality pool");
-        } else {
-            l.encoders = {};  // outputs() only needs the count: filled from the pool's listing
-        }
+        const TaskGroup& pool = earlier_group(group, "pool", earlier, "zoo_encoder", yc);
+        for (const auto& m : pool.listed)
+            if (m.params.at("modality_label").text == "pool")
+                l.encoders.push_back(m.key("name").text);
+        if (l.encoders.empty())
+            yc.fail(group.node["pool"], base + ".pool",
+                    "group '" + pool.name + "' has no model of modality pool");
     }
     if (l.encoders.size() > 16)
         yc.fail(group.node, base, "at most 16 encoders (subsets are bitmasks)");
@@ -129,9 +121,19 @@ std::string subset_id(const std::string& group, std::int64_t replicate, unsigned
     return group + "/r" + std::to_string(replicate) + "/mask" + std::to_string(mask);
 }
 
-bool reads_pool_workdir(const TaskGroup& group) {
-    return is_command(group) &&
-           TextTemplate::parse(group.params.at("command").text, {}, true).uses("pool_workdir");
+// The group's keys, parsed once (TaskKind::bind).
+struct Settings final : KindSettings {
+    Layout layout;
+    bool command = false;  // evaluate: command
+    CommandKeys command_keys;
+    std::int64_t seeds = 3;  // replicates of every subset
+    zoo::SubsetSpec train;   // steps, batch, lr, encoder_lr_scale, proj_dim
+    std::string eval_split, probe_split;
+    std::int64_t probe = 1024;  // rows of the probe split for the effective rank
+};
+
+bool reads_pool_workdir(const Settings& s) {
+    return s.command && TextTemplate::parse(s.command_keys.command, {}, true).uses("pool_workdir");
 }
 
 class EncoderSubsetTask final : public TaskKind {
@@ -154,15 +156,27 @@ class EncoderSubsetTask final : public TaskKind {
              {.name = "encoders", .type = KeyType::list},
              {.name = "benchmarks", .type = KeyType::map}});
     }
-    std::vector<ColumnSpec> outputs(const TaskGroup& group, const YamlChecker& yc) const override {
-        check_command_keys(group, yc, evaluates_by_command(group));
-        Layout l = layout_of(group, nullptr, yc);
-        if (l.encoders.empty())  // native: the pool's models, as listed
-            for (const auto& t : group.listed)
-                if (t.lists.count("pool_names")) {
-                    for (const auto& e : t.lists.at("pool_names")) l.encoders.push_back(e.text);
-                    break;
-                }
+    std::shared_ptr<const KindSettings> bind(const TaskGroup& group,
+                                             const std::vector<TaskGroup>& earlier,
+                                             const YamlChecker& yc) const override {
+        auto s = std::make_shared<Settings>();
+        const Params keys(group.params);
+        s->command = evaluates_by_command(group);
+        s->command_keys = bind_command_keys(group, yc, s->command);
+        s->layout = layout_of(group, earlier, yc);
+        s->seeds = keys.integer("seeds", 3);
+        s->train.steps = static_cast<int>(keys.integer("steps", s->train.steps));
+        s->train.batch = static_cast<int>(keys.integer("batch", s->train.batch));
+        s->train.lr = keys.real("lr", s->train.lr);
+        s->train.encoder_lr_scale = keys.real("encoder_lr_scale", s->train.encoder_lr_scale);
+        s->train.proj_dim = static_cast<int>(keys.integer("proj_dim", s->train.proj_dim));
+        s->eval_split = keys.text("eval_split", "coco");
+        s->probe_split = keys.text("probe_split", "probe");
+        s->probe = keys.integer("probe", 1024);
+        return s;
+    }
+    std::vector<ColumnSpec> outputs(const TaskGroup& group, const YamlChecker&) const override {
+        const Layout& l = settings_of<Settings>(group).layout;
         std::vector<ColumnSpec> out;
         for (const auto& b : l.benches) out.push_back({b.name, ColumnType::f64, 0});
         for (const auto& c : l.categories) out.push_back({column_name(c), ColumnType::f64, 0});
@@ -181,15 +195,14 @@ class EncoderSubsetTask final : public TaskKind {
     std::vector<ListedTask> list_tasks(const TaskGroup& group,
                                        const std::vector<TaskGroup>& earlier,
                                        const YamlChecker& yc) const override {
-        const Layout l = layout_of(group, &earlier, yc);
+        const Settings& s = settings_of<Settings>(group);
+        const Layout& l = s.layout;
         const int pool_size = static_cast<int>(l.encoders.size());
         if (pool_size < 1) yc.fail(group.node, "tasks." + group.name, "an empty encoder pool");
         const unsigned full = (1u << pool_size) - 1;
-        const std::int64_t seeds =
-            group.params.count("seeds") ? group.params.at("seeds").integer : 3;
-        const auto names = list_of(l.encoders);
+        const std::int64_t seeds = s.seeds;
         const TaskGroup* pool =
-            is_command(group) ? nullptr : &earlier_group(group, "pool", earlier, "zoo_encoder", yc);
+            s.command ? nullptr : &earlier_group(group, "pool", earlier, "zoo_encoder", yc);
         const auto id_of = [&](std::int64_t seed, unsigned mask) {
             return subset_id(group.name, seed, mask);
         };
@@ -212,7 +225,6 @@ class EncoderSubsetTask final : public TaskKind {
                           {"encoders", Scalar::parse(members)},
                           {"size", Scalar::parse(std::to_string(size))},
                           {"replicate", Scalar::parse(std::to_string(seed))}};
-                t.lists["pool_names"] = names;
                 t.params["full_mask"] = Scalar::parse(std::to_string(full));
                 if (pool) {
                     t.params["world_group"] = pool->listed.front().params.at("world_group");
@@ -220,7 +232,7 @@ class EncoderSubsetTask final : public TaskKind {
                         if (m.params.at("modality_label").text == "pool")
                             t.after.push_back(pool->name + "/" + m.suffix);
                 }
-                if ((pool || reads_pool_workdir(group)) && mask != full)
+                if ((pool || reads_pool_workdir(s)) && mask != full)
                     t.after.push_back(id_of(seed, full));
                 out.push_back(std::move(t));
             }
@@ -230,30 +242,22 @@ class EncoderSubsetTask final : public TaskKind {
 
   protected:
     Row run_(const TaskContext& ctx) const override {
-        const std::vector<std::string> pool = ctx.texts("pool_names");
+        const Settings& s = ctx.settings<Settings>();
+        const std::vector<std::string>& pool = s.layout.encoders;
         const auto mask = static_cast<unsigned>(ctx.params.at("mask").integer);
         const auto full = static_cast<unsigned>(ctx.params.at("full_mask").integer);
         std::vector<double> scores, im, erank(pool.size(), kNaN);
-        std::vector<Bench> benches;
-        std::vector<std::string> categories;
+        const std::vector<Bench>& benches = s.layout.benches;
+        const std::vector<std::string>& categories = s.layout.categories;
         std::int64_t params = 0;
         double train_loss = kNaN;
-        if (is_command(ctx.group)) {
-            const Layout l = layout_of(ctx.group, nullptr, YamlChecker("(task)"));
-            benches = l.benches;
-            categories = l.categories;
-            run_command(ctx, benches, pool, scores, im, erank);
-        } else {
-            for (const auto& b : zoo::pool_benchmarks(zoo::WorldSpec{})) {
-                benches.push_back({b.name, b.category});
-                if (std::find(categories.begin(), categories.end(), b.category) == categories.end())
-                    categories.push_back(b.category);
-            }
-            run_native(ctx, pool, mask, full, scores, im, erank, params, train_loss);
-        }
+        if (s.command)
+            run_command(ctx, s, scores, im, erank);
+        else
+            run_native(ctx, s, mask, full, scores, im, erank, params, train_loss);
         // Category means and the average, for TR and IM.
         Row row;
-        for (double s : scores) row.emplace_back(s);
+        for (double score : scores) row.emplace_back(score);
         std::vector<std::string> bench_category;
         for (const auto& b : benches) bench_category.push_back(b.category);
         const auto summarise = [&](const std::vector<double>& v) {
@@ -273,26 +277,19 @@ class EncoderSubsetTask final : public TaskKind {
                ("replicate" + ctx.params.at("replicate").text + ".safetensors");
     }
 
-    static void run_native(const TaskContext& ctx, const std::vector<std::string>& pool,
-                           unsigned mask, unsigned full, std::vector<double>& scores,
-                           std::vector<double>& im, std::vector<double>& erank,
-                           std::int64_t& params, double& train_loss) {
+    static void run_native(const TaskContext& ctx, const Settings& settings, unsigned mask,
+                           unsigned full, std::vector<double>& scores, std::vector<double>& im,
+                           std::vector<double>& erank, std::int64_t& params, double& train_loss) {
+        const std::vector<std::string>& pool = settings.layout.encoders;
         const ZooPaths paths{ctx.out_dir};
         const ZooWorld zw = load_zoo_world(ctx);
         const auto& spec = zw.world.spec();
         const zoo::Split train = zw.split("train");
-        const zoo::Split eval =
-            zw.split(ctx.params.count("eval_split") ? ctx.params.at("eval_split").text : "coco");
-        const zoo::Split probe =
-            zw.split(ctx.params.count("probe_split") ? ctx.params.at("probe_split").text : "probe");
-        const auto rows = std::min<Eigen::Index>(ctx.integer("probe", 1024), probe.images.rows());
+        const zoo::Split eval = zw.split(settings.eval_split);
+        const zoo::Split probe = zw.split(settings.probe_split);
+        const auto rows = std::min<Eigen::Index>(settings.probe, probe.images.rows());
         const auto benchmarks = zoo::pool_benchmarks(spec);
-        zoo::SubsetSpec s;
-        s.steps = static_cast<int>(ctx.integer("steps", s.steps));
-        s.batch = static_cast<int>(ctx.integer("batch", s.batch));
-        s.lr = ctx.real("lr", s.lr);
-        s.encoder_lr_scale = ctx.real("encoder_lr_scale", s.encoder_lr_scale);
-        s.proj_dim = static_cast<int>(ctx.integer("proj_dim", s.proj_dim));
+        zoo::SubsetSpec s = settings.train;
         s.seed = ctx.seed;
         const auto build = [&](unsigned m, std::uint64_t seed) {
             std::vector<zoo::Encoder> encs;
@@ -330,9 +327,10 @@ class EncoderSubsetTask final : public TaskKind {
         }
     }
 
-    static void run_command(const TaskContext& ctx, const std::vector<Bench>& benches,
-                            const std::vector<std::string>& pool, std::vector<double>& scores,
+    static void run_command(const TaskContext& ctx, const Settings& s, std::vector<double>& scores,
                             std::vector<double>& im, std::vector<double>& erank) {
+        const std::vector<Bench>& benches = s.layout.benches;
+        const std::vector<std::string>& pool = s.layout.encoders;
         std::vector<ColumnSpec> cols;
         for (const auto& b : benches) cols.push_back({b.name, ColumnType::f64, 0});
         const fs::path workdir = ctx.out_dir / "work" / task_file_stem(ctx.id);
@@ -342,7 +340,7 @@ class EncoderSubsetTask final : public TaskKind {
             subset_id(ctx.group.name, ctx.params.at("replicate").integer,
                       static_cast<unsigned>(ctx.params.at("full_mask").integer));
         const Row r = run_shell_task(
-            ctx, ctx.params.at("command").text,
+            ctx, s.command_keys,
             {{"pool_workdir", (ctx.out_dir / "work" / task_file_stem(pool_task)).string()}}, cols);
         for (const auto& v : r) scores.push_back(std::get<double>(v));
         if (fs::exists(workdir / "im.json")) {

@@ -3,7 +3,7 @@
 #include <stdexcept>
 
 #include "common/hash.h"
-#include "tasks/task_kind.h"
+#include "kind/task_kind.h"
 
 namespace compatbench {
 
@@ -15,20 +15,30 @@ class FailTask final : public TaskKind {
         return {{.name = "fail_attempts", .type = KeyType::integer, .min = 0, .max = 1000},
                 {.name = "message", .type = KeyType::string}};
     }
+    std::shared_ptr<const KindSettings> bind(const TaskGroup& group, const std::vector<TaskGroup>&,
+                                             const YamlChecker&) const override {
+        return std::make_shared<Settings>(
+            Params(group.params).text("message", "deliberate failure"));
+    }
     std::vector<ColumnSpec> outputs(const TaskGroup&, const YamlChecker&) const override {
         return {{"attempt", ColumnType::i64, 0}, {"value", ColumnType::f64, 0}};
     }
 
   protected:
     Row run_(const TaskContext& context) const override {
+        // The grid point's (a grid may vary it), else the group's.
         const std::int64_t fail_attempts = context.integer("fail_attempts", -1);
-        if (fail_attempts < 0 || context.attempt <= fail_attempts) {
-            const Scalar* message = context.find("message");
-            throw std::runtime_error((message ? message->text : std::string("deliberate failure")) +
-                                     " (attempt " + std::to_string(context.attempt) + ")");
-        }
+        if (fail_attempts < 0 || context.attempt <= fail_attempts)
+            throw std::runtime_error(context.settings<Settings>().message + " (attempt " +
+                                     std::to_string(context.attempt) + ")");
         return {std::int64_t{context.attempt}, unit_double(splitmix64(context.seed))};
     }
+
+  private:
+    struct Settings final : KindSettings {
+        explicit Settings(std::string m) : message(std::move(m)) {}
+        std::string message;
+    };
 };
 }  // namespace
 

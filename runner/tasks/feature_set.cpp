@@ -15,10 +15,10 @@
 #include <yaml-cpp/yaml.h>
 #include <algorithm>
 
+#include "catalog/feature_catalog.h"
+#include "catalog/manifest.h"
+#include "catalog/zoo_common.h"
 #include "formats/safetensors.h"
-#include "tasks/feature_catalog.h"
-#include "tasks/manifest.h"
-#include "tasks/zoo_common.h"
 
 namespace compatbench {
 

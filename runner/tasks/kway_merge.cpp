@@ -25,7 +25,7 @@
 // `finetunes` may instead name a `checkpoint_set` group (a user's or the PyTorch library's
 // safetensors fine-tunes, with `checkpoints: {step: path}` in its manifest for the drift
 // study). Its merges are streamed into a safetensors checkpoint and evaluated by a command
-// (tasks/merge_command.h), with {finetuned} and {tasks} the K members' checkpoints and tasks,
+// (commands/merge_command.h), with {finetuned} and {tasks} the K members' checkpoints and tasks,
 // in merge order, as K words each:
 //     evaluate: command
 //     command: "python3 eval.py --checkpoint {checkpoint} --base {base_checkpoint}
@@ -47,19 +47,30 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
 #include <sstream>
 
+#include "catalog/zoo_common.h"
+#include "commands/merge_command.h"
+#include "commands/shell_task.h"
 #include "common/hash.h"
+#include "kind/group_keys.h"
 #include "merging/evaluation.h"
 #include "merging/model_merge.h"
 #include "tasks/kway_sweep.h"
-#include "tasks/merge_command.h"
-#include "tasks/shell_task.h"
-#include "tasks/zoo_common.h"
 
 namespace compatbench {
 
 namespace {
+
+// The group's keys, parsed once (TaskKind::bind).
+struct Settings final : KindSettings {
+    merging::MergeParams merge;  // density, drop, rho_gate, keep_floor and floor_kernels
+    std::vector<std::string> scope;
+    std::string eval_split;
+    std::optional<double> destructive_se;  // destructive by the margin (evaluate: command)
+    MergeCommandKeys command_keys;
+};
 
 class KwayMergeTask final : public TaskKind {
   public:
@@ -91,8 +102,22 @@ class KwayMergeTask final : public TaskKind {
              {.name = "keep_merged", .type = KeyType::boolean},
              {.name = "shard_mb", .type = KeyType::real, .min = 0.001, .max = 1e9}});
     }
+    std::shared_ptr<const KindSettings> bind(const TaskGroup& group, const std::vector<TaskGroup>&,
+                                             const YamlChecker& yc) const override {
+        auto s = std::make_shared<Settings>();
+        const Params keys(group.params);
+        s->command_keys = bind_merge_command_keys(group, yc, evaluates_by_command(group));
+        s->merge.density = keys.real("density", s->merge.density);
+        s->merge.drop = keys.real("drop", s->merge.drop);
+        s->merge.rho_gate = keys.real("rho_gate", s->merge.rho_gate);
+        s->merge.keep_floor = keys.real("keep_floor", s->merge.keep_floor);
+        s->merge.floor_kernels = keys.flag("floor_kernels");
+        s->scope = string_list_key(group, "scope", yc, {});
+        s->eval_split = keys.text("eval_split", "flickr");
+        if (keys.has("destructive_se")) s->destructive_se = keys.real("destructive_se", 2.0);
+        return s;
+    }
     std::vector<ColumnSpec> outputs(const TaskGroup& group, const YamlChecker& yc) const override {
-        check_command_keys(group, yc, evaluates_by_command(group));
         std::vector<ColumnSpec> out;
         for (const char* c :
              {"interference", "dispersion", "rho", "sign_conflict", "screen_score", "merged_mean",
@@ -107,7 +132,7 @@ class KwayMergeTask final : public TaskKind {
         if (group.node["keep_floor"] && group.node["keep_floors"])
             yc.fail(group.node["keep_floors"], "tasks." + group.name + ".keep_floors",
                     "give 'keep_floor' or 'keep_floors', not both");
-        if (group.node["destructive_se"])
+        if (settings_of<Settings>(group).destructive_se)
             for (const char* c : {"diff_se", "margin"}) out.push_back({c, ColumnType::f64, 0});
         for (const auto& c : parse_outputs(group, yc)) {
             if (std::any_of(out.begin(), out.end(),
@@ -134,12 +159,12 @@ class KwayMergeTask final : public TaskKind {
         const std::string backbone = ctx.params.at("backbone").text;
         const std::vector<std::string> models = ctx.texts("member_models");
         const ZooWorld zw = load_zoo_world(ctx);
-        const zoo::Split split = zw.split(eval_split(ctx));  // fails before the merge, not after
+        const zoo::Split split = zw.split(ctx.settings<Settings>().eval_split);  // before the merge
         Loaded m = read_members(paths, backbone, models);
         const merging::MemorySource source = tensors_of(m, models);
 
         // Pass 1: interference over the in-scope tensors (§3.1), the ρ PRISM's gate reads.
-        merging::ModelMerge merge(merge_params(ctx), scope_of(ctx));
+        merging::ModelMerge merge(merge_params(ctx), ctx.settings<Settings>().scope);
         for (std::size_t t = 0; t < source.size(); ++t) merge.measure(source, t);
         if (merge.sums().count == 0)
             throw std::invalid_argument("the scope matches no tensor of " + backbone);
@@ -175,9 +200,10 @@ class KwayMergeTask final : public TaskKind {
     // A checkpoint_set's merge: streamed to safetensors and scored by the group's command;
     // then, with `destructive_se`, destructive by its margin, and the group's `outputs`.
     static Row run_checkpoints(const TaskContext& ctx) {
+        const Settings& settings = ctx.settings<Settings>();
         const std::vector<std::string> members = ctx.texts("member_checkpoints");
         const std::size_t k = members.size();
-        const bool by_margin = ctx.group.node["destructive_se"].IsDefined();
+        const bool by_margin = settings.destructive_se.has_value();
         std::vector<ColumnSpec> cols;
         for (const std::string prefix : {"acc_", "ft_acc_", "base_acc_"})
             for (std::size_t i = 1; i <= k; ++i)
@@ -191,9 +217,10 @@ class KwayMergeTask final : public TaskKind {
                          [](const ColumnSpec& c) { return c.name == "destructive"; }) +
             (by_margin ? 3 : 1);
         cols.insert(cols.end(), own_end, outs.end());
-        const CommandMerge m = merge_and_evaluate(ctx, merge_params(ctx), scope_of(ctx),
-                                                  ctx.params.at("base_checkpoint").text, members,
-                                                  {}, cols, {{"tasks", ctx.texts("member_tasks")}});
+        const CommandMerge m =
+            merge_and_evaluate(ctx, settings.command_keys, merge_params(ctx), settings.scope,
+                               ctx.params.at("base_checkpoint").text, members, {}, cols,
+                               {{"tasks", ctx.texts("member_tasks")}});
         std::vector<double> acc;
         for (std::size_t c = 0; c < 3 * k; ++c) acc.push_back(std::get<double>(m.result[c]));
         const auto part = [&](std::size_t p) { return std::span(acc).subspan(p * k, k); };
@@ -201,7 +228,7 @@ class KwayMergeTask final : public TaskKind {
         Row row;
         if (by_margin) {
             const double se = std::get<double>(m.result[3 * k]);
-            scores = merging::with_margin(scores, se, ctx.real("destructive_se", 2.0));
+            scores = merging::with_margin(scores, se, *settings.destructive_se);
             row = row_of(m.sums, m.totals, scores, ctx);
             // A merge whose every item scores as the base's: no margin (0, not 0/0).
             const double diff = scores.merged - scores.base;
@@ -214,29 +241,16 @@ class KwayMergeTask final : public TaskKind {
         return row;
     }
 
-    static std::string eval_split(const TaskContext& ctx) {
-        return ctx.params.count("eval_split") ? ctx.params.at("eval_split").text : "flickr";
-    }
-
+    // The group's parameters with the task's operator, coefficient, κ and keep floor (the
+    // task's own with `keep_floors`, else the group's).
     static merging::MergeParams merge_params(const TaskContext& ctx) {
-        merging::MergeParams mp;
+        merging::MergeParams mp = ctx.settings<Settings>().merge;
         mp.method = merging::method_from_name(ctx.params.at("method").text);
         mp.coef = ctx.real("coef", 1.0);
         mp.kappa = ctx.real("kappa", 1.0);
-        mp.density = ctx.real("density", mp.density);
-        mp.drop = ctx.real("drop", mp.drop);
-        mp.rho_gate = ctx.real("rho_gate", mp.rho_gate);
         mp.keep_floor = ctx.real("keep_floor", mp.keep_floor);
-        mp.floor_kernels = ctx.flag("floor_kernels");
         mp.seed = ctx.seed;
         return mp;
-    }
-
-    static std::vector<std::string> scope_of(const TaskContext& ctx) {
-        std::vector<std::string> scope;
-        if (const YAML::Node s = ctx.group.node["scope"])
-            for (const auto& e : s) scope.push_back(e.Scalar());
-        return scope;
     }
 
     // The backbone and its fine-tunes (with their sidecars), as read from the library.
@@ -259,7 +273,10 @@ class KwayMergeTask final : public TaskKind {
         const auto p0 = m.base.params();
         std::vector<merging::MemorySource::Tensor> tensors(p0.size());
         for (std::size_t t = 0; t < p0.size(); ++t)
-            tensors[t] = {p0[t].name, p0[t].shape.size() == 2, zoo::param_values(p0[t]), {},
+            tensors[t] = {p0[t].name,
+                          p0[t].shape.size() == 2,
+                          zoo::param_values(p0[t]),
+                          {},
                           p0[t].shape.size() > 2};
         for (std::size_t i = 0; i < m.finetunes.size(); ++i) {
             const auto pf = m.finetunes[i].params();
@@ -284,7 +301,7 @@ class KwayMergeTask final : public TaskKind {
                                          const ZooWorld& zw, const zoo::Split& split, Loaded& m,
                                          zoo::Encoder& merged,
                                          const std::vector<std::string>& models) {
-        const std::string split_name = eval_split(ctx);
+        const std::string split_name = ctx.settings<Settings>().eval_split;
         const auto& spec = zw.world.spec();
         const auto all_tasks = zoo::latent_tasks(spec);
         const std::vector<std::string> members = ctx.texts("member_tasks");

@@ -9,8 +9,8 @@
 
 #include "common/hash.h"
 #include "config/yaml_check.h"
+#include "kind/group_keys.h"
 #include "merging/model_merge.h"
-#include "tasks/group_keys.h"
 
 namespace compatbench {
 
@@ -169,7 +169,6 @@ Sweep read_sweep(const TaskGroup& group, const TaskGroup& fts, const YamlChecker
     w.coefs = real_list_key(group, "coefs", yc, {0.3, 0.5, 0.7, 1.0}, 0, 100);
     w.kappas = real_list_key(group, "kappas", yc, {0.25, 0.5, 1, 2, 3}, 0, 100);
     if (group.params.count("kappa_coef")) w.kappa_coef = group.params.at("kappa_coef").as_double();
-    string_list_key(group, "scope", yc, {});  // checked here, read by each task
     if (flag_of(group, "checkpoints")) {
         const auto& lists = fts.listed.front().lists;
         if (!lists.count("checkpoint_steps"))

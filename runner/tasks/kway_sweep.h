@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "tasks/task_kind.h"
+#include "kind/task_kind.h"
 
 namespace compatbench {
 

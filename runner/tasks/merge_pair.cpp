@@ -16,14 +16,14 @@
 //      coef: 1.0, normalize: mean, evaluate: native, eval_split: flickr}
 #include <cmath>
 
+#include "catalog/feature_catalog.h"
+#include "catalog/zoo_common.h"
+#include "commands/merge_command.h"
+#include "commands/shell_task.h"
 #include "formats/safetensors.h"
+#include "kind/group_keys.h"
 #include "merging/evaluation.h"
 #include "merging/model_merge.h"
-#include "tasks/feature_catalog.h"
-#include "tasks/group_keys.h"
-#include "tasks/merge_command.h"
-#include "tasks/shell_task.h"
-#include "tasks/zoo_common.h"
 
 namespace compatbench {
 
@@ -40,14 +40,13 @@ struct Merged {
     merging::InterferenceSums sums;
 };
 
-merging::MergeParams task_arithmetic(const TaskContext& ctx) {
-    merging::MergeParams params;  // task arithmetic
-    params.coef = ctx.real("coef", 1.0);
-    params.normalize = ctx.params.count("normalize") && ctx.params.at("normalize").text == "sum"
-                           ? merging::Normalize::sum
-                           : merging::Normalize::mean;
-    return params;
-}
+// The group's keys, parsed once (TaskKind::bind).
+struct Settings final : KindSettings {
+    merging::MergeParams merge;  // task arithmetic at `coef`, with `normalize`
+    bool command = false;        // evaluate: command
+    MergeCommandKeys command_keys;
+    std::string eval_split;
+};
 
 // Task arithmetic of the two fine-tunes (§3.2) with the interference of their task vectors
 // (§3.1), tensor by tensor, into memory.
@@ -60,7 +59,7 @@ Merged merge_in_memory(const TaskContext& ctx) {
     pair.push_back(formats::Checkpoint::open(path("a_checkpoint")));
     pair.push_back(formats::Checkpoint::open(path("b_checkpoint")));
     const merging::CheckpointSource source(base, pair, {}, /*any_float_dtype=*/true);
-    merging::ModelMerge merge(task_arithmetic(ctx), {});
+    merging::ModelMerge merge(ctx.settings<Settings>().merge, {});
     Merged m;
     for (std::size_t i = 0; i < source.size(); ++i) {
         if (!source.mergeable(i)) continue;
@@ -80,8 +79,7 @@ Merged merge_in_memory(const TaskContext& ctx) {
 std::vector<double> evaluate_native(const TaskContext& ctx, const Merged& merged) {
     const ZooPaths paths{ctx.out_dir};
     const ZooWorld zw = load_zoo_world(ctx);
-    const zoo::Split split =
-        zw.split(ctx.params.count("eval_split") ? ctx.params.at("eval_split").text : "flickr");
+    const zoo::Split split = zw.split(ctx.settings<Settings>().eval_split);
     const auto tasks = zoo::latent_tasks(zw.world.spec());
     const std::string base_name = ctx.params.at("backbone").text;
     zoo::Encoder base = read_model(paths, base_name);
@@ -123,8 +121,22 @@ class MergePairTask final : public TaskKind {
              {.name = "keep_merged", .type = KeyType::boolean},
              {.name = "shard_mb", .type = KeyType::real, .min = 0.001, .max = 1e9}});
     }
-    std::vector<ColumnSpec> outputs(const TaskGroup& group, const YamlChecker& yc) const override {
-        check_command_keys(group, yc, evaluates_by_command(group));
+    std::shared_ptr<const KindSettings> bind(const TaskGroup& group, const std::vector<TaskGroup>&,
+                                             const YamlChecker& yc) const override {
+        auto s = std::make_shared<Settings>();
+        const Params keys(group.params);
+        s->command = evaluates_by_command(group);
+        if (s->command && !group.node["command"])
+            yc.fail(group.node, "tasks." + group.name + ".command",
+                    "evaluate: command needs a 'command' template");
+        s->command_keys = bind_merge_command_keys(group, yc, s->command);
+        s->merge.coef = keys.real("coef", 1.0);
+        s->merge.normalize = keys.text("normalize", "mean") == "sum" ? merging::Normalize::sum
+                                                                     : merging::Normalize::mean;
+        s->eval_split = keys.text("eval_split", "flickr");
+        return s;
+    }
+    std::vector<ColumnSpec> outputs(const TaskGroup&, const YamlChecker&) const override {
         std::vector<ColumnSpec> out = {{"interference", ColumnType::f64, 0},
                                        {"dispersion", ColumnType::f64, 0},
                                        {"rho", ColumnType::f64, 0},
@@ -143,11 +155,6 @@ class MergePairTask final : public TaskKind {
                                        const std::vector<TaskGroup>& earlier,
                                        const YamlChecker& yc) const override {
         const TaskGroup& grid = earlier_group(group, "similarity", earlier, "pair_similarity", yc);
-        const bool command =
-            group.params.count("evaluate") && group.params.at("evaluate").text == "command";
-        if (command && !group.node["command"])
-            yc.fail(group.node, "tasks." + group.name + ".command",
-                    "evaluate: command needs a 'command' template");
         std::vector<ListedTask> out;
         for (const auto& g : grid.listed) {
             if (g.keys.front().first != "model_a")
@@ -168,18 +175,18 @@ class MergePairTask final : public TaskKind {
 
   protected:
     Row run_(const TaskContext& ctx) const override {
-        const bool command =
-            ctx.params.count("evaluate") && ctx.params.at("evaluate").text == "command";
+        const Settings& settings = ctx.settings<Settings>();
         merging::InterferenceSums sums;
         std::vector<double> acc;
-        if (command) {
+        if (settings.command) {
             std::vector<ColumnSpec> cols;
             for (const auto& c : kAccuracies) cols.push_back({c, ColumnType::f64, 0});
             const auto path = [&](const char* key) {
                 return catalog_path(ctx.params.at(key).text, ctx.out_dir).string();
             };
             const CommandMerge m = merge_and_evaluate(
-                ctx, task_arithmetic(ctx), {}, ctx.params.at("base_checkpoint").text,
+                ctx, settings.command_keys, settings.merge, {},
+                ctx.params.at("base_checkpoint").text,
                 {ctx.params.at("a_checkpoint").text, ctx.params.at("b_checkpoint").text},
                 {{"a_checkpoint", path("a_checkpoint")}, {"b_checkpoint", path("b_checkpoint")}},
                 cols);
@@ -194,7 +201,7 @@ class MergePairTask final : public TaskKind {
         const merging::MergeScores s = merging::merge_scores(a, f, b);
         Row row = {sums.mean_interference(), sums.mean_dispersion(), sums.rho(),
                    sums.sign_conflict(),
-                   merging::screening_score(sums.mean_interference(), 2, ctx.real("coef", 1.0))};
+                   merging::screening_score(sums.mean_interference(), 2, settings.merge.coef)};
         for (double v : acc) row.emplace_back(v);
         row.emplace_back(s.retention);
         row.emplace_back(s.merged);

@@ -1,7 +1,7 @@
 // Task kind `noop`: does nothing but return a value drawn from its seed. Exercises the
 // runner (dispatch rate, determinism) without any work.
 #include "common/hash.h"
-#include "tasks/task_kind.h"
+#include "kind/task_kind.h"
 
 namespace compatbench {
 

@@ -7,12 +7,21 @@
 //
 //   - {name: align_grid, kind: pair_similarity, table: alignment/similarity, knn: align_knn,
 //      null_draws: 100}
-#include "tasks/group_keys.h"
-#include "tasks/knn_artifact.h"
+#include <optional>
+
+#include "catalog/knn_artifact.h"
+#include "kind/group_keys.h"
 
 namespace compatbench {
 
 namespace {
+// The group's keys, parsed once (TaskKind::bind).
+struct Settings final : KindSettings {
+    std::string knn_group;  // the probe_knn group whose k-NN files the pairs read
+    std::vector<int> ks;    // that group's k, ascending
+    std::optional<int> null_draws;
+};
+
 class PairSimilarityTask final : public TaskKind {
   public:
     std::string_view name() const override { return "pair_similarity"; }
@@ -21,12 +30,23 @@ class PairSimilarityTask final : public TaskKind {
                 {.name = "pairs", .type = KeyType::string, .choices = {"vision_text", "same_base"}},
                 {.name = "null_draws", .type = KeyType::integer, .min = 2, .max = 100000}};
     }
-    std::vector<ColumnSpec> outputs(const TaskGroup& group, const YamlChecker& yc) const override {
+    std::shared_ptr<const KindSettings> bind(const TaskGroup& group,
+                                             const std::vector<TaskGroup>& earlier,
+                                             const YamlChecker& yc) const override {
+        auto s = std::make_shared<Settings>();
+        const TaskGroup& knn = earlier_group(group, "knn", earlier, "probe_knn", yc);
+        s->knn_group = knn.name;
+        s->ks = ints_of(knn.listed.front().lists.at("k_list"));  // ascending, each once
+        if (const Scalar* draws = Params(group.params).find("null_draws"))
+            s->null_draws = static_cast<int>(draws->integer);
+        return s;
+    }
+    std::vector<ColumnSpec> outputs(const TaskGroup& group, const YamlChecker&) const override {
+        const Settings& s = settings_of<Settings>(group);
         std::vector<ColumnSpec> out = {{"ease", ColumnType::f64, 0}};
-        for (int k : knn_ks(group, yc))
-            out.push_back({"ease_k" + std::to_string(k), ColumnType::f64, 0});
+        for (int k : s.ks) out.push_back({"ease_k" + std::to_string(k), ColumnType::f64, 0});
         out.push_back({"cka", ColumnType::f64, 0});
-        if (group.params.count("null_draws"))
+        if (s.null_draws)
             for (const char* c : {"ease_null", "ease_null_sd", "ease_excess"})
                 out.push_back({c, ColumnType::f64, 0});
         return out;
@@ -58,7 +78,6 @@ class PairSimilarityTask final : public TaskKind {
                           {"vision_paradigm", v->key("paradigm")},
                           {"text_paradigm", t->key("paradigm")}};
                 p.params = v->params;  // catalog roots
-                p.lists = v->lists;    // the k list
                 p.params["knn_group"] = Scalar::parse(knn.name);
                 p.params["a_features_task"] = v->params.at("features_task");
                 p.params["b_features_task"] = t->params.at("features_task");
@@ -73,20 +92,19 @@ class PairSimilarityTask final : public TaskKind {
 
   protected:
     Row run_(const TaskContext& ctx) const override {
-        const std::string group = ctx.params.at("knn_group").text;
+        const Settings& s = ctx.settings<Settings>();
         const auto a = similarity::read_knn_file(
-            knn_artifact(ctx.out_dir, group, ctx.params.at("a_model").text));
+            knn_artifact(ctx.out_dir, s.knn_group, ctx.params.at("a_model").text));
         const auto b = similarity::read_knn_file(
-            knn_artifact(ctx.out_dir, group, ctx.params.at("b_model").text));
-        const auto ks = ctx.integers("k_list");
+            knn_artifact(ctx.out_dir, s.knn_group, ctx.params.at("b_model").text));
+        const auto& ks = s.ks;
         Row row;
         row.emplace_back(similarity::mutual_knn(a.lists, b.lists, ks.front()));
         for (int k : ks) row.emplace_back(similarity::mutual_knn(a.lists, b.lists, k));
         row.emplace_back(similarity::linear_cka(a.probe.cast<double>(), b.probe.cast<double>()));
-        if (ctx.params.count("null_draws")) {
-            const int draws = static_cast<int>(ctx.params.at("null_draws").integer);
+        if (s.null_draws) {
             const auto null =
-                similarity::mutual_knn_null(a.lists, b.lists, ks.front(), draws, ctx.seed);
+                similarity::mutual_knn_null(a.lists, b.lists, ks.front(), *s.null_draws, ctx.seed);
             const double ease = std::get<double>(row.front());
             row.insert(row.end(), {null.mean, null.sd, ease - null.mean});
         }
@@ -113,7 +131,6 @@ class PairSimilarityTask final : public TaskKind {
                           {"paradigm", a.key("paradigm")},   {"task_a", a.params.at("task")},
                           {"task_b", b.params.at("task")}};
                 p.params = a.params;
-                p.lists = a.lists;  // the k list
                 p.params.erase("task");
                 p.params.erase("checkpoint");
                 p.params["knn_group"] = Scalar::parse(knn.name);
@@ -133,12 +150,6 @@ class PairSimilarityTask final : public TaskKind {
             yc.fail(group.node["knn"], "tasks." + group.name + ".knn",
                     "group '" + knn.name + "' has no two fine-tunes of one backbone");
         return out;
-    }
-
-    static std::vector<int> knn_ks(const TaskGroup& group, const YamlChecker& yc) {
-        (void)yc;
-        if (group.listed.empty()) return {};
-        return ints_of(group.listed.front().lists.at("k_list"));
     }
 };
 }  // namespace

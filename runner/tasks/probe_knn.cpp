@@ -7,15 +7,23 @@
 //      probe: 1024, k: [10, 20, 50, 100]}
 #include <algorithm>
 
+#include "catalog/feature_catalog.h"
+#include "catalog/knn_artifact.h"
+#include "catalog/zoo_common.h"
 #include "formats/safetensors.h"
-#include "tasks/feature_catalog.h"
-#include "tasks/group_keys.h"
-#include "tasks/knn_artifact.h"
-#include "tasks/zoo_common.h"
+#include "kind/group_keys.h"
 
 namespace compatbench {
 
 namespace {
+// The group's keys, parsed once (TaskKind::bind).
+struct Settings final : KindSettings {
+    std::string split;
+    int probe = 1024;     // rows
+    std::vector<int> ks;  // ascending, each once: the pairs' `ease` is at the smallest
+    int block = 256;
+};
+
 class ProbeKnnTask final : public TaskKind {
   public:
     std::string_view name() const override { return "probe_knn"; }
@@ -26,6 +34,21 @@ class ProbeKnnTask final : public TaskKind {
                 {.name = "split", .type = KeyType::string},
                 {.name = "k", .type = KeyType::scalar_or_list},
                 {.name = "block", .type = KeyType::integer, .min = 1, .max = 1e6}};
+    }
+    std::shared_ptr<const KindSettings> bind(const TaskGroup& group, const std::vector<TaskGroup>&,
+                                             const YamlChecker& yc) const override {
+        auto s = std::make_shared<Settings>();
+        const Params keys(group.params);
+        s->split = keys.text("split", "probe");
+        s->probe = static_cast<int>(keys.integer("probe", 1024));
+        s->ks = int_list_key(group, "k", yc, {10}, 1, 1000000);
+        std::sort(s->ks.begin(), s->ks.end());
+        s->ks.erase(std::unique(s->ks.begin(), s->ks.end()), s->ks.end());
+        if (s->ks.back() >= s->probe)
+            yc.fail(group.node["k"], "tasks." + group.name + ".k",
+                    "every k must be below the probe size " + std::to_string(s->probe));
+        s->block = static_cast<int>(keys.integer("block", 256));
+        return s;
     }
     std::vector<ColumnSpec> outputs(const TaskGroup&, const YamlChecker&) const override {
         return {
@@ -39,16 +62,8 @@ class ProbeKnnTask final : public TaskKind {
         const FeatureCatalog cat = feature_catalog(
             group.node["features"], "tasks." + group.name + ".features", earlier, yc);
         const auto modalities = string_list_key(group, "modalities", yc, {});
-        // Ascending, each once: the pairs' `ease` column is the ease at the smallest k.
-        auto ks = int_list_key(group, "k", yc, {10}, 1, 1000000);
-        std::sort(ks.begin(), ks.end());
-        ks.erase(std::unique(ks.begin(), ks.end()), ks.end());
-        const std::int64_t probe =
-            group.params.count("probe") ? group.params.at("probe").integer : 1024;
-        if (*std::max_element(ks.begin(), ks.end()) >= probe)
-            yc.fail(group.node["k"], "tasks." + group.name + ".k",
-                    "every k must be below the probe size " + std::to_string(probe));
-        check_probe_size(group, earlier, cat, probe, yc);
+        const Settings& s = settings_of<Settings>(group);
+        check_probe_size(group, earlier, cat, s.probe, yc);
         std::vector<ListedTask> out;
         for (const auto& m : cat.models) {
             if (!modalities.empty() &&
@@ -62,7 +77,7 @@ class ProbeKnnTask final : public TaskKind {
                       {"paradigm", Scalar::parse(m.paradigm)}};
             add_catalog_params(cat, t.params);
             t.params["zoo"] = Scalar::parse(m.zoo ? "1" : "0");
-            t.lists["k_list"] = list_of(ks);
+            t.lists["k_list"] = list_of(s.ks);  // read by pair_similarity groups
             t.params["features_task"] = Scalar::parse(m.task_id);
             if (!m.base.empty()) {
                 t.params["base"] = Scalar::parse(m.base);
@@ -113,11 +128,11 @@ class ProbeKnnTask final : public TaskKind {
 
   protected:
     Row run_(const TaskContext& ctx) const override {
+        const Settings& settings = ctx.settings<Settings>();
         const std::string model = ctx.params.at("name").text;
-        const std::string split = ctx.params.count("split") ? ctx.params.at("split").text : "probe";
-        const int n = static_cast<int>(ctx.integer("probe", 1024));
-        const auto ks = ctx.integers("k_list");
-        const int kmax = *std::max_element(ks.begin(), ks.end());
+        const std::string& split = settings.split;
+        const int n = settings.probe;
+        const int kmax = settings.ks.back();
         const bool text = ctx.params.at("modality").text == "text";
         // Only a text model's rows need the pairing (each image's first caption).
         const auto caption_image = text ? read_caption_image(ctx, split) : std::vector<int>();
@@ -143,8 +158,7 @@ class ProbeKnnTask final : public TaskKind {
             probe = text ? MatF(all(caption_rows, Eigen::all)) : MatF(all.topRows(n));
         }
         if (ctx.cancel.load()) throw TaskCancelled{};
-        const auto lists =
-            similarity::knn_lists(probe, kmax, static_cast<int>(ctx.integer("block", 256)));
+        const auto lists = similarity::knn_lists(probe, kmax, settings.block);
         similarity::write_knn_file(knn_artifact(ctx.out_dir, ctx.group.name, model), lists, probe);
         return {static_cast<std::int64_t>(n), static_cast<std::int64_t>(probe.cols()),
                 static_cast<std::int64_t>(kmax)};

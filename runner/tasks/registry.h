@@ -5,7 +5,7 @@
 #include <span>
 #include <string_view>
 
-#include "tasks/task_kind.h"
+#include "kind/task_kind.h"
 
 namespace compatbench {
 

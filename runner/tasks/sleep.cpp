@@ -5,7 +5,7 @@
 
 #include "common/hash.h"
 #include "config/config.h"
-#include "tasks/task_kind.h"
+#include "kind/task_kind.h"
 
 namespace compatbench {
 

@@ -16,7 +16,7 @@
 #include <regex>
 #include <set>
 
-#include "tasks/zoo_common.h"
+#include "catalog/zoo_common.h"
 
 namespace compatbench {
 

@@ -3,9 +3,9 @@
 // (tensor "features": one row per image for vision models, per caption for text models).
 //
 //   - {name: features, kind: zoo_features, world: world, models: [vision, text, finetunes]}
+#include "catalog/zoo_common.h"
 #include "formats/matrix.h"
 #include "formats/safetensors.h"
-#include "tasks/zoo_common.h"
 
 namespace compatbench {
 

@@ -15,12 +15,18 @@
 //                                     # fine-tunes beside the first)
 //     checkpoints: [50, 100, 200]     # also writes "<name>.step<N>" along the way (the
 //                                     # PRISM drift study reads these)
-#include "tasks/group_keys.h"
-#include "tasks/zoo_common.h"
+#include "catalog/zoo_common.h"
+#include "kind/group_keys.h"
 
 namespace compatbench {
 
 namespace {
+// The group's keys, parsed once (TaskKind::bind).
+struct Settings final : KindSettings {
+    zoo::FinetuneSpec spec;               // steps, lr, batch and the checkpoint steps
+    std::map<std::string, double> drift;  // a task's steps multiplier (1 when not given)
+};
+
 class ZooFinetuneTask final : public TaskKind {
   public:
     std::string_view name() const override { return "zoo_finetune"; }
@@ -34,6 +40,25 @@ class ZooFinetuneTask final : public TaskKind {
                 {.name = "drift", .type = KeyType::map},
                 {.name = "variant", .type = KeyType::string},
                 {.name = "checkpoints", .type = KeyType::list}};
+    }
+    std::shared_ptr<const KindSettings> bind(const TaskGroup& group, const std::vector<TaskGroup>&,
+                                             const YamlChecker& yc) const override {
+        auto s = std::make_shared<Settings>();
+        const Params keys(group.params);
+        s->spec.steps = static_cast<int>(keys.integer("steps", s->spec.steps));
+        s->spec.lr = keys.real("lr", s->spec.lr);
+        s->spec.batch = static_cast<int>(keys.integer("batch", s->spec.batch));
+        s->spec.checkpoints = int_list_key(group, "checkpoints", yc, {}, 1, 100000000);
+        const std::string base = "tasks." + group.name;
+        if (const YAML::Node d = group.node["drift"]) {
+            for (const auto& e : d) {
+                const std::string t = e.first.Scalar();
+                const double drift = yc.as_real(e.second, base + ".drift." + t);
+                if (drift <= 0) yc.fail(e.second, base + ".drift." + t, "must be positive");
+                s->drift[t] = drift;
+            }
+        }
+        return s;
     }
     std::vector<ColumnSpec> outputs(const TaskGroup&, const YamlChecker&) const override {
         return zoo_model_columns();
@@ -68,20 +93,13 @@ class ZooFinetuneTask final : public TaskKind {
         } else {
             for (const auto& t : all) tasks.push_back(t.name);
         }
-        std::map<std::string, double> drift;
-        if (const YAML::Node d = group.node["drift"]) {
-            for (const auto& e : d) {
-                const std::string t = e.first.Scalar();
-                if (std::find(tasks.begin(), tasks.end(), t) == tasks.end()) {
-                    yc.fail(e.first, base + ".drift." + t,
-                            "'" + t + "' is not one of this entry's tasks");
-                }
-                drift[t] = yc.as_real(e.second, base + ".drift." + t);
-                if (drift[t] <= 0) yc.fail(e.second, base + ".drift." + t, "must be positive");
-            }
-        }
-        const std::vector<int> checkpoints =
-            int_list_key(group, "checkpoints", yc, {}, 1, 100000000);
+        const Settings& s = settings_of<Settings>(group);
+        if (const YAML::Node d = group.node["drift"])
+            for (const auto& e : d)
+                if (std::find(tasks.begin(), tasks.end(), e.first.Scalar()) == tasks.end())
+                    yc.fail(e.first, base + ".drift." + e.first.Scalar(),
+                            "'" + e.first.Scalar() + "' is not one of this entry's tasks");
+        const std::vector<int>& checkpoints = s.spec.checkpoints;
         const std::string variant =
             group.params.count("variant") ? "-" + group.params.at("variant").text : "";
         std::vector<ListedTask> out;
@@ -91,11 +109,11 @@ class ZooFinetuneTask final : public TaskKind {
             for (const auto& t : tasks) {
                 ListedTask lt;
                 lt.suffix = name + "+" + t + variant;
-                if (!checkpoints.empty()) lt.lists["checkpoint_steps"] = list_of(checkpoints);
+                if (!checkpoints.empty())  // read by kway_merge groups
+                    lt.lists["checkpoint_steps"] = list_of(checkpoints);
                 lt.keys = {{"name", Scalar::parse(lt.suffix)}};
                 lt.params["base"] = Scalar::parse(name);
                 lt.params["task"] = Scalar::parse(t);
-                lt.params["drift"] = Scalar::parse(std::to_string(drift.count(t) ? drift[t] : 1.0));
                 lt.params["world_group"] = Scalar::parse(world.name);
                 lt.after = {source->name + "/" + name};
                 out.push_back(std::move(lt));
@@ -110,12 +128,11 @@ class ZooFinetuneTask final : public TaskKind {
     std::vector<fs::path> artifacts(const TaskContext& ctx) const override {
         const ZooPaths paths{ctx.out_dir};
         std::vector<std::string> names = {ctx.params.at("name").text};
-        if (ctx.lists.count("checkpoint_steps"))
-            for (int step : ctx.integers("checkpoint_steps")) {
-                std::string checkpoint = names.front() + ".step";
-                checkpoint += std::to_string(step);
-                names.push_back(std::move(checkpoint));
-            }
+        for (int step : ctx.settings<Settings>().spec.checkpoints) {
+            std::string checkpoint = names.front() + ".step";
+            checkpoint += std::to_string(step);
+            names.push_back(std::move(checkpoint));
+        }
         std::vector<fs::path> files;
         for (const auto& name : names) {
             files.push_back(paths.model(name));
@@ -135,16 +152,13 @@ class ZooFinetuneTask final : public TaskKind {
         zoo::Encoder base = read_model(paths, ctx.params.at("base").text, &base_sidecar);
         const auto tasks = zoo::latent_tasks(world.spec());
         const zoo::LatentTask& task = zoo::find_latent_task(tasks, ctx.params.at("task").text);
-        zoo::FinetuneSpec spec;
+        const Settings& settings = ctx.settings<Settings>();
+        zoo::FinetuneSpec spec = settings.spec;
         spec.task = task.name;
-        spec.steps = static_cast<int>(ctx.integer("steps", spec.steps));
-        spec.lr = ctx.real("lr", spec.lr);
-        spec.batch = static_cast<int>(ctx.integer("batch", spec.batch));
-        spec.drift = ctx.real("drift", 1.0);
+        const auto drift = settings.drift.find(task.name);
+        spec.drift = drift == settings.drift.end() ? 1.0 : drift->second;
         spec.seed = base.spec().seed;
         const std::string name = ctx.params.at("name").text;
-        if (ctx.lists.count("checkpoint_steps"))
-            spec.checkpoints = ctx.integers("checkpoint_steps");
         const int total = std::max(1, static_cast<int>(std::lround(spec.steps * spec.drift)));
         for (int step : spec.checkpoints)
             if (step > total)

@@ -5,9 +5,9 @@
 //   8192, probe: 2048, eval: 1000}
 #include <fstream>
 
+#include "catalog/zoo_common.h"
 #include "config/config.h"
-#include "tasks/task_kind.h"
-#include "tasks/zoo_common.h"
+#include "kind/task_kind.h"
 
 namespace compatbench {
 

@@ -6,14 +6,13 @@ import json
 import math
 import os
 import shutil
-import sys
 
 import numpy as np
 
+from compatnets.safetensors import load, save
 
-def _task_vectors(d, python, scope, with_base=False):
-    sys.path.insert(0, python)
-    from compatnets.safetensors import load
+
+def _task_vectors(d, scope, with_base=False):
     base = load(d + "/base.safetensors")
     names = sorted(n for n in base if any(fnmatch.fnmatchcase(n, p) for p in scope))
     models = [load(d + "/ft0.safetensors"), load(d + "/ft1")] + [load(f"{d}/ft{i}.safetensors") for i in range(2, 8)]
@@ -62,12 +61,12 @@ def _check(advice, taus, coef):
     return len(advice["merges"])
 
 
-def merges_as_numpy(work, python):
+def merges_as_numpy(work):
     k2, k3 = (json.load(open(f"{work}/{n}.json")) for n in ("k2", "k3"))
-    taus, base = _task_vectors(work + "/llm", python, ["*"], with_base=True)
+    taus, base = _task_vectors(work + "/llm", ["*"], with_base=True)
     n2 = _check(k2, taus, 1.0)
     _relative_norms(k2, taus, base)
-    taus, base = _task_vectors(work + "/llm", python, ["*mlp*"], with_base=True)
+    taus, base = _task_vectors(work + "/llm", ["*mlp*"], with_base=True)
     n3 = _check(k3, taus, 0.5)
     assert (n2, n3) == (28, 56), (n2, n3)
     one = json.load(open(f"{work}/k3_n1.json"))
@@ -86,9 +85,7 @@ def merges_as_numpy(work, python):
           f"{flagged} of 28 pairs flagged at 5e-3")
 
 
-def bad_inputs(d, python):
-    sys.path.insert(0, python)
-    from compatnets.safetensors import load, save
+def bad_inputs(d):
     t = load(d + "/ft0.safetensors")
     save(d + "/f8.safetensors", {n: v for n, v in t.items()})
     data = open(d + "/f8.safetensors", "rb").read()

@@ -13,8 +13,7 @@ import sys
 import numpy as np
 import scipy.linalg
 
-sys.path.insert(0, __import__("os").path.join(__import__("os").path.dirname(__file__), "..", "..", "python"))
-from compatnets.safetensors import read  # noqa: E402
+from compatnets.safetensors import read
 
 
 def tensor(f, name):

@@ -103,6 +103,17 @@ def advice_as_the_study(out, work):
     print(f"advise merge: the {checked} merges of the study screened alike (sign conflicts exactly)")
 
 
+def misplace_norm_weight(index):
+    """Breaks a sharded checkpoint's INDEX (model.safetensors.index.json): model.norm.weight
+    named in a shard that lacks it (the first, or the second when it is in the first)."""
+    with open(index) as f:
+        data = json.load(f)
+    files = sorted(set(data["weight_map"].values()))
+    data["weight_map"]["model.norm.weight"] = files[0] if data["weight_map"]["model.norm.weight"] != files[0] else files[1]
+    with open(index, "w") as f:
+        json.dump(data, f)
+
+
 def _sound(merge_id):
     """Whether a merge of the study reads neither broken specialist (the higher level's c
     and english): ids are lm_merges/<level>/k<K>/[<pair>/]<method>/..."""

@@ -7,13 +7,11 @@ operator tests.
                         (t 0.3) of m0 and m1.
 """
 import json
-import os
 import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
-from compatnets.safetensors import load  # noqa: E402
+from compatnets.safetensors import load
 
 
 def main():

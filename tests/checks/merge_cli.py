@@ -2,9 +2,7 @@
 
 
 def sharded_equals_single_file(*args):
-    argv = ["-", *args]
-    import glob, json, os, sys, numpy as np
-    sys.path.insert(0, argv[1])
+    import glob, json, os, numpy as np
     from compatnets.safetensors import load as load_file, read
     def load(path):
         return {n: t.astype(np.float64) for n, t in load_file(path).items()}
@@ -51,12 +49,11 @@ def sharded_equals_single_file(*args):
     print("merge: 8 methods written; TA and PRISM equal numpy; sharded float32 output indexed")
 
 
-def _matrix_operator_equals_numpy(python_dir, out, name, update):
+def _matrix_operator_equals_numpy(out, name, update):
     """OUT (a merge of ft0, ft1, ft2 over base at c = 0.8) equals θ0 + 0.8 · update(taus) on
     every 2-D tensor not named text_projection, θ0 + 0.8 · τ̄ elsewhere, within one BF16
     rounding of each tensor's largest value; returns how many tensors took `update`."""
-    import sys, numpy as np
-    sys.path.insert(0, python_dir)
+    import numpy as np
     from compatnets.safetensors import load as load_file
     def load(path):
         return {n: t.astype(np.float64) for n, t in load_file(path).items()}
@@ -85,7 +82,7 @@ def iso_c_equals_numpy(*args):
     def flattened(taus):
         u, s, vt = np.linalg.svd(sum(taus), full_matrices=False)
         return u @ np.diag(np.full_like(s, s.mean())) @ vt
-    _matrix_operator_equals_numpy(args[0], "out_iso", "iso_c", flattened)
+    _matrix_operator_equals_numpy("out_iso", "iso_c", flattened)
 
 
 def tsv_equals_numpy(*args):
@@ -108,7 +105,7 @@ def tsv_equals_numpy(*args):
         u_u, _, v_u = np.linalg.svd(sum_u, full_matrices=False)
         u_v, _, v_v = np.linalg.svd(sum_v, full_matrices=False)
         return np.linalg.multi_dot((u_u, v_u, np.diag(sum_s), u_v, v_v))
-    _matrix_operator_equals_numpy(args[0], "out_tsv", "tsv", decorrelated)
+    _matrix_operator_equals_numpy("out_tsv", "tsv", decorrelated)
 
 
 def screen_outputs_agree(*args):
@@ -121,23 +118,21 @@ def screen_outputs_agree(*args):
 
 def same_tensors(*args):
     """Two merge outputs hold the same tensors, bit for bit (their metadata record their own
-    parameters): python3 -m checks merge_cli same_tensors PYTHON_DIR A B."""
-    import sys, numpy as np
-    sys.path.insert(0, args[0])
+    parameters): python3 -m checks merge_cli same_tensors A B."""
+    import numpy as np
     from compatnets.safetensors import load
-    a, b = load(args[1]), load(args[2])
-    assert set(a) == set(b) and all(np.array_equal(a[n], b[n]) for n in a), (args[1], args[2])
-    print(f"{args[2]}: the same {len(a)} tensors as {args[1]}")
+    a, b = load(args[0]), load(args[1])
+    assert set(a) == set(b) and all(np.array_equal(a[n], b[n]) for n in a), (args[0], args[1])
+    print(f"{args[1]}: the same {len(a)} tensors as {args[0]}")
 
 
 def make_lora(*args):
     """A PEFT LoRA adapter for BASE in folder OUT (r = 2, lora_alpha = 6: scale 3) on every
-    layer's q_proj and v_proj, seeded: python3 -m checks merge_cli make_lora PYTHON_DIR BASE
-    OUT [CONFIG_JSON_OVERRIDES]."""
-    import json, os, sys, numpy as np
-    sys.path.insert(0, args[0])
+    layer's q_proj and v_proj, seeded: python3 -m checks merge_cli make_lora BASE OUT
+    [CONFIG_JSON_OVERRIDES]."""
+    import json, os, numpy as np
     from compatnets.safetensors import load, save
-    base = load(args[1])
+    base = load(args[0])
     rng = np.random.default_rng(11)
     tensors = {}
     for name, w in sorted(base.items()):
@@ -145,27 +140,26 @@ def make_lora(*args):
             module = "base_model.model." + name[: -len(".weight")]
             tensors[module + ".lora_A.weight"] = rng.normal(0, 0.05, (2, w.shape[1])).astype(np.float32)
             tensors[module + ".lora_B.weight"] = rng.normal(0, 0.05, (w.shape[0], 2)).astype(np.float32)
-    os.makedirs(args[2], exist_ok=True)
-    save(os.path.join(args[2], "adapter_model.safetensors"), tensors)
+    os.makedirs(args[1], exist_ok=True)
+    save(os.path.join(args[1], "adapter_model.safetensors"), tensors)
     config = {"peft_type": "LORA", "r": 2, "lora_alpha": 6, "target_modules": ["q_proj", "v_proj"],
               "fan_in_fan_out": False, "bias": "none", "use_rslora": False, "use_dora": False,
               "modules_to_save": None, "rank_pattern": {}, "alpha_pattern": {}}
-    config.update(json.loads(args[3]) if len(args) > 3 else {})
-    with open(os.path.join(args[2], "adapter_config.json"), "w") as f:
+    config.update(json.loads(args[2]) if len(args) > 2 else {})
+    with open(os.path.join(args[1], "adapter_config.json"), "w") as f:
         json.dump(config, f)
-    print(f"{args[2]}: {len(tensors) // 2} LoRA pairs")
+    print(f"{args[1]}: {len(tensors) // 2} LoRA pairs")
 
 
 def lora_equals_numpy(*args):
     """OUT (task arithmetic, lambda 1, of BASE with FT and FT+ADAPTER) equals numpy: θ0 +
     (θ_ft − θ0) + (θ_ft + 3·B·A − θ0), F32 (the adapted model is F32, as transformers saves it;
-    the base keeps its BF16 dtype): python3 -m checks merge_cli lora_equals_numpy PYTHON_DIR
-    BASE FT ADAPTER OUT."""
-    import os, sys, numpy as np
-    sys.path.insert(0, args[0])
+    the base keeps its BF16 dtype): python3 -m checks merge_cli lora_equals_numpy BASE
+    FT ADAPTER OUT."""
+    import os, numpy as np
     from compatnets.safetensors import load
-    base, ft = load(args[1]), load(args[2])
-    lora, out = load(os.path.join(args[3], "adapter_model.safetensors")), load(args[4])
+    base, ft = load(args[0]), load(args[1])
+    lora, out = load(os.path.join(args[2], "adapter_model.safetensors")), load(args[3])
     worst = 0.0
     for name, w0 in base.items():
         w0, w = w0.astype(np.float64), ft[name].astype(np.float64)

@@ -24,9 +24,8 @@ def tables(*args):
 
 def kept_merges_match_numpy(*args):
     argv = ["-", *args]
-    import glob, json, os, sys, numpy as np
-    sys.path.insert(0, argv[2])
-    from extract_probe import load
+    import glob, json, os, numpy as np
+    from checks.user_scripts.extract_probe import load
     from compatnets.safetensors import read
     merged_dir = [d for d in glob.glob(argv[1] + "/artifacts/merges/*") if "bb_a_t1_t2" in d][0]
     m = load(merged_dir)

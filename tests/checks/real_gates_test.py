@@ -1,24 +1,22 @@
 #!/usr/bin/python3
-"""The rules that judge the real library's studies (report/real_gates.py, docs/real-networks.md
-"What counts"), on synthetic arrays: the gates at their thresholds, the reliability cap, the
-CI rule, the retention SE, M1, PRISM's recovery, the kernels-vs-matrices pairing; and the
-report's real-networks section rendered from small results files, old and new.
+"""The rules that judge the real library's studies (compatnets.report.real_gates,
+docs/real-networks.md "What counts"), on synthetic arrays: the gates at their thresholds, the
+reliability cap, the CI rule, the retention SE, M1, PRISM's recovery, the kernels-vs-matrices
+pairing; and the report's real-networks section rendered from small results files, old and new.
 
-    /usr/bin/python3 -W error tests/checks/real_gates_test.py
+    PYTHONPATH=python /usr/bin/python3 -W error tests/checks/real_gates_test.py
 """
 import math
 import os
-import sys
 import tempfile
 import unittest
 
 import h5py
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-from report import real_gates as rg  # noqa: E402
-from report.page import Report  # noqa: E402
-from report.real import real_section  # noqa: E402
+from compatnets.report import real_gates as rg
+from compatnets.report.page import Report
+from compatnets.report.real import real_section
 
 
 def corr_table(rows):

@@ -8,14 +8,12 @@
                                       infinities among them) as "x" (F32) and "x_bf16" (BF16)
 """
 import json
-import os
 import struct
 import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
-from compatnets.safetensors import read, save  # noqa: E402
+from compatnets.safetensors import read, save
 
 
 def dump(path):

@@ -3,8 +3,7 @@
 
 def scope_and_threshold(*args):
     argv = ["-", *args]
-    import json, os, sys, numpy as np
-    sys.path.insert(0, argv[2])
+    import json, os, numpy as np
     from compatnets.safetensors import load as load_file
     w = argv[1]
     one, two, mlp = (json.load(open(f"{w}/{n}.json")) for n in ("one", "two", "mlp"))
@@ -36,8 +35,7 @@ def scope_and_threshold(*args):
 
 def bad_input_named(*args):
     argv = ["-", *args]
-    import sys, numpy as np
-    sys.path.insert(0, argv[2])
+    import numpy as np
     from compatnets.safetensors import load, save
     d = argv[1]
     t = load(d + "/ft0.safetensors")

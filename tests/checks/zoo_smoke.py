@@ -1,17 +1,16 @@
 """Checks of tests/e2e/zoo_smoke.sh, run as: python3 -m checks zoo_smoke FUNCTION ARGS..."""
 
 
-def _run(out, python_dir):
-    """The run's results.h5, open, and compatnets' safetensors reader (from python_dir)."""
-    import sys, h5py
-    sys.path.insert(0, python_dir)
+def _run(out):
+    """The run's results.h5, open, and compatnets' safetensors reader."""
+    import h5py
     from compatnets.safetensors import read
     return h5py.File(out + "/results.h5", "r"), read
 
 
-def tables(out, python_dir):
+def tables(out):
     import json
-    f, read = _run(out, python_dir)
+    f, read = _run(out)
     m = {k: f["zoo/models"][k][:] for k in f["zoo/models"]}
     names = [n.decode() for n in m["name"]]
     assert len(names) == 20 and names[0] == "sup_v_1" and names[-1] == "mae_bb_1+detail-long", names
@@ -35,9 +34,9 @@ def tables(out, python_dir):
     print("zoo artifacts: 20 models, weights and features readable with numpy")
 
 
-def alignment_study(out, python_dir):
+def alignment_study(out):
     import numpy as np
-    f, read = _run(out, python_dir)
+    f, read = _run(out)
     grid = {k: f["alignment/grid"][k][:] for k in f["alignment/grid"]}
     assert len(grid["vision"]) == 6
     def probe(name):
@@ -67,9 +66,9 @@ def alignment_study(out, python_dir):
     print("alignment on the smoke zoo: ease and CKA agree with numpy")
 
 
-def merging_study(out, python_dir):
+def merging_study(out):
     import numpy as np
-    f, read = _run(out, python_dir)
+    f, read = _run(out)
     p = {k: f["merging/pairs"][k][:] for k in f["merging/pairs"]}
     assert len(p["model_a"]) == 6
     def weights(name):
@@ -102,9 +101,9 @@ def merging_study(out, python_dir):
     print("merging on the smoke zoo: interference agrees with numpy")
 
 
-def prism_study(out, python_dir):
+def prism_study(out):
     import math, numpy as np
-    f, read = _run(out, python_dir)
+    f, read = _run(out)
     g = {k: f["prism/merges"][k][:] for k in f["prism/merges"]}
     assert len(g["method"]) == 78, len(g["method"])
     def weights(name):

@@ -16,12 +16,12 @@ expect_code 0 mpi 2 advise merge --base "$B" --models "${M[@]}" --k 3 --coef 0.5
 expect_code 0 mpi 0 advise merge --base "$B" --models "${M[@]}" --k 3 --coef 0.5 --json "$WORK/k3_n1.json" \
   --scope '*mlp*' > /dev/null
 expect_code 0 mpi 0 screen --base "$B" --models "$WORK/llm/ft1" "$WORK/llm/ft4.safetensors" --json > "$WORK/screen.json"
-pycheck advise merges_as_numpy "$WORK" "$SRC/python"
+pycheck advise merges_as_numpy "$WORK"
 # The report draws the advice.
 expect_code 0 "$BIN" report "$WORK/k2.json" > /dev/null
 grep -q "Ranked merges" "$WORK/k2_advice/report/index.html" || fail "no advice page"
 # Bad input.
-pycheck advise bad_inputs "$WORK/llm" "$SRC/python"
+pycheck advise bad_inputs "$WORK/llm"
 check_error() {  # check_error WANT ARGS...
   local want=$1; shift
   set +e; "$BIN" advise merge "$@" > "$WORK/err.txt" 2>&1; local got=$?; set -e

@@ -9,10 +9,13 @@ export OMPI_MCA_rmaps_base_oversubscribe=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 export OMPI_MCA_btl='^openib,ofi' OMPI_MCA_pml=ob1 OMPI_MCA_mtl='^ofi,psm,psm2'
 PY=/usr/bin/python3
+# The project's Python package (compatnets) and the checks (tests/checks), for every Python
+# the tests start.
+export PYTHONPATH="$SRC/python:$SRC/tests${PYTHONPATH:+:$PYTHONPATH}"
 # Each test remembers task costs in its own folder, not in the user's cache (exec/cost_cache.h).
 export COMPATBENCH_COST_CACHE=$WORK/costs.json
 # pycheck MODULE FUNCTION ARGS...: a check of tests/checks/MODULE.py, run in this directory.
-pycheck() { PYTHONPATH="$SRC/tests${PYTHONPATH:+:$PYTHONPATH}" "$PY" -m checks "$@"; }
+pycheck() { "$PY" -m checks "$@"; }
 
 # mpi N ARGS...: compatbench on N ranks (N = 0: a plain process, no mpirun).
 mpi() {

@@ -43,13 +43,7 @@ mkdir -p "$B"
 cp -r "$S/c" "$B/c"
 sed -i 's/"hidden_size": 64/"hidden_size": 96/' "$B/c/config.json"
 cp -r "$S/english" "$B/english"
-"$PY" - "$B/english/model.safetensors.index.json" <<'PYEOF'
-import json, sys
-index = json.load(open(sys.argv[1]))
-files = sorted(set(index["weight_map"].values()))
-index["weight_map"]["model.norm.weight"] = files[0] if index["weight_map"]["model.norm.weight"] != files[0] else files[1]
-json.dump(index, open(sys.argv[1], "w"))
-PYEOF
+pycheck lm_real misplace_norm_weight "$B/english/model.safetensors.index.json"
 sed -e "s|{out}/lm/specialists/lr1e-3/c\"|$B/c\"|" -e "s|{out}/lm/specialists/lr1e-3/english\"|$B/english\"|" \
     -e "s|{out}|$WORK/n2|g" "$SRC/configs/real-lm-smoke.lm.yaml" > "$B/lm.yaml"
 sed -n '/^  - name: lm_checkpoints/,/^  - name: lm_kappa/p' "$WORK/lm.yaml" | sed -e '$d' \

@@ -29,7 +29,7 @@ done
 expect_code 0 mpi 0 merge ta.yaml --out out_ta --arithmetic exact > /dev/null
 expect_code 0 mpi 2 merge ties.yaml --out out_ties2 > /dev/null
 cmp out_ties/model.safetensors out_ties2/model.safetensors || fail "ties (in BF16) differs on 2 ranks"
-"$PY" -c "import json, sys; sys.path.insert(0, '$SRC/python'); from compatnets.safetensors import read; m = [read(f'out_{x}/model.safetensors').metadata['arithmetic'] for x in ('ta', 'ties', 'prism')]; assert m == ['exact', 'dtype', 'exact'], m"
+"$PY" -c "from compatnets.safetensors import read; m = [read(f'out_{x}/model.safetensors').metadata['arithmetic'] for x in ('ta', 'ties', 'prism')]; assert m == ['exact', 'dtype', 'exact'], m"
 # Only mergekit's methods have a dtype arithmetic; an unknown mode is refused by name.
 set +e; "$BIN" merge prism.yaml --out out_no --arithmetic dtype > err.txt 2>&1; code=$?; set -e
 [[ $code == 2 ]] && grep -q "arithmetic dtype: prism is compatbench's own operator" err.txt && [[ ! -e out_no ]] \
@@ -43,20 +43,19 @@ cmp out_prism/model.safetensors out_prism2/model.safetensors || fail "prism diff
 # floor_kernels: the floor on tensors of more than two dimensions too; this set has none.
 write prismk prism "{kappa: 1.0, floor_kernels: true}" "${ALL[@]}"
 expect_code 0 mpi 0 merge prismk.yaml --out out_prismk > /dev/null
-pycheck merge_cli same_tensors "$SRC/python" out_prism out_prismk > /dev/null
+pycheck merge_cli same_tensors out_prism out_prismk > /dev/null
 { cat ta.yaml; echo "shard_mb: 0.05"; echo "out_dtype: float32"; } > sharded.yaml
 expect_code 0 mpi 2 merge sharded.yaml --out out_sharded --arithmetic exact > /dev/null
-pycheck merge_cli sharded_equals_single_file "$SRC/python"
-pycheck merge_cli iso_c_equals_numpy "$SRC/python"
+pycheck merge_cli sharded_equals_single_file
+pycheck merge_cli iso_c_equals_numpy
 write tsv tsv "{coef: 0.8}" "${ALL[@]}"
 expect_code 0 mpi 0 merge tsv.yaml --out out_tsv > /dev/null
-pycheck merge_cli tsv_equals_numpy "$SRC/python"
+pycheck merge_cli tsv_equals_numpy
 write badiso iso_c "{kappa: 1.0}" "${ALL[@]}"
 set +e; "$BIN" merge badiso.yaml --out out_bad > err.txt 2>&1; code=$?; set -e
 [[ $code == 2 ]] && grep -q "badiso.yaml:.*parameters.kappa" err.txt || { cat err.txt; fail "iso_c kappa: exit $code"; }
 # Bad input.
 "$PY" -c "
-import sys; sys.path.insert(0, '$SRC/python')
 import numpy as np
 from compatnets.safetensors import load, save
 arr = load('ft0.safetensors')
@@ -120,7 +119,6 @@ done
 set +e; "$BIN" merge two.yaml --out out_two > err.txt 2>&1; code=$?; set -e
 [[ $code == 2 ]] && grep -q "2 YAML documents" err.txt || { cat err.txt; fail "multi-document: exit $code"; }
 "$PY" -c "
-import sys; sys.path.insert(0, '$SRC/python')
 from compatnets.safetensors import load, save
 save('ft0_f16.safetensors', load('ft0.safetensors'), dtypes='F16')
 save('base_f32.safetensors', load('base.safetensors'), dtypes='F32')"
@@ -142,7 +140,7 @@ wyaml() {  # wyaml NAME METHOD WEIGHT NORMALIZE: two models, one weight
   "$BIN" screen "$1.yaml" --json > "screen_$1.json"
 }
 same_screen() {  # same_screen A B: equal merges, equal screens
-  pycheck merge_cli same_tensors "$SRC/python" "out_$1" "out_$2" > /dev/null || fail "$1 and $2 merge differently"
+  pycheck merge_cli same_tensors "out_$1" "out_$2" > /dev/null || fail "$1 and $2 merge differently"
   "$PY" -c "import json, sys; a, b = (json.load(open(f)) for f in sys.argv[1:]); assert a['coef'] == b['coef'] == 0.8 and a['score'] == b['score'], (a['coef'], b['coef'], a['score'], b['score'])" \
     "screen_$1.json" "screen_$2.json" || fail "$1 and $2 merge alike but screen differently"
 }
@@ -187,19 +185,19 @@ grep -qx '\* tok_ft1' <<< "$card" && ! grep -q tok_full <<< "$card" && grep -q "
   || { cat out_tok_src/README.md tok_src.txt; fail "the tokenizer donor was counted as a merged model"; }
 # mergekit's BASE+ADAPTER: a PEFT LoRA applied before the merge (W + (alpha/r)·B·A), equal
 # to numpy; refused settings named; the scratch folder gone afterwards; 1 and 2 ranks alike.
-pycheck merge_cli make_lora "$SRC/python" ft0.safetensors lora > /dev/null
+pycheck merge_cli make_lora ft0.safetensors lora > /dev/null
 printf 'merge_method: task_arithmetic\nbase_model: base.safetensors\nmodels:\n  - model: ft0.safetensors\n  - model: ft0.safetensors+lora\n' > lora.yaml
 expect_code 0 mpi 0 merge lora.yaml --out out_lora --arithmetic exact > /dev/null
 expect_code 0 mpi 2 merge lora.yaml --out out_lora2 --arithmetic exact > /dev/null
 cmp out_lora/model.safetensors out_lora2/model.safetensors || fail "LoRA merge differs on 2 ranks"
-pycheck merge_cli lora_equals_numpy "$SRC/python" base.safetensors ft0.safetensors lora out_lora
+pycheck merge_cli lora_equals_numpy base.safetensors ft0.safetensors lora out_lora
 [[ ! -e .out_lora.lora && ! -e .out_lora2.lora ]] || fail "the LoRA scratch folder was left behind"
 grep -qx '\* ft0.safetensors + lora' out_lora/README.md || { cat out_lora/README.md; fail "the card names the LoRA model otherwise than card.py"; }
 set +e; "$BIN" screen lora.yaml > err.txt 2>&1; code=$?; set -e
 [[ $code == 2 ]] && grep -q "LoRA reference" err.txt || { cat err.txt; fail "screen of a LoRA YAML: exit $code"; }
 for bad in '{"use_dora": true}:use_dora' '{"use_rslora": true}:use_rslora' '{"bias": "all"}:bias' \
            '{"modules_to_save": ["lm_head"]}:modules_to_save'; do
-  pycheck merge_cli make_lora "$SRC/python" ft0.safetensors lora_bad "${bad%:*}" > /dev/null
+  pycheck merge_cli make_lora ft0.safetensors lora_bad "${bad%:*}" > /dev/null
   sed 's/+lora/+lora_bad/' lora.yaml > lora_bad.yaml
   set +e; "$BIN" merge lora_bad.yaml --out out_lora_bad > err.txt 2>&1; code=$?; set -e
   [[ $code == 2 ]] && grep -qw "${bad##*:}" err.txt && [[ ! -e out_lora_bad ]] \

@@ -15,13 +15,12 @@ pycheck merging_real tables out
 # One merge kept and checked against numpy: θ0 + (τa + τb) / 2, the base's other tensors kept.
 sed -e 's/    shard_mb: 4096/    shard_mb: 4096\n    keep_merged: true/' merging-real.example.yaml > keep.yaml
 expect_code 0 mpi 1 run keep.yaml --out keep --log-level error > /dev/null
-pycheck merging_real kept_merges_match_numpy keep "$SRC/tests/checks/user_scripts"
+pycheck merging_real kept_merges_match_numpy keep
 
 # A fine-tune with a wrongly shaped tensor: its checks fail, naming file and tensor.
 sed -e '/- name: extract/,/^  - name: real_models/{/^  - name: real_models/!d}' \
     -e '/    after: \[extract\]/d' merging-real.example.yaml > bad.yaml
 "$PY" -c "
-import sys; sys.path.insert(0, '$SRC/python')
 import numpy as np
 from compatnets.safetensors import save
 rng = np.random.default_rng(1)

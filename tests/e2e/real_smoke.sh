@@ -65,7 +65,6 @@ expect_code 0 "$BIN" report "$WORK/align.json" > /dev/null
 grep -q "Ranked pairs" "$WORK/align_advice/report/index.html" || fail "no alignment advice page"
 mkdir -p "$WORK/short/short"
 "$PY" -c "
-import sys; sys.path.insert(0, '$SRC/python')
 from compatnets.safetensors import load, save
 f = load('$R/features/mlp_sup/probe.safetensors')['features']
 save('$WORK/short/short/probe.safetensors', {'features': f[:100]})"
@@ -146,8 +145,7 @@ expect_code 0 mpi 2 run "$B/broken.yaml" --out "$B/out" --resume --log-level err
 pycheck real_smoke resume_after_repair "$B/out"
 # Fine-tunes whose tensors do not match the backbone (a renamed tensor, a reshaped one):
 # their checks fail naming the file and the tensor; the matching one passes.
-(cd "$SRC/python" && pycheck real_smoke mismatched_tensors_named "$R" "$B"
-) > "$B/tensor.txt"
+pycheck real_smoke mismatched_tensors_named "$R" "$B" > "$B/tensor.txt"
 sed -e "s|{out}/real/finetunes/mlp_sup_rotated.safetensors|$B/renamed.safetensors|" \
     -e "s|{out}/real/finetunes/mlp_sup_digits.safetensors|$B/reshaped.safetensors|" \
     -e "s|{out}|$WORK/n2|g" "$SRC/configs/real-smoke.checkpoints.yaml" > "$B/mismatch.yaml"

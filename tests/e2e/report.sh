@@ -21,7 +21,7 @@ for why in "sup_bb_1: left out (no checkpoint in the run folder for sup_bb_1+det
 done
 # Run from inside the output folder (whose report/ is not the package), and refused inputs.
 (cd "$WORK/run" && expect_code 0 "$BIN" report . > /dev/null)
-expect_code 0 "$BIN" report "$WORK/run" --package "$SRC/report/" > /dev/null
+expect_code 0 "$BIN" report "$WORK/run" --package "$SRC/python/" > /dev/null
 expect_code 2 "$BIN" report "$WORK/run" --library "$WORK/none.h5" 2> "$WORK/lib.txt"
 grep -q "none.h5: no such results file (--library)" "$WORK/lib.txt" || fail "--library not named"
 expect_code 2 "$BIN" report "$WORK/run" --package "$WORK/run" 2> "$WORK/pkg.txt"

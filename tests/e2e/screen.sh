@@ -9,9 +9,9 @@ expect_code 0 mpi 0 screen --base "$WORK/llm/base.safetensors" --models "${M[@]}
 expect_code 0 mpi 2 screen --base "$WORK/llm/base.safetensors" --models "${M[@]}" --coef 0.5 --json > "$WORK/two.json"
 expect_code 0 mpi 0 screen --base "$WORK/llm/base.safetensors" --models "${M[@]}" --json \
   --scope '*gate_proj*' '*up_proj*' '*down_proj*' --threshold 1 > "$WORK/mlp.json"
-pycheck screen scope_and_threshold "$WORK" "$SRC/python"
+pycheck screen scope_and_threshold "$WORK"
 # Bad input.
-pycheck screen bad_input_named "$WORK/llm" "$SRC/python"
+pycheck screen bad_input_named "$WORK/llm"
 check_error() {  # check_error MODEL WANT...
   local model=$1; shift
   set +e; "$BIN" screen --base "$WORK/llm/base.safetensors" --models "$WORK/llm/ft0.safetensors" "$WORK/llm/$model" > "$WORK/err.txt" 2>&1; local got=$?; set -e

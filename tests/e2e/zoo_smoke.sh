@@ -9,17 +9,17 @@ for n in 2 3; do
   "$BIN" compare "$WORK/n1/results.h5" "$WORK/n$n/results.h5" || fail "results on $n ranks differ"
   diff -r -q "$WORK/n1/artifacts" "$WORK/n$n/artifacts" || fail "artifacts on $n ranks differ"
 done
-pycheck zoo_smoke tables "$WORK/n2" "$SRC/python"
+pycheck zoo_smoke tables "$WORK/n2"
 # The alignment study on the smoke zoo: tables present, and ease and CKA of every grid pair
 # recomputed with numpy from the probe features the k-NN tasks stored.
-pycheck zoo_smoke alignment_study "$WORK/n2" "$SRC/python"
+pycheck zoo_smoke alignment_study "$WORK/n2"
 # The merging study: every pair of fine-tunes of a backbone merged; interference recomputed
 # with numpy from the stored weights; retention and destructive from the accuracies.
-pycheck zoo_smoke merging_study "$WORK/n2" "$SRC/python"
+pycheck zoo_smoke merging_study "$WORK/n2"
 # The PRISM study: every K-way merge's update norm and kept fraction recomputed with numpy
 # from the stored weights (TA, TIES, SLERP, Model Stock, PRISM, PRISM-hard, norm-matched), a
 # pair merged by both merge kinds scored alike, and the drift exponent refitted.
-pycheck zoo_smoke prism_study "$WORK/n2" "$SRC/python"
+pycheck zoo_smoke prism_study "$WORK/n2"
 # The encoder-roles study on a pool of 3: 7 subsets x 2 replicates trained; the full model's
 # IM score is its TR score, eranks exactly where the subset has the encoder, and capacity and
 # necessity recomputed from the subsets table.

@@ -2,7 +2,7 @@
 """`compatbench merge` on mergekit configurations, against references of mergekit in numpy
 (float64) and in torch (in the dtype).
 
-    /usr/bin/python3 tests/mergekit/check_configs.py BIN WORKDIR [--only NAME]...
+    PYTHONPATH=python /usr/bin/python3 tests/mergekit/check_configs.py BIN WORKDIR [--only NAME]...
 
 Writes the tiny Llama checkpoints of make_models.py under WORKDIR/models, then for every
 fixture (fixtures/examples: mergekit's examples; fixtures/tests: the configurations of
@@ -42,13 +42,13 @@ import unittest
 import numpy as np
 import yaml
 
+import dtype_check
+import reference
+import torch_reference
+from make_models import MODEL_NAMES, write_models
+from compatnets.safetensors import SafetensorsError, read, shard_files
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import dtype_check  # noqa: E402
-import reference  # noqa: E402
-import torch_reference  # noqa: E402
-from make_models import MODEL_NAMES, write_models  # noqa: E402
-from compatnets.safetensors import SafetensorsError, read, shard_files  # noqa: E402
 
 # mergekit's example hub ids -> the local stand-ins. A fine-tuning base (the models' common
 # ancestor) maps to `base`; every other model to model_a, model_b or model_c.

@@ -16,7 +16,7 @@ vocabulary 32, 2 attention heads, untied embeddings.
 Everything is F32 except model_a_f16 and model_b_bf16; the values are the same on every run. Every model's
 JSON files carry its name, so a merge's copied files show which model they came from.
 
-    /usr/bin/python3 tests/mergekit/make_models.py FOLDER
+    PYTHONPATH=python /usr/bin/python3 tests/mergekit/make_models.py FOLDER
 """
 import json
 import os
@@ -24,8 +24,7 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
-from compatnets.safetensors import save  # noqa: E402
+from compatnets.safetensors import save
 
 NUM_LAYERS, HIDDEN, INTERMEDIATE, VOCAB, HEADS = 40, 8, 16, 32, 2
 # (suffix, shape) of every layer's tensors, in mergekit's llama.json order.

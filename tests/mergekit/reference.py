@@ -43,15 +43,13 @@ Where compatbench differs from mergekit, on purpose:
 """
 import json
 import os
-import sys
 from dataclasses import dataclass, field
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
-from compatnets.safetensors import read, shard_files  # noqa: E402
+from compatnets.safetensors import read, shard_files
 # the kernels of ram, ramplus_tl and arcee_fusion (re-exported: R.ram, R.arcee_fusion, ...)
-from reference_ram_fusion import (arcee_fusion, fusion_importance, fusion_threshold,  # noqa: E402,F401
+from reference_ram_fusion import (arcee_fusion, fusion_importance, fusion_threshold,  # noqa: F401
                                   quantile_index, ram, ram_vectors, ramplus_lambda,
                                   ramplus_tl, softmax)
 

@@ -2,7 +2,7 @@
 float64; run with test_reference, which imports it) and RamFusionTorch (torch_ram_fusion.py
 in the dtype; run with test_torch_reference):
 
-    cd tests/mergekit && /usr/bin/python3 -W error -m unittest test_reference test_torch_reference
+    cd tests/mergekit && PYTHONPATH=../../python /usr/bin/python3 -W error -m unittest test_reference test_torch_reference
 """
 import os
 import tempfile

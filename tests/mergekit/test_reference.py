@@ -1,20 +1,16 @@
 """Hand-worked checks of reference.py (and of check_configs.py's rounding), run by
 check_configs.py before the fixtures, or on their own:
 
-    cd tests/mergekit && /usr/bin/python3 -m unittest test_reference
+    cd tests/mergekit && PYTHONPATH=../../python /usr/bin/python3 -m unittest test_reference
 """
-import os
-import sys
 import tempfile
 import unittest
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import reference as R  # noqa: E402
-from make_models import write_models  # noqa: E402
-from test_ram_fusion import RamFusionReference  # noqa: E402,F401  (ram, ramplus_tl, arcee_fusion)
+import reference as R
+from make_models import write_models
+from test_ram_fusion import RamFusionReference  # noqa: F401  (ram, ramplus_tl, arcee_fusion)
 
 
 def job(method, sources, parameters=None, slice_parameters=None, name="x", t=0.0, base=True):

@@ -1,6 +1,6 @@
 """Hand-worked checks of torch_reference.py (mergekit's kernels in torch, in the dtype):
 
-    cd tests/mergekit && /usr/bin/python3 -W error -m unittest test_torch_reference
+    cd tests/mergekit && PYTHONPATH=../../python /usr/bin/python3 -W error -m unittest test_torch_reference
 """
 import os
 import unittest

@@ -77,7 +77,7 @@ Arithmetic facts of this torch the kernels inherit (test_torch_reference.py chec
     values and rounded to float16 (torch_ops.half_safe);
   - slerp runs in numpy float32, with the running numpy's promotion (torch_kernels).
 
-    /usr/bin/python3 torch_reference.py MODELS_FOLDER [NAME...]
+    PYTHONPATH=../../python /usr/bin/python3 torch_reference.py MODELS_FOLDER [NAME...]
 
 writes make_models.py's checkpoints to MODELS_FOLDER and prints, per supported fixture (in
 its dtype, and with dtype float32), how far reference.py is from torch (see compare).

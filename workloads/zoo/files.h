@@ -3,7 +3,7 @@
 //   <split>.safetensors        images, captions, caption_image, concept, latents
 //   <name>.safetensors + .json weights (F32, row-major like torch) and a sidecar (name,
 //                              modality, family, paradigm, spec, seed, training summary)
-// Where they lie in a run's folder is the runner's business (tasks/zoo_common.h).
+// Where they lie in a run's folder is the runner's business (catalog/zoo_common.h).
 #pragma once
 
 #include <filesystem>

@@ -1,4 +1,4 @@
-"""A command server for the tests of served tasks (tasks/command_server.h): each task's
+"""A command server for the tests of served tasks (commands/command_server.h): each task's
 arguments say what to do, and its result says which process ran it.
 
     ok N         write {"pid": <this process>, "n": N, "devices": $CUDA_VISIBLE_DEVICES}

@@ -74,3 +74,16 @@ TEST(ChildProcess, TheLogKeepsHeadAndTailWithinItsLimit) {
     EXPECT_NE(text.find("bytes of output cut here"), std::string::npos);
     EXPECT_EQ(text.substr(text.size() - 9), "line1999\n");
 }
+
+// A program run in the foreground: its exit status, the environment set over the rank's,
+// and a program that does not exist.
+TEST(RunProgram, RelaysTheStatusWithTheEnvironmentSetOverTheRanks) {
+    int status = run_program({"/bin/sh", "-c", "exit 3"});
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 3);
+    status =
+        run_program({"sh", "-c", "test \"$CB_X\" = 'a b' && test -n \"$PATH\""}, {{"CB_X", "a b"}});
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0);  // found on PATH, sees CB_X and keeps PATH
+    EXPECT_EQ(run_program({"/nonexistent/program"}), -1);
+}

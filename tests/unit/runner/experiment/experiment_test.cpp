@@ -5,7 +5,7 @@
 
 #include "analyses/analysis_kind.h"
 #include "experiment/experiment.h"
-#include "tasks/task_kind.h"
+#include "kind/task_kind.h"
 
 using namespace compatbench;
 
@@ -58,4 +58,32 @@ TEST(Experiment, WhatDoesNotBindIsNamedWithItsLine) {
                    "analyses:\n"
                    "  - {name: k, kind: correlation, study: s, input: b, x: v, y: v}\n");
     EXPECT_NE(why.find("'b'"), std::string::npos) << why;
+}
+
+// A kind reads its keys once, when its group is bound, into its settings; the YAML entry is
+// not kept past binding. A grid varies only numeric kind keys: the others are bound once.
+TEST(Experiment, KindsBindTheirSettingsOnceAndKeepNoYaml) {
+    const Config c = parse_config(std::string(kHead) +
+                                      "  - {name: f, kind: fail, message: boom,\n"
+                                      "     grid: {fail_attempts: [1, 3]}}\n"
+                                      "  - {name: w, kind: command, count: 1, command: 'true',\n"
+                                      "     env: {A: '1'}}\n"
+                                      "  - {name: n, kind: noop, count: 2}\n",
+                                  "t.yaml");
+    ASSERT_EQ(c.groups.size(), 3u);
+    for (const auto& g : c.groups) EXPECT_TRUE(g.node.IsNull()) << g.name;
+    EXPECT_NE(c.groups[0].settings, nullptr);
+    EXPECT_NE(c.groups[1].settings, nullptr);
+    EXPECT_EQ(c.groups[2].settings, nullptr);             // noop keeps none
+    EXPECT_EQ(c.groups[1].entry.at("env").at("A"), "1");  // the entry as JSON stays
+
+    const std::string why =
+        error_of(std::string(kHead) + "  - {name: f, kind: fail, grid: {message: [a, b]}}\n");
+    EXPECT_NE(why.find("t.yaml:3:"), std::string::npos) << why;
+    EXPECT_NE(why.find("numeric keys"), std::string::npos) << why;
+    EXPECT_NE(why.find("'message'"), std::string::npos) << why;
+    // A grid over a key that is not the kind's stays a placeholder of any type.
+    EXPECT_EQ(error_of(std::string(kHead) + "  - {name: c, kind: command, command: 'echo {m}',\n"
+                                            "     grid: {m: [a, b]}}\n"),
+              "");
 }

@@ -1,7 +1,7 @@
-// The results file (store/results_file.h) on one rank: staged rows land in their group's
-// table at their task's row, an unfinished task's row keeps its keys with blank outputs,
-// the task facts and analysis tables are written where docs/results.md says, and the file
-// reads back with the serial reader.
+// The results file (store/results_file.h) on one rank, from its schema alone and from a run's
+// (exec/task_rows.h): staged rows land in their group's table at their task's row, an unfinished
+// task's row keeps its keys with blank outputs, the task facts and analysis tables are written
+// where docs/results.md says, and the file reads back with the serial reader.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "comm/comm.h"
+#include "exec/task_rows.h"
 #include "experiment/experiment.h"
 #include "graph/task_graph.h"
 #include "store/h5.h"
@@ -49,9 +50,9 @@ TEST(ResultsFile, RowsFactsAndAnalysisTablesReadBack) {
     const RunMeta meta = meta_of(config);
     const std::string path = temp_file("results_file_test.h5");
     {
-        ResultsFile file(path, self(), config, graph, meta);
-        file.stage(2, {0.5, std::int64_t{7}, std::string("ok")});
-        file.stage_unfinished(0);
+        ResultsFile file(path, self(), results_schema(config, graph), meta);
+        stage_task_row(file, config, graph, 2, {0.5, std::int64_t{7}, std::string("ok")});
+        stage_unfinished_row(file, config, graph, 0);
         EXPECT_EQ(file.staged(), 2u);
         file.flush();
         std::vector<TaskFact> facts(3);
@@ -59,7 +60,7 @@ TEST(ResultsFile, RowsFactsAndAnalysisTablesReadBack) {
         facts[2].duration = 1.25;
         facts[0].status = "failed";
         facts[0].error = "boom";
-        file.write_task_facts(facts);
+        file.write_task_facts(facts, task_names(config, graph));
         TableData summary = TableData::make("summary", {str("name"), f64("v")});
         summary.add_row({std::string("all"), 1.5});
         file.write_analysis_tables({{"demo", summary}}, 0);
@@ -131,12 +132,13 @@ TEST(ResultsFile, SpreadRowsAndManySlicesOfFactsLandInPlace) {
     const std::string path = temp_file("results_file_slices.h5");
     const std::size_t n = graph.tasks().size();
     {
-        ResultsFile file(path, self(), config, graph, meta);
+        ResultsFile file(path, self(), results_schema(config, graph), meta);
         std::vector<TaskFact> facts(n);
-        for (std::size_t i = 0; i < n; i += 3) file.stage(i, {static_cast<double>(i) / 2});
+        for (std::size_t i = 0; i < n; i += 3)
+            stage_task_row(file, config, graph, i, {static_cast<double>(i) / 2});
         file.flush();
         for (std::size_t i = 0; i < n; ++i) facts[i].duration = static_cast<double>(i);
-        file.write_task_facts(facts);
+        file.write_task_facts(facts, task_names(config, graph));
         file.finish(2.0, "done", 0);
         file.close();
     }
@@ -154,4 +156,35 @@ TEST(ResultsFile, SpreadRowsAndManySlicesOfFactsLandInPlace) {
         EXPECT_EQ(duration[i], static_cast<double>(i)) << i;
         EXPECT_EQ(ids[i], graph.tasks()[i].id) << i;
     }
+}
+
+// The store knows only its schema: a plain table, rows staged by number, and a row of the
+// wrong width refused.
+TEST(ResultsFile, APlainSchemaNeedsNoConfig) {
+    ResultsSchema schema;
+    schema.tables = {{"plain/t", {{"x", ColumnType::f64, 0}, {"s", ColumnType::str, 4}}, 3}};
+    schema.tasks = 1;
+    schema.id_width = 4;  // the texts of /tasks are held to their widths
+    schema.kind_width = 4;
+    schema.group_width = 5;
+    RunMeta meta;
+    meta.seed = 9;
+    const std::string path = temp_file("results_file_plain.h5");
+    {
+        ResultsFile file(path, self(), schema, meta);
+        file.stage(0, 1, {2.5, std::string("ab")});
+        EXPECT_THROW(file.stage(0, 0, {1.0}), std::logic_error);
+        file.flush();
+        file.write_task_facts(std::vector<TaskFact>(1), [](std::size_t) {
+            return TaskNames{"only", "kind", "group"};
+        });
+        file.close();
+    }
+    const h5::ResultsReader r(path);
+    const auto x = r.numbers("/plain/t/x");
+    ASSERT_EQ(x.size(), 3u);
+    EXPECT_TRUE(std::isnan(x[0]));
+    EXPECT_EQ(x[1], 2.5);
+    EXPECT_EQ(r.strings("/plain/t/s")[1], "ab");
+    EXPECT_EQ(r.strings("/tasks/id")[0], "only");
 }
