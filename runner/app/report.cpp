@@ -5,7 +5,6 @@
 // _advice/report/index.html.
 #include <sys/wait.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <vector>
@@ -38,18 +37,19 @@ int verb_report(const std::string& out_dir, const std::string& package, const st
     }
     // Debian's packages belong to /usr/bin/python3; the first python3 on PATH may lack them.
     if (python.empty()) python = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
-    std::vector<std::string> argv = {python, "-m", "compatnets.report", out_dir};
+    // `python3 -m compatnets.report` with the chosen copy first on the path: -m alone would
+    // put the working folder first, and a compatnets/ there would win over --package.
+    const std::string launch =
+        "import runpy, sys; sys.path.insert(0, sys.argv.pop(1)); "
+        "runpy.run_module('compatnets.report', run_name='__main__', alter_sys=True)";
+    std::vector<std::string> argv = {python, "-c", launch, root.string(), out_dir};
     if (!library.empty()) argv.insert(argv.end(), {"--library", library});
     // This binary, for the advice checked against the merging study
     // (compatnets/report/advice_study.py).
     std::error_code ec;
     const fs::path self = fs::read_symlink("/proc/self/exe", ec);
     if (!ec) argv.insert(argv.end(), {"--compatbench", self.string()});
-    // The chosen copy of the package first on the path, before any the environment names.
-    std::string path = root.string();
-    if (const char* more = std::getenv("PYTHONPATH"); more && *more)
-        path += ":" + std::string(more);
-    const int status = run_program(argv, {{"PYTHONPATH", path}});
+    const int status = run_program(argv);
     if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         std::cerr << "compatbench report: " << python << " -m compatnets.report failed ("
                   << (status == -1 ? "could not start it" : exit_status_text(status)) << "; does "

@@ -61,12 +61,12 @@ TaskGroup bind_group(const YamlChecker& yc, GroupSpec spec, const std::vector<Ta
         const YAML::Node v = g.node[rule.name];
         if (v && v.IsScalar()) g.params[rule.name] = Scalar::parse(v.Scalar());
     }
+    if (g.kind->lists_tasks() && (g.node["count"] || g.node["grid"]))
+        yc.fail(g.node["count"] ? g.node["count"] : g.node["grid"], gpath,
+                "kind '" + g.kind_name + "' lists its own tasks: no 'count' or 'grid'");
     check_grid(yc, g, rules);
     g.settings = g.kind->bind(g, earlier, yc);
     if (g.kind->lists_tasks()) {
-        if (g.node["count"] || g.node["grid"])
-            yc.fail(g.node["count"] ? g.node["count"] : g.node["grid"], gpath,
-                    "kind '" + g.kind_name + "' lists its own tasks: no 'count' or 'grid'");
         g.listed = g.kind->list_tasks(g, earlier, yc);
         if (g.listed.empty()) yc.fail(g.node, gpath, "the entry lists no tasks");
     }

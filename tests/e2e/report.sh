@@ -22,6 +22,11 @@ done
 # Run from inside the output folder (whose report/ is not the package), and refused inputs.
 (cd "$WORK/run" && expect_code 0 "$BIN" report . > /dev/null)
 expect_code 0 "$BIN" report "$WORK/run" --package "$SRC/python/" > /dev/null
+# A compatnets/ in the working folder does not shadow the package --package names.
+mkdir -p "$WORK/shadow/compatnets/report"
+touch "$WORK/shadow/compatnets/__init__.py" "$WORK/shadow/compatnets/report/__init__.py"
+echo 'raise SystemExit(3)' > "$WORK/shadow/compatnets/report/__main__.py"
+(cd "$WORK/shadow" && expect_code 0 "$BIN" report "$WORK/run" > /dev/null)
 expect_code 2 "$BIN" report "$WORK/run" --library "$WORK/none.h5" 2> "$WORK/lib.txt"
 grep -q "none.h5: no such results file (--library)" "$WORK/lib.txt" || fail "--library not named"
 expect_code 2 "$BIN" report "$WORK/run" --package "$WORK/run" 2> "$WORK/pkg.txt"

@@ -82,6 +82,11 @@ TEST(Experiment, KindsBindTheirSettingsOnceAndKeepNoYaml) {
     EXPECT_NE(why.find("t.yaml:3:"), std::string::npos) << why;
     EXPECT_NE(why.find("numeric keys"), std::string::npos) << why;
     EXPECT_NE(why.find("'message'"), std::string::npos) << why;
+    // A kind that lists its own tasks refuses a grid before anything else about it.
+    const std::string listing = error_of(std::string(kHead) +
+                                         "  - {name: p, kind: probe_knn, features: f,\n"
+                                         "     grid: {message: [a]}}\n");
+    EXPECT_NE(listing.find("lists its own tasks"), std::string::npos) << listing;
     // A grid over a key that is not the kind's stays a placeholder of any type.
     EXPECT_EQ(error_of(std::string(kHead) + "  - {name: c, kind: command, command: 'echo {m}',\n"
                                             "     grid: {m: [a, b]}}\n"),
