@@ -104,6 +104,12 @@ void add_config_verbs(CLI::App& app, Verbs& verbs) {
     plan->add_option("--overhead", plan_options->overhead,
                      "Seconds added to every task in the simulation (round trip; default 0)")
         ->check(CLI::Range(0.0, 60.0));
+    plan->add_option("--devices", plan_options->devices,
+                     "The GPUs of every simulated node, split among its ranks as run --devices "
+                     "splits them (e.g. 0,1,2,3; default none)");
+    plan->add_option("--ranks-per-node", plan_options->ranks_per_node,
+                     "Simulated ranks to a node (default: all on one node)")
+        ->check(CLI::Range(1, 1 << 20));
     verbs.push_back({plan, [config, plan_options] { return verb_plan(*config, *plan_options); }});
 }
 

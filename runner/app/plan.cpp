@@ -8,6 +8,7 @@
 #include "analyses/analysis_kind.h"
 #include "app/verbs.h"
 #include "exec/cost_model.h"
+#include "exec/placement.h"
 #include "exec/signals.h"
 #include "exec/simulate.h"
 #include "experiment/experiment.h"
@@ -38,9 +39,26 @@ struct Durations {
     std::vector<double> seconds;
     std::size_t measured = 0, estimated = 0;
     double fixed = 0.0;
-    int cost_ranks = 0;
+    RankDevices cost_ranks;  // the measured run's ranks and the devices each held
     double cost_wall = 0.0;
 };
+
+// The ranks of the measured run and the devices each held: its /meta/placement (CPU ranks for
+// a file written before placement was recorded).
+RankDevices measured_ranks(const h5::ResultsReader& r, const std::string& path) {
+    const int ranks = static_cast<int>(r.numbers("/meta/ranks").at(0));
+    if (!r.exists("/meta/placement")) return cpu_ranks(ranks);
+    RankDevices held;
+    try {
+        held = held_devices(r.strings("/meta/placement").at(0));
+    } catch (const std::invalid_argument& e) {
+        throw std::runtime_error(path + ": /meta/placement: " + e.what());
+    }
+    if (held.size() != static_cast<std::size_t>(ranks))
+        throw std::runtime_error(path + ": /meta/placement lists " + std::to_string(held.size()) +
+                                 " ranks, /meta/ranks says " + std::to_string(ranks));
+    return held;
+}
 
 Durations durations(const Config& config, const TaskGraph& graph, const PlanOptions& o) {
     Durations d;
@@ -76,14 +94,110 @@ Durations durations(const Config& config, const TaskGraph& graph, const PlanOpti
     }
     if (r.exists("/meta/start_time") && r.exists("/meta/end_time") && r.exists("/meta/ranks")) {
         d.cost_wall = r.numbers("/meta/end_time").at(0) - r.numbers("/meta/start_time").at(0);
-        d.cost_ranks = static_cast<int>(r.numbers("/meta/ranks").at(0));
+        d.cost_ranks = measured_ranks(r, o.costs);
     }
     return d;
 }
 
-void print_scaling(const Config& config, const TaskGraph& graph, const PlanOptions& o) {
+// The ranks of a simulated run of `n` ranks (exec/placement.h simulated_ranks), or why the
+// config's tasks cannot all run on them.
+RankDevices plan_ranks(const Config& config, const TaskGraph& graph, const PlanOptions& o,
+                       const std::vector<std::string>& devices, int n, std::string& problem) {
+    const auto ranks = simulated_ranks(n, o.ranks_per_node, devices);
+    problem = placement_problem(config, graph, ranks);
+    if (!problem.empty() && devices.empty())
+        problem += "; --devices gives the simulated nodes their devices";
+    return held_devices(ranks);
+}
+
+// The fixed part of the measured run's wall time (start-up, analyses, closing): its wall time
+// less its dispatch simulated on its own ranks.
+double fixed_seconds(const Config& config, const TaskGraph& graph, const PlanOptions& o,
+                     const Durations& d) {
+    if (d.cost_ranks.empty() || d.measured == 0) return 0.0;
+    const Simulation ref = simulate_dispatch(graph, config, d.seconds, d.cost_ranks, o.overhead);
+    if (!std::isfinite(ref.makespan)) {
+        std::printf(
+            "the measured run's %zu rank(s), with the devices they held, cannot run this "
+            "config's tasks: no start-up time is added to the predictions\n",
+            d.cost_ranks.size());
+        return 0.0;
+    }
+    const double fixed = std::max(0.0, d.cost_wall - ref.makespan);
+    std::printf(
+        "the measured run: %.2f s wall on %zu rank(s), its dispatch simulated: %.2f s; "
+        "%.2f s of start-up, analyses and closing added to each prediction\n",
+        d.cost_wall, d.cost_ranks.size(), ref.makespan, fixed);
+    return fixed;
+}
+
+// One row per rank count; false when some rank count cannot run the config's tasks.
+bool print_rank_counts(const Config& config, const TaskGraph& graph, const PlanOptions& o,
+                       const std::vector<std::string>& devices, const Durations& d, double fixed) {
+    std::string problem;
+    const RankDevices one_rank = plan_ranks(config, graph, o, devices, 1, problem);
+    const Simulation one = problem.empty()
+                               ? simulate_dispatch(graph, config, d.seconds, one_rank, o.overhead)
+                               : Simulation{};
+    std::printf("\n%8s  %12s  %12s  %9s  %10s  %s\n", "ranks", "makespan", "predicted", "speedup",
+                "efficiency", "bound");
+    bool all = true;
+    for (int n : o.ranks) {
+        const RankDevices ranks = plan_ranks(config, graph, o, devices, n, problem);
+        if (!problem.empty()) {
+            std::printf("%8d  cannot run: %s\n", n, problem.c_str());
+            all = false;
+            continue;
+        }
+        const Simulation s =
+            n == 1 ? one : simulate_dispatch(graph, config, d.seconds, ranks, o.overhead);
+        const char* bound = s.critical_path >= s.work / n ? "critical path" : "total work / ranks";
+        if (one.ranks == 0) {  // one rank cannot run it: no speedup to give
+            std::printf("%8d  %10.2f s  %10.2f s  %9s  %10s  %s\n", n, s.makespan,
+                        s.makespan + fixed, "-", "-", bound);
+            continue;
+        }
+        const double speedup = (one.makespan + fixed) / (s.makespan + fixed);
+        std::printf("%8d  %10.2f s  %10.2f s  %9.2f  %9.1f%%  %s\n", n, s.makespan,
+                    s.makespan + fixed, speedup, 100.0 * speedup / n, bound);
+    }
+    return all;
+}
+
+// The critical path by duration, summed per group: what limits scaling at many ranks.
+void print_duration_path(const Config& config, const TaskGraph& graph, const Durations& d) {
+    const auto path = duration_critical_path(graph, d.seconds);
+    std::map<std::size_t, std::pair<std::size_t, double>> per_group;
+    double total = 0.0, work = 0.0;
+    for (double s : d.seconds) work += s;
+    for (std::size_t i : path) {
+        auto& e = per_group[graph.tasks()[i].group];
+        ++e.first;
+        e.second += d.seconds[i];
+        total += d.seconds[i];
+    }
+    std::printf(
+        "\ncritical path by duration: %zu tasks, %.2f s (total work %.2f s: no rank "
+        "count finishes in less than the path)\n",
+        path.size(), total, work);
+    std::size_t worst = path.empty() ? 0 : graph.tasks()[path.front()].group;
+    for (const auto& [g, e] : per_group) {
+        std::printf("  stage %d  %-24s %5zu tasks  %10.2f s\n", graph.group_stage()[g],
+                    config.groups[g].name.c_str(), e.first, e.second);
+        if (e.second > per_group[worst].second) worst = g;
+    }
+    if (!path.empty())
+        std::printf("limits scaling: stage %d, group '%s' (%.0f%% of the critical path)\n",
+                    graph.group_stage()[worst], config.groups[worst].name.c_str(),
+                    100.0 * per_group[worst].second / std::max(total, 1e-300));
+}
+
+// The dispatch simulated on each rank count (exec/simulate.h), with each simulated rank's
+// devices (`devices` on every node, --ranks-per-node). False when some rank count cannot run
+// the tasks.
+bool print_scaling(const Config& config, const TaskGraph& graph, const PlanOptions& o,
+                   const std::vector<std::string>& devices) {
     const Durations d = durations(config, graph, o);
-    const char* unit = "s";
     if (o.costs.empty()) {
         std::printf(
             "\nscaling (no --costs: each task takes its group's cost hint, read as seconds)\n");
@@ -93,54 +207,15 @@ void print_scaling(const Config& config, const TaskGraph& graph, const PlanOptio
             "their group's (or all tasks') mean\n",
             o.costs.c_str(), d.measured, d.estimated);
     }
-    if (std::any_of(config.groups.begin(), config.groups.end(),
-                    [](const auto& g) { return g.gpus > 0; }))
-        std::printf("(the simulation lets any rank run any task: gpus: is not simulated)\n");
-    double fixed = 0.0;
-    if (d.cost_ranks > 0 && d.measured > 0) {
-        const Simulation ref =
-            simulate_dispatch(graph, config, d.seconds, d.cost_ranks, o.overhead);
-        fixed = std::max(0.0, d.cost_wall - ref.makespan);
-        std::printf(
-            "the measured run: %.2f s wall on %d rank(s), its dispatch simulated: %.2f s; "
-            "%.2f s of start-up, analyses and closing added to each prediction\n",
-            d.cost_wall, d.cost_ranks, ref.makespan, fixed);
-    }
-    const Simulation one = simulate_dispatch(graph, config, d.seconds, 1, o.overhead);
-    std::printf("\n%8s  %12s  %12s  %9s  %10s  %s\n", "ranks", "makespan", "predicted", "speedup",
-                "efficiency", "bound");
-    for (int n : o.ranks) {
-        const Simulation s =
-            n == 1 ? one : simulate_dispatch(graph, config, d.seconds, n, o.overhead);
-        const double speedup = (one.makespan + fixed) / (s.makespan + fixed);
-        const char* bound = s.critical_path >= s.work / n ? "critical path" : "total work / ranks";
-        std::printf("%8d  %10.2f %s  %10.2f %s  %9.2f  %9.1f%%  %s\n", n, s.makespan, unit,
-                    s.makespan + fixed, unit, speedup, 100.0 * speedup / n, bound);
-    }
-    // The critical path by duration, summed per group: what limits scaling at many ranks.
-    const auto path = duration_critical_path(graph, d.seconds);
-    std::map<std::size_t, std::pair<std::size_t, double>> per_group;
-    double total = 0.0;
-    for (std::size_t i : path) {
-        auto& e = per_group[graph.tasks()[i].group];
-        ++e.first;
-        e.second += d.seconds[i];
-        total += d.seconds[i];
-    }
-    std::printf(
-        "\ncritical path by duration: %zu tasks, %.2f %s (total work %.2f %s: no rank "
-        "count finishes in less than the path)\n",
-        path.size(), total, unit, one.work, unit);
-    std::size_t worst = path.empty() ? 0 : graph.tasks()[path.front()].group;
-    for (const auto& [g, e] : per_group) {
-        std::printf("  stage %d  %-24s %5zu tasks  %10.2f %s\n", graph.group_stage()[g],
-                    config.groups[g].name.c_str(), e.first, e.second, unit);
-        if (e.second > per_group[worst].second) worst = g;
-    }
-    if (!path.empty())
-        std::printf("limits scaling: stage %d, group '%s' (%.0f%% of the critical path)\n",
-                    graph.group_stage()[worst], config.groups[worst].name.c_str(),
-                    100.0 * per_group[worst].second / std::max(total, 1e-300));
+    if (!o.devices.empty())
+        std::printf("each node holds devices %s%s\n", o.devices.c_str(),
+                    o.ranks_per_node > 0
+                        ? (", " + std::to_string(o.ranks_per_node) + " ranks to a node").c_str()
+                        : ", every rank on one node");
+    const double fixed = fixed_seconds(config, graph, o, d);
+    const bool all = print_rank_counts(config, graph, o, devices, d, fixed);
+    print_duration_path(config, graph, d);
+    return all;
 }
 // GPU and CPU work counted apart: tasks, summed cost hints, and the most devices a task needs.
 void print_work_split(const Config& config, const TaskGraph& graph) {
@@ -177,6 +252,14 @@ int verb_plan(const std::string& config_path, const PlanOptions& options) {
     Config config;
     TaskGraph graph;
     if (!load(config_path, config, graph)) return kExitBadInput;
+    std::vector<std::string> devices;
+    try {
+        devices = parse_device_text(options.devices);
+    } catch (const std::invalid_argument& e) {
+        std::cerr << "compatbench plan: --devices '" << options.devices << "': " << e.what()
+                  << "\n";
+        return kExitBadInput;
+    }
     std::printf("experiment '%s' (seed %llu, config hash %s): %zu tasks in %zu groups\n\n",
                 config.name.c_str(), static_cast<unsigned long long>(config.seed),
                 config.hash.c_str(), graph.tasks().size(), config.groups.size());
@@ -223,7 +306,11 @@ int verb_plan(const std::string& config_path, const PlanOptions& options) {
     }
     if (options.ranks.empty()) return kExitOk;
     try {
-        print_scaling(config, graph, options);
+        if (!print_scaling(config, graph, options, devices)) {
+            std::cerr << "compatbench plan: some rank counts cannot run this config's tasks "
+                         "(see above)\n";
+            return kExitBadInput;
+        }
     } catch (const std::exception& e) {
         std::cerr << "compatbench plan: " << e.what() << "\n";
         return kExitBadInput;

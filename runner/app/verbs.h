@@ -17,7 +17,9 @@ int verb_validate(const std::string& config_path);
 struct PlanOptions {
     std::vector<int> ranks;
     std::string costs;
-    double overhead = 0.0;  // seconds added to every task in the simulation
+    double overhead = 0.0;   // seconds added to every task in the simulation
+    std::string devices;     // the devices of every simulated node ("": none)
+    int ranks_per_node = 0;  // 0: every simulated rank on one node
 };
 int verb_plan(const std::string& config_path, const PlanOptions& options);
 // `status OUT [--json] [--exit-code]`: a run's state from its folder (running, interrupted

@@ -1,15 +1,11 @@
 #include "exec/coordinator.h"
 
-#include "exec/dispatch_policy.h"
-
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cmath>
-#include <numeric>
-#include <thread>
 
 #include "core/duration.h"
+#include "exec/cost_cache.h"
 #include "exec/signals.h"
 #include "exec/task_rows.h"
 
@@ -26,29 +22,16 @@ Coordinator::Coordinator(const Config& config, const TaskGraph& graph, const com
     : config_(config),
       graph_(graph),
       comm_(comm),
-      ranks_(std::move(ranks)),
       ledger_(ledger),
       results_(results),
       executor_(executor),
       outbox_(comm),
       book_(config, graph),
-      model_(config) {
-    size_ = comm.size();
-    ranks_.resize(static_cast<std::size_t>(size_));
-    for (int r = 0; r < size_; ++r) dispatch_order_.push_back(r);
-    std::stable_sort(dispatch_order_.begin(), dispatch_order_.end(), [&](int a, int b) {
-        return ranks_[static_cast<std::size_t>(a)].devices.size() <
-               ranks_[static_cast<std::size_t>(b)].devices.size();
-    });
-    const std::size_t n = graph.tasks().size();
-    outstanding_.assign(static_cast<std::size_t>(size_), 0);
-    final_.assign(static_cast<std::size_t>(size_), false);
-    analysis_done_.assign(config.analyses.size(), false);
-    running_rank_.assign(n, -1);
-    dispatched_.assign(n, 0.0);
-    dispatched_at_.resize(n);
-    recall_costs();
-}
+      pool_(std::move(ranks), comm.size(), graph.tasks().size()),
+      model_(config),
+      cost_cache_(recall_costs(config, model_)),
+      analyses_(config, graph),
+      monitor_(config, graph, book_, model_, pool_) {}
 
 std::size_t Coordinator::resume_from(const std::vector<nlohmann::json>& records) {
     std::size_t other_config = 0, unknown = 0, resumed = 0;
@@ -105,61 +88,36 @@ std::size_t Coordinator::resume_from(const std::vector<nlohmann::json>& records)
     return resumed;
 }
 
-std::size_t Coordinator::batch_size(std::size_t group) const {
-    return policy_batch_size(model_.timing(group), book_.ready_count(), size_);
-}
-
-std::size_t Coordinator::target_outstanding(std::size_t group) const {
-    return policy_target_outstanding(model_.timing(group), book_.ready_count(), size_);
-}
-
 void Coordinator::dispatch() {
-    for (int r : dispatch_order_) {
+    for (int r : pool_.order()) {
         if (!book_.has_ready()) break;
         dispatch_to(r);
     }
 }
 
-// What rank `r` may run, in batches as the dispatch policy sizes them (exec/dispatch_policy.h).
-// A rank holding devices runs CPU tasks one at a time, unbatched and never queued ahead, so
-// that GPU work finds it free soon (docs/gpus.md).
+// What rank `r` may run now, by the dispatch rule (exec/task_flow.h fill_rank).
 void Coordinator::dispatch_to(int r) {
-    const auto ur = static_cast<std::size_t>(r);
-    const std::size_t held = ranks_[ur].devices.size();
+    const std::size_t held = pool_.held(r);
     std::vector<Assignment> batch;
-    while (book_.has_ready_for(held)) {
-        const std::size_t group = book_.next_group(held);
-        const bool spare_cpu_work = held > 0 && config_.groups[group].gpus == 0;
-        const std::size_t target = spare_cpu_work ? 1 : target_outstanding(group);
-        if (outstanding_[ur] + batch.size() >= target) break;
-        const std::size_t limit = spare_cpu_work ? 1 : batch_size(group);
-        for (std::size_t k = 0; k < limit && book_.has_ready_for(held); ++k) {
+    fill_rank(
+        book_.flow(), config_, held, pool_.outstanding(r), pool_.size(),
+        [&](std::size_t group) -> const GroupTiming& { return model_.timing(group); },
+        [&] {
             int attempt = 0;
             const std::size_t i = book_.take_ready(held, attempt);
-            running_rank_[i] = r;
-            dispatched_[i] = now_epoch();
-            dispatched_at_[i] = Clock::now();
             batch.push_back({i, attempt});
-        }
-    }
+        });
     if (batch.empty()) return;
     if (!dispatched_any_) {
         dispatched_any_ = true;
         first_dispatch_ = Clock::now();
     }
-    outstanding_[ur] += batch.size();
+    pool_.sent(r, batch);
     if (r == 0) {
         executor_.push(batch);
     } else {
         outbox_.send(r, kTagAssign, encode_assignments(batch));
     }
-}
-
-void Coordinator::place(TaskFact& f, int rank, std::size_t i) const {
-    const RankResources& where = ranks_[static_cast<std::size_t>(rank)];
-    f.host = where.host;
-    f.devices =
-        join_devices(task_devices(where.devices, config_.groups[graph_.tasks()[i].group].gpus));
 }
 
 void Coordinator::handle(int rank, Completion&& c) {
@@ -168,8 +126,7 @@ void Coordinator::handle(int rank, Completion&& c) {
         spdlog::warn("ignored a result for task #{} that is not running", i);
         return;
     }
-    --outstanding_[static_cast<std::size_t>(rank)];
-    running_rank_[i] = -1;
+    pool_.returned(rank, i);
     last_result_ = Clock::now();
     const Task& task = graph_.tasks()[i];
     const TaskGroup& group = config_.groups[task.group];
@@ -179,7 +136,7 @@ void Coordinator::handle(int rank, Completion&& c) {
     f.start = c.outcome.start;
     f.duration = c.outcome.duration;
     f.error = c.outcome.error;
-    place(f, rank, i);
+    pool_.place(f, rank, group.gpus);
     if (c.outcome.status == TaskStatus::cancelled) {
         book_.cancelled(i);
         return;
@@ -216,63 +173,8 @@ void Coordinator::handle(int rank, Completion&& c) {
         spdlog::error("{} failed (attempt {}): {}", task.id, c.attempt, c.outcome.error);
 }
 
-AnalysisInput Coordinator::analysis_input(std::size_t g, std::vector<Row>& storage) const {
-    const std::size_t first = storage.size();
-    std::vector<double> seconds;
-    for (std::size_t i = graph_.group_begin(g); i < graph_.group_end(g); ++i) {
-        if (book_.state(i) != TaskBook::State::done) continue;
-        Row row = graph_.key_row(config_, i);
-        row.insert(row.end(), book_.outputs(i).begin(), book_.outputs(i).end());
-        storage.push_back(std::move(row));
-        seconds.push_back(book_.fact(i).duration);
-    }
-    AnalysisInput input{config_.groups[g], graph_.table_of_group(g).columns, {}, {}, {}};
-    for (std::size_t r = first; r < storage.size(); ++r) input.rows.push_back(&storage[r]);
-    input.seconds = std::move(seconds);
-    return input;
-}
-
-void Coordinator::run_ready_analyses() {
-    const auto group_index = [&](const std::string& name) {
-        std::size_t g = 0;
-        while (config_.groups[g].name != name) ++g;
-        return g;
-    };
-    const auto finished = [&](std::size_t g) { return book_.group_finished(g); };
-    for (std::size_t a = 0; a < config_.analyses.size(); ++a) {
-        if (analysis_done_[a]) continue;
-        const Analysis& spec = config_.analyses[a];
-        const std::size_t g = group_index(spec.input);
-        const auto extra = spec.kind->extra_inputs(spec);
-        if (!finished(g)) continue;
-        if (!std::all_of(extra.begin(), extra.end(),
-                         [&](const std::string& e) { return finished(group_index(e)); }))
-            continue;
-        analysis_done_[a] = true;
-        // Rows are stored in a deque-like reserve so that row pointers stay valid.
-        std::size_t total = graph_.group_end(g) - graph_.group_begin(g);
-        for (const auto& e : extra)
-            total += graph_.group_end(group_index(e)) - graph_.group_begin(group_index(e));
-        std::vector<Row> rows;
-        rows.reserve(total);
-        AnalysisInput input = analysis_input(g, rows);
-        for (const auto& e : extra) input.others.push_back(analysis_input(group_index(e), rows));
-        const auto t0 = Clock::now();
-        try {
-            auto tables = spec.kind->run(spec, input, [&](const std::string& note) {
-                spdlog::warn("analysis {}: {} (NaN recorded)", spec.name, note);
-            });
-            for (auto& t : tables) analysis_tables_.emplace_back(spec.study, std::move(t));
-            spdlog::info("analysis {} ({}) on {} rows of {} in {:.3f} s", spec.name,
-                         spec.kind->name(), input.rows.size(), spec.input, seconds_since(t0));
-        } catch (const std::exception& e) {
-            spdlog::error("analysis {} failed: {}", spec.name, e.what());
-        }
-    }
-}
-
 void Coordinator::send_stop(bool abandon) {
-    for (int r = 1; r < size_; ++r) outbox_.send(r, kTagStop, encode_int(abandon ? 1 : 0));
+    for (int r = 1; r < pool_.size(); ++r) outbox_.send(r, kTagStop, encode_int(abandon ? 1 : 0));
     if (abandon) executor_.cancel();
 }
 
@@ -285,7 +187,7 @@ void Coordinator::poll_messages(bool& worked) {
             bool final = false;
             auto results = decode_results(bytes, final, graph_, config_);
             for (auto& c : results) handle(from, std::move(c));
-            if (final) final_[static_cast<std::size_t>(from)] = true;
+            if (final) pool_.mark_final(from);
         } else if (tag == kTagSignal) {
             spdlog::warn("rank {} received signal {}", from, decode_int(bytes));
             if (!stop_signal()) worker_signal_ = decode_int(bytes);
@@ -296,25 +198,28 @@ void Coordinator::poll_messages(bool& worked) {
     }
 }
 
+void Coordinator::take_own_results(bool& worked) {
+    for (auto& c : executor_.take()) {
+        worked = true;
+        if (c.outcome.status == TaskStatus::done)
+            stage_task_row(results_, config_, graph_, c.index, c.outcome.outputs);
+        handle(0, std::move(c));
+    }
+}
+
 CoordinatorReport Coordinator::run() {
-    start_ = last_progress_ = last_flush_ = Clock::now();
-    run_epoch_ = now_epoch();
+    monitor_.start();
+    auto last_flush = Clock::now();
     book_.start();
-    run_ready_analyses();
+    analyses_.run_ready(book_);
     const auto flush_every = std::chrono::duration<double>(config_.runner.row_flush_interval);
     bool stopping = false, stop_sent = false, abandon = false;
     auto idle = std::chrono::microseconds(20);
-    final_[0] = true;  // the coordinator's own task thread needs no message
+    pool_.mark_final(0);  // the coordinator's own task thread needs no message
     int signal = 0;
     while (true) {
         bool worked = false;
-        // This rank's task thread.
-        for (auto& c : executor_.take()) {
-            worked = true;
-            if (c.outcome.status == TaskStatus::done)
-                stage_task_row(results_, config_, graph_, c.index, c.outcome.outputs);
-            handle(0, std::move(c));
-        }
+        take_own_results(worked);
         poll_messages(worked);
         outbox_.progress();
 
@@ -322,33 +227,29 @@ CoordinatorReport Coordinator::run() {
             signal = stop_signal() ? stop_signal() : worker_signal_;
             stopping = true;
             abandon = config_.runner.on_signal == SignalPolicy::abandon;
-            spdlog::warn("signal {}: no new tasks; {} in flight {}", signal,
-                         std::accumulate(outstanding_.begin(), outstanding_.end(), std::size_t{0}),
+            spdlog::warn("signal {}: no new tasks; {} in flight {}", signal, pool_.in_flight(),
                          abandon ? "are abandoned" : "finish first");
-            status_header_.stop_signal = signal;  // at once: a launcher may kill us soon
-            write_status("stopping");
+            monitor_.stopping(signal);
         }
         if (!stopping) dispatch();
-        if (worked) run_ready_analyses();
+        if (worked) analyses_.run_ready(book_);
 
-        const bool nothing_out = std::all_of(outstanding_.begin(), outstanding_.end(),
-                                             [](std::size_t n) { return n == 0; });
+        const bool nothing_out = pool_.idle();
         if (!stop_sent &&
             ((book_.all_terminal() && nothing_out) || (stopping && (abandon || nothing_out)))) {
             send_stop(abandon);
             stop_sent = true;
         }
-        if (stop_sent && std::all_of(final_.begin(), final_.end(), [](bool f) { return f; }) &&
-            (executor_.outstanding() == 0 || abandon)) {
+        if (stop_sent && pool_.all_final() && (executor_.outstanding() == 0 || abandon)) {
             // Late results of abandoned tasks were taken above; what is left never finished.
             break;
         }
         ledger_.sync_if_due();
-        if (Clock::now() - last_flush_ >= flush_every && results_.staged() > 0) {
+        if (Clock::now() - last_flush >= flush_every && results_.staged() > 0) {
             results_.flush();
-            last_flush_ = Clock::now();
+            last_flush = Clock::now();
         }
-        progress(false);
+        monitor_.progress(false);
         if (worked) {
             idle = std::chrono::microseconds(20);
         } else {
@@ -357,17 +258,14 @@ CoordinatorReport Coordinator::run() {
         }
     }
     if (abandon) executor_.stop(std::chrono::seconds(10));
-    for (auto& c : executor_.take()) {
-        if (c.outcome.status == TaskStatus::done)
-            stage_task_row(results_, config_, graph_, c.index, c.outcome.outputs);
-        handle(0, std::move(c));
-    }
+    bool late = false;
+    take_own_results(late);
     ledger_.sync();
     outbox_.drain();
-    run_ready_analyses();
-    progress(true);
-    log_rank_load();
-    remember_costs();
+    analyses_.run_ready(book_);
+    monitor_.progress(true);
+    monitor_.log_rank_load();
+    remember_costs(cost_cache_, config_, model_, pool_.host(0));
 
     return make_report(stopping && !book_.all_terminal(), signal);
 }
@@ -386,10 +284,10 @@ CoordinatorReport Coordinator::make_report(bool interrupted, int signal) {
                         : 0.0;
     report.interrupted = interrupted;
     report.signal = signal;
-    report.analyses = std::move(analysis_tables_);
-    report.printed = printed_tables();
-    eta_.mid = -1.0;  // a fresh estimate of what is left, for a resume of an interrupted run
-    write_status("finishing");
+    report.analyses = analyses_.take_tables();
+    report.printed = printed_tables(config_, graph_, book_);
+    monitor_.forget_eta();  // a fresh estimate of what is left, for a resume of an interrupted run
+    monitor_.write_status("finishing");
     report.facts = book_.take_facts();
     return report;
 }

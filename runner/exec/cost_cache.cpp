@@ -4,6 +4,8 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <spdlog/spdlog.h>
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -12,6 +14,7 @@
 #include <stdexcept>
 
 #include "common/hash.h"
+#include "core/duration.h"
 
 namespace compatbench {
 
@@ -114,6 +117,47 @@ void store_cost_cache(const fs::path& path, const std::map<std::string, Remember
     }
     fs::rename(tmp, path, ec);
     if (ec) throw std::runtime_error(path.string() + ": cannot replace: " + ec.message());
+}
+
+std::filesystem::path recall_costs(const Config& config, CostModel& model) {
+    const std::filesystem::path dir = std::filesystem::absolute(config.path).parent_path();
+    const std::filesystem::path path = cost_cache_path(config.runner, dir);
+    if (path.empty()) return path;
+    try {
+        const auto remembered = load_cost_cache(path);
+        std::size_t found = 0;
+        for (std::size_t g = 0; g < config.groups.size(); ++g) {
+            const auto it = remembered.find(group_fingerprint(config.groups[g]));
+            if (it == remembered.end()) continue;
+            model.remember(g, it->second.seconds);
+            ++found;
+        }
+        spdlog::info("cost cache {}: {} of {} groups' costs from earlier runs", path.string(),
+                     found, config.groups.size());
+    } catch (const std::exception& e) {
+        spdlog::warn("cost cache: {} (the ETA starts without it; it is rewritten at the end)",
+                     e.what());
+    }
+    return path;
+}
+
+void remember_costs(const std::filesystem::path& path, const Config& config, const CostModel& model,
+                    const std::string& host) {
+    if (path.empty()) return;
+    std::map<std::string, RememberedCost> entries;
+    const double now = now_epoch();
+    for (std::size_t g = 0; g < config.groups.size(); ++g) {
+        const GroupTiming& t = model.timing(g);
+        if (t.samples == 0) continue;
+        entries[group_fingerprint(config.groups[g])] = {t.seconds / static_cast<double>(t.samples),
+                                                        t.samples, config.groups[g].name, host,
+                                                        now};
+    }
+    try {
+        if (!entries.empty()) store_cost_cache(path, entries);
+    } catch (const std::exception& e) {
+        spdlog::warn("cost cache: {} (this run's costs are not remembered)", e.what());
+    }
 }
 
 }  // namespace compatbench

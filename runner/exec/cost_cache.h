@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/cost_model.h"
 #include "experiment/experiment.h"
 
 namespace compatbench {
@@ -46,5 +47,13 @@ std::map<std::string, RememberedCost> load_cost_cache(const std::filesystem::pat
 // folder. Throws std::runtime_error naming the file and the reason.
 void store_cost_cache(const std::filesystem::path& path,
                       const std::map<std::string, RememberedCost>& entries);
+
+// The cost memory of a run. recall_costs reads the cache the config asks for into `model`
+// (what its groups cost in earlier runs elsewhere) and returns the file ("" when none);
+// remember_costs writes the groups `model` measured, on `host`, to that file. A cache that
+// cannot be read or written costs a warning.
+std::filesystem::path recall_costs(const Config& config, CostModel& model);
+void remember_costs(const std::filesystem::path& path, const Config& config, const CostModel& model,
+                    const std::string& host);
 
 }  // namespace compatbench

@@ -101,7 +101,7 @@ std::vector<double> CostModel::expected_durations(const TaskGraph& graph, Estima
 }
 
 double remaining_seconds(const TaskGraph& graph, const Config& config, const CostModel& model,
-                         const RunState& state, int ranks, Estimate e) {
+                         const RunState& state, const RankDevices& ranks, Estimate e) {
     std::vector<double> duration = model.expected_durations(graph, e);
     SimulationStart start;
     start.finished = state.finished;
@@ -120,11 +120,11 @@ double remaining_seconds(const TaskGraph& graph, const Config& config, const Cos
             duration[r.task] = std::max(0.0, duration[r.task] - r.elapsed);
         start.running.emplace_back(r.rank, r.task);
     }
-    return simulate_dispatch(graph, config, duration, std::max(ranks, 1), 0.0, &start).makespan;
+    return simulate_dispatch(graph, config, duration, ranks, 0.0, &start).makespan;
 }
 
 EtaRange remaining_range(const TaskGraph& graph, const Config& config, const CostModel& model,
-                         const RunState& state, int ranks) {
+                         const RunState& state, const RankDevices& ranks) {
     EtaRange r;
     std::vector<bool> left(config.groups.size(), false);
     for (std::size_t i = 0; i < graph.tasks().size(); ++i)

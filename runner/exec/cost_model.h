@@ -29,7 +29,7 @@
 #include <string>
 #include <vector>
 
-#include "exec/dispatch_policy.h"
+#include "exec/task_flow.h"
 #include "experiment/experiment.h"
 #include "graph/task_graph.h"
 
@@ -82,10 +82,11 @@ struct RunState {
     std::vector<Running> running;
 };
 
-// Seconds until the last unfinished task ends, on `ranks` ranks, with unmeasured groups at
-// the estimate `e`.
+// Seconds until the last unfinished task ends, on `ranks` (devices held per rank), with unmeasured
+// groups at the estimate `e`.
 double remaining_seconds(const TaskGraph& graph, const Config& config, const CostModel& model,
-                         const RunState& state, int ranks, Estimate e = Estimate::mid);
+                         const RunState& state, const RankDevices& ranks,
+                         Estimate e = Estimate::mid);
 
 // The time left as a point and a range; `unmeasured`: how many groups with tasks left have no
 // measured task, `remembered`: how many of those the cost cache prices.
@@ -94,6 +95,6 @@ struct EtaRange {
     std::size_t unmeasured = 0, remembered = 0;
 };
 EtaRange remaining_range(const TaskGraph& graph, const Config& config, const CostModel& model,
-                         const RunState& state, int ranks);
+                         const RunState& state, const RankDevices& ranks);
 
 }  // namespace compatbench

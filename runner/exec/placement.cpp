@@ -152,6 +152,41 @@ std::string placement_problem(const Config& config, const TaskGraph& graph,
     return {};
 }
 
+std::vector<RankResources> simulated_ranks(int n, int per_node,
+                                           const std::vector<std::string>& devices) {
+    const int k = per_node > 0 ? per_node : std::max(n, 1);
+    std::vector<RankResources> ranks;
+    for (int r = 0; r < n; ++r) {
+        const int node = r / k, local_size = std::min(k, n - node * k);
+        RankResources rr;
+        rr.host = "node" + std::to_string(node);
+        rr.devices = device_share(devices, r % k, local_size);
+        rr.source = "simulated";
+        ranks.push_back(std::move(rr));
+    }
+    return ranks;
+}
+
+RankDevices held_devices(const std::vector<RankResources>& ranks) {
+    RankDevices held;
+    for (const auto& r : ranks) held.push_back(r.devices.size());
+    return held;
+}
+
+RankDevices held_devices(const std::string& placement) {
+    RankDevices held;
+    try {
+        for (const auto& rank : nlohmann::json::parse(placement)) {
+            const auto& devices = rank.at("devices");
+            if (!devices.is_array()) throw std::invalid_argument("devices is not a list");
+            held.push_back(devices.size());
+        }
+    } catch (const nlohmann::json::exception& e) {
+        throw std::invalid_argument(std::string("not a placement list: ") + e.what());
+    }
+    return held;
+}
+
 std::string placement_json(const std::vector<RankResources>& ranks) {
     nlohmann::json j = nlohmann::json::array();
     for (const auto& r : ranks)

@@ -21,6 +21,7 @@
 
 #include "comm/comm.h"
 #include "core/resources.h"
+#include "exec/task_flow.h"
 #include "experiment/experiment.h"
 #include "graph/task_graph.h"
 
@@ -60,11 +61,16 @@ RankResources rank_resources(const RunnerSettings& runner,
 std::string placement_problem(const Config& config, const TaskGraph& graph,
                               const std::vector<RankResources>& ranks);
 
-// Whether a rank holding `held` devices takes a task of a group needing `gpus`.
-inline bool rank_can_run(std::size_t held, int gpus, bool cpu_tasks_on_gpu_ranks) {
-    if (gpus > 0) return held >= static_cast<std::size_t>(gpus);
-    return held == 0 || cpu_tasks_on_gpu_ranks;
-}
+// The ranks of a simulated run (`compatbench plan`): `n` ranks on nodes named node0, node1,
+// ..., `per_node` to a node in rank order (0: all on one node), each node holding `devices`,
+// split among its ranks as a run's --devices is (device_share).
+std::vector<RankResources> simulated_ranks(int n, int per_node,
+                                           const std::vector<std::string>& devices);
+// The devices each rank of a run held, from its /meta/placement (placement_json). Throws
+// std::invalid_argument when the text is not such a list.
+RankDevices held_devices(const std::string& placement);
+// The devices each of `ranks` holds.
+RankDevices held_devices(const std::vector<RankResources>& ranks);
 
 // Each rank's host, devices, threads and their source, as JSON (/meta/placement).
 std::string placement_json(const std::vector<RankResources>& ranks);

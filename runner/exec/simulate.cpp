@@ -1,10 +1,11 @@
 #include "exec/simulate.h"
 
 #include <deque>
+#include <limits>
 #include <queue>
 #include <stdexcept>
 
-#include "exec/dispatch_policy.h"
+#include "exec/task_flow.h"
 
 namespace compatbench {
 
@@ -47,23 +48,24 @@ std::vector<std::size_t> duration_critical_path(const TaskGraph& graph,
 }
 
 namespace {
-// The coordinator's loop in simulated time: ranks with queues, completion events.
+// The coordinator's loop in simulated time: the task book's flow (exec/task_flow.h), ranks
+// with queues, completion events.
 class DispatchSim {
   public:
     DispatchSim(const TaskGraph& graph, const Config& config, const std::vector<double>& duration,
-                int ranks, double overhead)
-        : graph_(graph),
-          tasks_(graph.tasks()),
+                const RankDevices& ranks, double overhead)
+        : tasks_(graph.tasks()),
           config_(config),
           duration_(duration),
-          ranks_(ranks),
+          held_(ranks),
+          order_(dispatch_order(ranks)),
           overhead_(overhead),
           n_(tasks_.size()),
-          waiting_(n_),
+          flow_(config, graph),
           timing_(config.groups.size()),
-          queue_(static_cast<std::size_t>(ranks)),
-          outstanding_(static_cast<std::size_t>(ranks), 0),
-          running_(static_cast<std::size_t>(ranks), n_) {}
+          queue_(ranks.size()),
+          outstanding_(ranks.size(), 0),
+          running_(ranks.size(), n_) {}
 
     // Marks finished tasks, queues running ones, and readies what waits on nothing. A
     // finished task never runs (a skipped one may still wait on unfinished tasks); a running
@@ -80,25 +82,26 @@ class DispatchSim {
                 finished += from->finished[i] ? 1 : 0;
             }
             for (const auto& [rank, i] : from->running) {
-                if (rank < 0 || rank >= ranks_ || i >= n_ || placed_[i])
+                if (rank < 0 || static_cast<std::size_t>(rank) >= held_.size() || i >= n_ ||
+                    placed_[i])
                     throw std::invalid_argument("simulation start: a running task out of range");
                 queue_[static_cast<std::size_t>(rank)].push_back(i);
                 ++outstanding_[static_cast<std::size_t>(rank)];
                 placed_[i] = true;
             }
+            for (std::size_t i = 0; i < n_; ++i)
+                if (from->finished[i])
+                    for (std::size_t d : tasks_[i].dependents) flow_.satisfy(d);
         }
-        for (std::size_t i = 0; i < n_; ++i) waiting_[i] += tasks_[i].deps.size();
         for (std::size_t i = 0; i < n_; ++i)
-            if (from && from->finished[i])
-                for (std::size_t d : tasks_[i].dependents) --waiting_[d];
-        for (std::size_t i = 0; i < n_; ++i)
-            if (!placed_[i] && waiting_[i] == 0) push_ready(i);
+            if (!placed_[i] && flow_.waiting(i) == 0) push_ready(i);
         left_ = n_ - finished;
         for (std::size_t r = 0; r < queue_.size(); ++r) start_next(r);
         dispatch();
     }
 
-    // Runs to the end; the makespan.
+    // Runs to the end; the makespan, +inf when some task can run on no rank (a `gpus:` more
+    // than any rank holds; exec/placement.h placement_problem refuses such runs first).
     double run() {
         while (left_ > 0 && !events_.empty()) {
             const auto [t, r] = events_.top();
@@ -111,17 +114,17 @@ class DispatchSim {
             timing_[tasks_[i].group].seconds += duration_[i];
             ++timing_[tasks_[i].group].samples;
             for (std::size_t d : tasks_[i].dependents)
-                if (--waiting_[d] == 0 && !placed_[d]) push_ready(d);
+                if (flow_.satisfy(d) && !placed_[d]) push_ready(d);
             start_next(r);
             dispatch();
         }
-        return now_;
+        return left_ > 0 ? std::numeric_limits<double>::infinity() : now_;
     }
 
   private:
     void push_ready(std::size_t i) {
         placed_[i] = true;
-        ready_.push(policy_entry(config_, graph_, i));
+        flow_.make_ready(i);
     }
 
     void start_next(std::size_t r) {
@@ -131,37 +134,31 @@ class DispatchSim {
         events_.push({now_ + overhead_ + duration_[running_[r]], r});
     }
 
+    // The coordinator's dispatch (Coordinator::dispatch): the ranks in dispatch order, each
+    // filled by the dispatch rule.
     void dispatch() {
-        for (std::size_t r = 0; r < queue_.size() && !ready_.empty(); ++r) {
-            std::size_t batch = 0;
-            while (!ready_.empty()) {
-                const std::size_t g = tasks_[ready_.top().index].group;
-                if (outstanding_[r] + batch >=
-                    policy_target_outstanding(timing_[g], ready_.size(), ranks_))
-                    break;
-                const std::size_t limit = policy_batch_size(timing_[g], ready_.size(), ranks_);
-                for (std::size_t k = 0; k < limit && !ready_.empty(); ++k) {
-                    queue_[r].push_back(ready_.top().index);
-                    ready_.pop();
-                    ++batch;
-                }
-            }
-            outstanding_[r] += batch;
+        const int ranks = static_cast<int>(held_.size());
+        for (int rank : order_) {
+            if (!flow_.has_ready()) break;
+            const auto r = static_cast<std::size_t>(rank);
+            outstanding_[r] += fill_rank(
+                flow_, config_, held_[r], outstanding_[r], ranks,
+                [&](std::size_t group) -> const GroupTiming& { return timing_[group]; },
+                [&] { queue_[r].push_back(flow_.take(held_[r])); });
             start_next(r);
         }
     }
 
-    const TaskGraph& graph_;
     const std::vector<Task>& tasks_;
     const Config& config_;
     const std::vector<double>& duration_;
-    int ranks_;
+    const RankDevices& held_;
+    std::vector<int> order_;
     double overhead_;
     std::size_t n_, left_ = 0;
-    std::vector<std::size_t> waiting_;
+    TaskFlow flow_;
     std::vector<bool> placed_;  // finished, running or once made ready: never ready again
     std::vector<GroupTiming> timing_;
-    std::priority_queue<ReadyEntry> ready_;
     std::vector<std::deque<std::size_t>> queue_;
     std::vector<std::size_t> outstanding_, running_;
     // Completion events: (time, rank), earliest first, then the lowest rank.
@@ -172,10 +169,11 @@ class DispatchSim {
 }  // namespace
 
 Simulation simulate_dispatch(const TaskGraph& graph, const Config& config,
-                             const std::vector<double>& duration, int ranks, double overhead,
-                             const SimulationStart* start) {
+                             const std::vector<double>& duration, const RankDevices& ranks,
+                             double overhead, const SimulationStart* start) {
+    if (ranks.empty()) throw std::invalid_argument("simulation: no ranks");
     Simulation sim;
-    sim.ranks = ranks;
+    sim.ranks = static_cast<int>(ranks.size());
     for (std::size_t i = 0; i < duration.size(); ++i)
         if (!start || !start->finished[i]) sim.work += duration[i];
     for (std::size_t i : duration_critical_path(graph, duration)) sim.critical_path += duration[i];

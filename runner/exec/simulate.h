@@ -1,12 +1,13 @@
-// `compatbench plan --ranks`: the coordinator's dispatch (exec/dispatch_policy.h) simulated
-// over the task graph with given task durations, for any number of ranks.
+// `compatbench plan --ranks`: the coordinator's dispatch simulated over the task graph with
+// given task durations, for any number of ranks holding any number of devices. It runs the
+// task book's own flow and dispatch rule (exec/task_flow.h), so `gpus:` counts as in a run.
 #pragma once
 
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "exec/dispatch_policy.h"
+#include "exec/task_flow.h"
 #include "experiment/experiment.h"
 #include "graph/task_graph.h"
 
@@ -26,13 +27,15 @@ struct SimulationStart {
     std::vector<GroupTiming> timing;                   // what the policy has learnt per group
 };
 
-// Runs the policy: ready tasks by cost hint, group, spread order; batches and prefetch as the
-// coordinator sizes them from the durations it has seen; each rank runs its queue in order;
+// Runs the policy on `ranks` (devices held per rank): ready tasks by cost hint, group, spread
+// order, each to a rank that can run it; batches and prefetch as the coordinator sizes them
+// from the durations it has seen; each rank runs its queue in order;
 // `overhead` seconds are added to every task (the round trip). From `start` when given:
-// finished tasks are skipped and a running task takes what `duration` says is left of it.
+// finished tasks are skipped and a running task takes what `duration` says is left of it. A
+// task that no rank can run makes the makespan +inf.
 Simulation simulate_dispatch(const TaskGraph& graph, const Config& config,
-                             const std::vector<double>& duration, int ranks, double overhead,
-                             const SimulationStart* start = nullptr);
+                             const std::vector<double>& duration, const RankDevices& ranks,
+                             double overhead, const SimulationStart* start = nullptr);
 
 // The longest duration-weighted dependency chain: its task indices in execution order.
 std::vector<std::size_t> duration_critical_path(const TaskGraph& graph,

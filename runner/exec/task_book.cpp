@@ -1,15 +1,12 @@
 #include "exec/task_book.h"
 
-#include "exec/placement.h"
-
 namespace compatbench {
 
-TaskBook::TaskBook(const Config& config, const TaskGraph& graph) : config_(config), graph_(graph) {
+TaskBook::TaskBook(const Config& config, const TaskGraph& graph)
+    : config_(config), graph_(graph), flow_(config, graph) {
     const std::size_t n = graph.tasks().size();
     states_.assign(n, State::blocked);
-    waiting_on_.resize(n);
     held_.assign(n, 0);
-    for (std::size_t i = 0; i < n; ++i) waiting_on_[i] = graph.tasks()[i].deps.size();
     attempts_.assign(n, 0);
     attempt_base_.assign(n, 0);
     outputs_.resize(n);
@@ -25,14 +22,14 @@ bool TaskBook::restore_done(std::size_t i, Row outputs, const TaskFact& fact) {
     facts_[i].status = "done";
     ++done_;
     finish(i);
-    for (std::size_t d : graph_.tasks()[i].dependents) --waiting_on_[d];
+    for (std::size_t d : graph_.tasks()[i].dependents) flow_.satisfy(d);
     return true;
 }
 
 void TaskBook::start() {
     hold_restored();
     for (std::size_t i = 0; i < states_.size(); ++i)
-        if (states_[i] == State::blocked && waiting_on_[i] == 0) make_ready(i);
+        if (states_[i] == State::blocked && flow_.waiting(i) == 0) make_ready(i);
 }
 
 // A task restored as done while something upstream of it runs again (its file was purged)
@@ -52,7 +49,7 @@ void TaskBook::hold_restored() {
         released[i] = states_[i] == State::done && held_[i] == 0;
         if (states_[i] != State::done) held_[i] = 0;
         if (held_[i] > 0)
-            for (std::size_t d : tasks[i].dependents) ++waiting_on_[d];  // restore_done let go
+            for (std::size_t d : tasks[i].dependents) flow_.hold(d);  // restore_done let go
         for (std::size_t d : tasks[i].dependents)
             if (--indegree[d] == 0) order.push_back(d);
     }
@@ -67,7 +64,7 @@ void TaskBook::release(std::size_t i) {
         for (std::size_t d : graph_.tasks()[t].dependents) {
             if (states_[d] == State::done) {
                 if (held_[d] > 0 && --held_[d] == 0) stack.push_back(d);
-            } else if (--waiting_on_[d] == 0 && states_[d] == State::blocked) {
+            } else if (flow_.satisfy(d) && states_[d] == State::blocked) {
                 make_ready(d);
             }
         }
@@ -76,28 +73,11 @@ void TaskBook::release(std::size_t i) {
 
 void TaskBook::make_ready(std::size_t i) {
     states_[i] = State::ready;
-    const TaskGroup& group = config_.groups[graph_.tasks()[i].group];
-    ready_[group.gpus].push(policy_entry(config_, graph_, i));
-    ++ready_count_;
-}
-
-std::optional<int> TaskBook::queue_for(std::size_t held) const {
-    for (auto it = ready_.rbegin(); it != ready_.rend(); ++it)
-        if (!it->second.empty() &&
-            rank_can_run(held, it->first, config_.runner.cpu_tasks_on_gpu_ranks))
-            return it->first;
-    return std::nullopt;
-}
-
-std::size_t TaskBook::next_group(std::size_t held) const {
-    return graph_.tasks()[ready_.at(*queue_for(held)).top().index].group;
+    flow_.make_ready(i);
 }
 
 std::size_t TaskBook::take_ready(std::size_t held, int& attempt) {
-    ReadyQueue& queue = ready_.at(*queue_for(held));
-    const std::size_t i = queue.top().index;
-    queue.pop();
-    --ready_count_;
+    const std::size_t i = flow_.take(held);
     states_[i] = State::running;
     ++attempts_[i];
     attempt = this->attempt(i);

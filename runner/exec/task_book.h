@@ -1,18 +1,15 @@
 // The coordinator's book of tasks, free of MPI: each task's state, attempts, outputs and
-// facts; which tasks are ready, for a rank holding a given number of devices (see
-// take_ready); retries; the
-// dependents skipped when a task fails for good; resume from an earlier run's records; and
-// when a group has finished. exec/coordinator.h moves the tasks between ranks around it.
+// facts; which tasks are ready, for a rank holding a given number of devices (its flow,
+// exec/task_flow.h, which `plan`'s simulation shares); retries; the dependents skipped when a task
+// fails for good; resume from an earlier run's records; and when a group has finished.
+// exec/coordinator.h moves the tasks between ranks around it.
 #pragma once
 
 #include <cstddef>
-#include <map>
-#include <optional>
-#include <queue>
 #include <string>
 #include <vector>
 
-#include "exec/dispatch_policy.h"
+#include "exec/task_flow.h"
 #include "experiment/experiment.h"
 #include "graph/task_graph.h"
 #include "store/task_fact.h"
@@ -34,17 +31,13 @@ class TaskBook {
     // upstream not done holds its dependents back until that is done.
     void start();
 
-    bool has_ready() const { return ready_count_ > 0; }
-    std::size_t ready_count() const { return ready_count_; }
-    // Whether a rank holding `held` devices has a ready task it may run (exec/placement.h
-    // rank_can_run).
-    bool has_ready_for(std::size_t held) const { return queue_for(held).has_value(); }
-    // The group of the task that take_ready(held) would hand out (has_ready_for must hold).
-    std::size_t next_group(std::size_t held) const;
-    // The next ready task for a rank holding `held` devices, now running: GPU tasks first,
-    // those needing the most devices the rank holds first; then CPU tasks; within each, the
-    // order of exec/dispatch_policy.h (cost hint, group, spread order). Returns its index and sets
-    // `attempt` to its attempt number across runs (1 for a first try).
+    // Which tasks are ready, for which ranks (exec/task_flow.h).
+    const TaskFlow& flow() const { return flow_; }
+    bool has_ready() const { return flow_.has_ready(); }
+    std::size_t ready_count() const { return flow_.ready_count(); }
+    // The next ready task for a rank holding `held` devices (TaskFlow::take), now running.
+    // Returns its index and sets `attempt` to its attempt number across runs (1 for a first
+    // try).
     std::size_t take_ready(std::size_t held, int& attempt);
 
     // Outcomes of a running task. `done` releases its dependents. `failed` makes the task
@@ -75,9 +68,6 @@ class TaskBook {
     bool all_terminal() const { return terminal_ == states_.size(); }
 
   private:
-    using ReadyQueue = std::priority_queue<ReadyEntry>;
-    // The `gpus:` value whose queue a rank holding `held` devices takes from next.
-    std::optional<int> queue_for(std::size_t held) const;
     void make_ready(std::size_t i);
     void fail_for_good(std::size_t i, const std::string& why);
     void finish(std::size_t i);
@@ -87,14 +77,12 @@ class TaskBook {
     const Config& config_;
     const TaskGraph& graph_;
     std::vector<State> states_;
-    std::vector<std::size_t> waiting_on_;  // unfinished dependencies
-    std::vector<std::size_t> held_;        // restored tasks: dependencies not yet released
-    std::vector<int> attempts_;            // attempts in this run
-    std::vector<int> attempt_base_;        // failed attempts in earlier runs
-    std::vector<Row> outputs_;             // outputs of done tasks
+    TaskFlow flow_;
+    std::vector<std::size_t> held_;  // restored tasks: dependencies not yet released
+    std::vector<int> attempts_;      // attempts in this run
+    std::vector<int> attempt_base_;  // failed attempts in earlier runs
+    std::vector<Row> outputs_;       // outputs of done tasks
     std::vector<TaskFact> facts_;
-    std::map<int, ReadyQueue> ready_;  // by the group's gpus:
-    std::size_t ready_count_ = 0;
     std::vector<std::size_t> group_terminal_;
     std::size_t terminal_ = 0, done_ = 0, failed_ = 0, skipped_ = 0, ran_ = 0;
 };

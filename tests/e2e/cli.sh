@@ -11,6 +11,20 @@ expect_code 0 "$BIN" validate "$SRC/configs/demo.yaml"
 "$BIN" plan "$SRC/tests/configs/good/dag.yaml" > "$WORK/plan.txt"
 grep -q "critical path: 4 tasks, cost 6" "$WORK/plan.txt" || { cat "$WORK/plan.txt"; fail "plan's critical path"; }
 grep -q "tasks per kind:   fail: 5  noop: 201  sleep: 100" "$WORK/plan.txt" || fail "plan's counts"
+# plan --ranks simulates devices as a run places them: GPU tasks only where devices are.
+cat > "$WORK/gpu.yaml" <<'EOF'
+experiment: {name: g, seed: 1}
+tasks:
+  - {name: cpu, kind: noop, count: 4, cost: 1}
+  - {name: gpu, kind: noop, count: 2, cost: 3, gpus: 1}
+EOF
+"$BIN" plan "$WORK/gpu.yaml" --ranks 2 > "$WORK/plan_nodev.txt" 2>&1 && fail "plan of GPU work on ranks without devices passed"
+grep -q "cannot run: tasks.gpu: gpus: 1 needs 1 device" "$WORK/plan_nodev.txt" || { cat "$WORK/plan_nodev.txt"; fail "plan without devices: no reason"; }
+"$BIN" plan "$WORK/gpu.yaml" --ranks 1,2 --devices 0 > "$WORK/plan_gpu.txt"
+grep -Eq "^ +1 +10\.00 s" "$WORK/plan_gpu.txt" && grep -Eq "^ +2 +6\.00 s +6\.00 s +1\.67" "$WORK/plan_gpu.txt" \
+  || { cat "$WORK/plan_gpu.txt"; fail "plan --devices: one GPU rank and one CPU rank take 6 s"; }
+msg=$("$BIN" plan "$WORK/gpu.yaml" --devices "0,0" 2>&1) && fail "plan took a device named twice"
+[[ $msg == *"--devices '0,0': device '0' is named twice"* ]] || fail "plan --devices 0,0: $msg"
 expect_code 0 mpi 0 run "$SRC/configs/demo.yaml" --out "$WORK/demo" --log-level warn
 expect_code 2 mpi 0 run "$SRC/configs/demo.yaml" --out "$WORK/demo" --log-level warn
 expect_code 2 "$BIN" compare "$WORK/demo/results.h5" "$WORK/nonexistent.h5"

@@ -107,7 +107,7 @@ TEST(CostCache, RememberedCostsPriceUnmeasuredGroups) {
     model.record(0, 1.0);
     RunState state;
     state.finished.assign(graph.tasks().size(), false);
-    const EtaRange r = remaining_range(graph, config, model, state, 1);
+    const EtaRange r = remaining_range(graph, config, model, state, cpu_ranks(1));
     EXPECT_EQ(r.unmeasured, 1u);
     EXPECT_EQ(r.remembered, 1u);
     EXPECT_DOUBLE_EQ(r.mid, 4 * 1.0 + 2 * 3.0);

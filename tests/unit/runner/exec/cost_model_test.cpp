@@ -2,6 +2,8 @@
 // dispatch simulation it runs from a part-way state (exec/simulate.h).
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "exec/cost_model.h"
 #include "exec/simulate.h"
 #include "experiment/experiment.h"
@@ -52,23 +54,24 @@ TEST(CostModel, RemainingTimeFromAPartWayState) {
     RunState state;
     state.finished.assign(graph.tasks().size(), false);
     // From the start, the time left is the plain simulation of the whole graph.
-    const double full = remaining_seconds(graph, config, model, state, 2);
+    const double full = remaining_seconds(graph, config, model, state, cpu_ranks(2));
     EXPECT_DOUBLE_EQ(
-        full, simulate_dispatch(graph, config, model.expected_durations(graph), 2, 0.0).makespan);
+        full, simulate_dispatch(graph, config, model.expected_durations(graph), cpu_ranks(2), 0.0)
+                  .makespan);
     // a and c done, one b running on rank 0 for 1 s of its 3: 2 s left of it, and the
     // other b starts on rank 1 at once: 3 s.
     for (std::size_t i : {0, 1, 2, 3, 6}) state.finished[i] = true;
     state.running.push_back({0, 4, 1.0});
-    EXPECT_DOUBLE_EQ(remaining_seconds(graph, config, model, state, 2), 3.0);
+    EXPECT_DOUBLE_EQ(remaining_seconds(graph, config, model, state, cpu_ranks(2)), 3.0);
     // On one rank the second b waits for the first: 2 + 3.
-    EXPECT_DOUBLE_EQ(remaining_seconds(graph, config, model, state, 1), 5.0);
+    EXPECT_DOUBLE_EQ(remaining_seconds(graph, config, model, state, cpu_ranks(1)), 5.0);
     // A running task past its expected time has nothing left.
     state.running[0].elapsed = 10.0;
-    EXPECT_DOUBLE_EQ(remaining_seconds(graph, config, model, state, 1), 3.0);
+    EXPECT_DOUBLE_EQ(remaining_seconds(graph, config, model, state, cpu_ranks(1)), 3.0);
     // Everything finished: nothing left.
     state.running.clear();
     state.finished.assign(graph.tasks().size(), true);
-    EXPECT_DOUBLE_EQ(remaining_seconds(graph, config, model, state, 2), 0.0);
+    EXPECT_DOUBLE_EQ(remaining_seconds(graph, config, model, state, cpu_ranks(2)), 0.0);
 }
 
 TEST(CostModel, SkippedTasksNeverRunAgain) {
@@ -80,8 +83,8 @@ TEST(CostModel, SkippedTasksNeverRunAgain) {
     const CostModel model(config);
     RunState state;
     state.finished = {true, false, true, true, true, true, false};
-    EXPECT_DOUBLE_EQ(remaining_seconds(graph, config, model, state, 2), 2.0);
-    EXPECT_DOUBLE_EQ(remaining_seconds(graph, config, model, state, 1), 3.0);
+    EXPECT_DOUBLE_EQ(remaining_seconds(graph, config, model, state, cpu_ranks(2)), 2.0);
+    EXPECT_DOUBLE_EQ(remaining_seconds(graph, config, model, state, cpu_ranks(1)), 3.0);
 }
 
 TEST(CostModel, OnlyTheFirstTaskOfARanksBatchHasBeenRunning) {
@@ -92,22 +95,44 @@ TEST(CostModel, OnlyTheFirstTaskOfARanksBatchHasBeenRunning) {
     RunState state;
     state.finished = {false, false, true, true, true, true, true};
     state.running = {{0, 1, 0.5}, {0, 0, 0.5}};
-    EXPECT_DOUBLE_EQ(remaining_seconds(graph, config, model, state, 1), 1.5);
+    EXPECT_DOUBLE_EQ(remaining_seconds(graph, config, model, state, cpu_ranks(1)), 1.5);
     state.running.push_back({3, 2, 0.0});  // a rank the run does not have
     state.finished[2] = false;
-    EXPECT_THROW(remaining_seconds(graph, config, model, state, 1), std::invalid_argument);
+    EXPECT_THROW(remaining_seconds(graph, config, model, state, cpu_ranks(1)),
+                 std::invalid_argument);
 }
 
 TEST(Simulation, OneRankRunsTheWorkAndManyRanksTheCriticalPath) {
     const Config config = parse_config(kYaml, "t.yaml");
     const TaskGraph graph = TaskGraph::build(config);
     const std::vector<double> d = CostModel(config).expected_durations(graph);
-    const Simulation one = simulate_dispatch(graph, config, d, 1, 0.0);
+    const Simulation one = simulate_dispatch(graph, config, d, cpu_ranks(1), 0.0);
     EXPECT_DOUBLE_EQ(one.makespan, 4 * 1 + 2 * 3 + 2);
     EXPECT_DOUBLE_EQ(one.work, 12.0);
     EXPECT_DOUBLE_EQ(one.critical_path, 1 + 3);
-    const Simulation many = simulate_dispatch(graph, config, d, 16, 0.0);
+    const Simulation many = simulate_dispatch(graph, config, d, cpu_ranks(16), 0.0);
     EXPECT_DOUBLE_EQ(many.makespan, 4.0);  // an a, then a b
+}
+
+// The simulation runs the task book's flow: a GPU task goes only to a rank holding enough
+// devices, GPU work first, and a GPU rank spares its time for CPU tasks one at a time.
+TEST(Simulation, DevicesDecideWhereTasksRun) {
+    const Config config = parse_config(
+        "experiment: {name: t, seed: 1}\n"
+        "tasks:\n"
+        "  - {name: cpu, kind: noop, count: 4, cost: 1}\n"
+        "  - {name: gpu, kind: noop, count: 2, cost: 3, gpus: 1}\n",
+        "t.yaml");
+    const TaskGraph graph = TaskGraph::build(config);
+    const std::vector<double> d = CostModel(config).expected_durations(graph);
+    // Rank 0 runs the CPU tasks (1+1+1+1); rank 1 the GPU tasks (3+3).
+    EXPECT_DOUBLE_EQ(simulate_dispatch(graph, config, d, {0, 1}, 0.0).makespan, 6.0);
+    // Two GPU ranks: a GPU task each (3), then the CPU tasks, two at a time (2).
+    EXPECT_DOUBLE_EQ(simulate_dispatch(graph, config, d, {1, 1}, 0.0).makespan, 5.0);
+    // No rank holds a device: the GPU tasks never run.
+    EXPECT_EQ(simulate_dispatch(graph, config, d, cpu_ranks(2), 0.0).makespan,
+              std::numeric_limits<double>::infinity());
+    EXPECT_THROW(simulate_dispatch(graph, config, d, {}, 0.0), std::invalid_argument);
 }
 
 // Without hints: a command group's cost is not a noop's; a measured native group says
@@ -134,13 +159,13 @@ TEST(CostModel, CommandGroupsAreEstimatedFromEachOtherAndShownAsARange) {
     RunState state;
     state.finished.assign(graph.tasks().size(), false);
     for (std::size_t i : {0, 1, 2, 3}) state.finished[i] = true;  // n and c1 done
-    EtaRange r = remaining_range(graph, config, model, state, 1);
+    EtaRange r = remaining_range(graph, config, model, state, cpu_ranks(1));
     EXPECT_EQ(r.unmeasured, 1u);
     EXPECT_DOUBLE_EQ(r.mid, 4.0);  // two tasks of c2 at 2 s on one rank
     EXPECT_DOUBLE_EQ(r.low, 1.0);
     EXPECT_DOUBLE_EQ(r.high, 16.0);
     model.record(2, 3.0);
-    r = remaining_range(graph, config, model, state, 1);
+    r = remaining_range(graph, config, model, state, cpu_ranks(1));
     EXPECT_EQ(r.unmeasured, 0u);  // every group measured: its mean ÷ and × the band
     EXPECT_DOUBLE_EQ(r.mid, 6.0);
     EXPECT_DOUBLE_EQ(r.low, 6.0 / kMeasuredBand);

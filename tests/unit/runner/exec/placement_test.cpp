@@ -104,3 +104,23 @@ TEST(Placement, CpuWorkNeedsARankWhenGpuRanksRefuseIt) {
     EXPECT_NE(placement_problem(config, graph, ranks).find("tasks.cpu: gpus: 0 runs on CPU"),
               std::string::npos);
 }
+
+// `plan`'s simulated ranks: nodes filled in rank order, each node's devices shared among its
+// ranks as a run's --devices is; and the devices a measured run's ranks held, from /meta.
+TEST(Placement, SimulatedRanksShareEachNodesDevices) {
+    const auto ranks = simulated_ranks(5, 2, {"0", "1", "2"});
+    ASSERT_EQ(ranks.size(), 5u);
+    EXPECT_EQ(ranks[0].host, "node0");
+    EXPECT_EQ(ranks[0].devices, (std::vector<std::string>{"0", "1"}));
+    EXPECT_EQ(ranks[1].devices, (std::vector<std::string>{"2"}));
+    EXPECT_EQ(ranks[2].host, "node1");
+    EXPECT_EQ(ranks[4].host, "node2");  // alone on its node: all three
+    EXPECT_EQ(ranks[4].devices.size(), 3u);
+    const auto one_node = simulated_ranks(4, 0, {"0", "1"});
+    EXPECT_EQ(one_node[3].host, "node0");
+    EXPECT_EQ(one_node[1].devices, (std::vector<std::string>{"1"}));
+    EXPECT_TRUE(one_node[2].devices.empty());
+    EXPECT_EQ(held_devices(placement_json(ranks)), (RankDevices{2, 1, 2, 1, 3}));
+    EXPECT_THROW(held_devices("{\"devices\": 3}"), std::invalid_argument);
+    EXPECT_THROW(held_devices("not json"), std::invalid_argument);
+}

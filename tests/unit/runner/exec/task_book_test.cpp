@@ -54,7 +54,7 @@ TEST(TaskBook, ReadyByCostThenGroupOrderAndDependentsReleased) {
     ASSERT_EQ(book.ready_count(), 3u);  // a/0, a/1, c; b and d wait
     EXPECT_EQ(book.state(f.id("b")), State::blocked);
     EXPECT_EQ(take(book), f.id("c"));  // highest cost hint first
-    EXPECT_EQ(book.next_group(0), 0u);
+    EXPECT_EQ(book.flow().next_group(0), 0u);
     const std::size_t a0 = take(book), a1 = take(book);
     EXPECT_EQ(a0, f.id("a/0"));  // then the spread order: a/0, a/1 for two tasks
     EXPECT_EQ(a1, f.id("a/1"));
@@ -149,9 +149,9 @@ TEST(TaskBook, DevicesDecideWhichRankTakesATask) {
     TaskBook& book = started.book;
     const TaskGraph& graph = started.graph;
     int attempt = 0;
-    EXPECT_TRUE(book.has_ready_for(0));
-    EXPECT_EQ(book.next_group(0), 0u);  // a CPU-only rank sees the CPU task only
-    EXPECT_EQ(book.next_group(1), 1u);  // one device: the 1-GPU task before the CPU task
+    EXPECT_TRUE(book.flow().has_ready_for(0));
+    EXPECT_EQ(book.flow().next_group(0), 0u);  // a CPU-only rank sees the CPU task only
+    EXPECT_EQ(book.flow().next_group(1), 1u);  // one device: the 1-GPU task before the CPU task
     EXPECT_EQ(book.take_ready(2, attempt), graph.find("two/0").value());  // most devices first
     EXPECT_EQ(book.take_ready(2, attempt), graph.find("one/0").value());
     EXPECT_EQ(book.take_ready(2, attempt), graph.find("cpu/0").value());
@@ -169,10 +169,10 @@ TEST(TaskBook, CpuTasksStayOffGpuRanksWhenTheConfigSaysSo) {
     TaskBook& book = started.book;
     const TaskGraph& graph = started.graph;
     int attempt = 0;
-    EXPECT_FALSE(book.has_ready_for(1));  // the 2-GPU task does not fit; the CPU one may not
+    EXPECT_FALSE(book.flow().has_ready_for(1));  // the 2-GPU task does not fit; the CPU one may not
     EXPECT_EQ(book.take_ready(2, attempt), graph.find("two/0").value());
-    EXPECT_FALSE(book.has_ready_for(2));
-    EXPECT_TRUE(book.has_ready_for(0));
+    EXPECT_FALSE(book.flow().has_ready_for(2));
+    EXPECT_TRUE(book.flow().has_ready_for(0));
 }
 
 // Within a group, tasks go out in the spread order of exec/dispatch_policy.h (bit-reversed
