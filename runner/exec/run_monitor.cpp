@@ -14,9 +14,7 @@ using Clock = std::chrono::steady_clock;
 
 RunMonitor::RunMonitor(const Config& config, const TaskGraph& graph, const TaskBook& book,
                        const CostModel& model, const RankPool& pool)
-    : config_(config), graph_(graph), book_(book), model_(model), pool_(pool) {
-    start();
-}
+    : config_(config), graph_(graph), book_(book), model_(model), pool_(pool) {}
 
 void RunMonitor::start() {
     start_ = last_progress_ = Clock::now();

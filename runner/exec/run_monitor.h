@@ -18,7 +18,8 @@ class RunMonitor {
     RunMonitor(const Config& config, const TaskGraph& graph, const TaskBook& book,
                const CostModel& model, const RankPool& pool);
 
-    // The run starts now (for the rate, the load and the first progress line's timing).
+    // The run starts now (for the rate, the load and the first progress line's timing): the
+    // coordinator calls it once, as its loop begins.
     void start();
     // Keeps `path` (status.json) up to date from now on.
     void publish_status(std::string path, StatusSnapshot header);
