@@ -27,17 +27,19 @@ HUB_MODELS) and runs `BIN merge COPY --out OUT` (a plain process, no mpirun):
 The reference itself must agree on which fixtures are refused and why, and passes its own
 hand-worked checks (test_reference.py) first. One line per fixture, PASS or FAIL; the exit
 code is 1 when anything failed. `--only NAME` (repeatable) runs the fixtures named NAME or
-GROUP/NAME.
+GROUP/NAME; `--jobs N` checks N fixtures at once (default: one per core).
 """
 import argparse
 import glob
 import json
+import multiprocessing
 import os
 import re
 import shutil
 import subprocess
 import sys
 import unittest
+from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 import yaml
@@ -455,11 +457,25 @@ def self_test():
 PATHS = {}
 
 
+def init_worker(paths):
+    PATHS.update(paths)
+
+
+def check_one(binary, workdir, key, path):
+    """One fixture's line: PASS or FAIL, and whether it failed."""
+    try:
+        return f"PASS {key}: {check_fixture(binary, workdir, key, path)}", False
+    except Failure as e:
+        return f"FAIL {key}: {e}", True
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("binary")
     ap.add_argument("workdir")
     ap.add_argument("--only", action="append", default=[], metavar="NAME")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                    help="fixtures checked at once (default: one per core)")
     args = ap.parse_args(argv)
     binary, workdir = os.path.abspath(args.binary), os.path.abspath(args.workdir)
     todo = fixtures(set(args.only))
@@ -472,13 +488,14 @@ def main(argv):
     ok, what = self_test()
     print(f"{'PASS' if ok else 'FAIL'} reference self-test: {what}", flush=True)
     failed = 0 if ok else 1
-    for key, path in todo:
-        try:
-            what = check_fixture(binary, workdir, key, path)
-            print(f"PASS {key}: {what}", flush=True)
-        except Failure as e:
-            failed += 1
-            print(f"FAIL {key}: {e}", flush=True)
+    # Fresh interpreters (spawn), not forks of this one, which has imported PyTorch.
+    with ProcessPoolExecutor(max(1, args.jobs), mp_context=multiprocessing.get_context("spawn"),
+                             initializer=init_worker, initargs=(dict(PATHS),)) as pool:
+        runs = [pool.submit(check_one, binary, workdir, key, path) for key, path in todo]
+        for run in runs:
+            line, bad = run.result()
+            failed += bad
+            print(line, flush=True)
     total = len(todo) + 1
     print(f"{total - failed} of {total} passed (the reference self-test and {len(todo)} fixtures)")
     return 1 if failed else 0
