@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: install what is missing, build, run every test through ctest
 # (unit, golden, mpirun -n 1/2/3, end-to-end, and the SLURM scripts on a local single-node
-# SLURM). MPI tests take a lock, so they never overlap; unit tests run beside them.
+# SLURM). MPI tests take a lock, so they never overlap; unit tests and the SLURM tests
+# (whose jobs mostly sleep, under a lock of their own) run beside them.
 # In CI (CI=true) the build treats warnings as errors, and after the tests the project's
 # code is compile-checked, warnings as errors, for the instruction sets users have
 # (scripts/check-isa.sh), the smoke run of the baseline x86-64 build is checked against
