@@ -15,19 +15,19 @@ grep -q "/encoders/analysis/taxonomy (5 rows)" run.txt || { cat run.txt; fail "n
 pycheck encoders_real tables out
 
 # A subset whose result lacks a benchmark fails with the file named; the rest is done.
-expect_code 1 env FAIL_MASK=6 mpirun -n 2 --oversubscribe "$BIN" run encoders.yaml --out bad --log-level warn > bad.txt 2>&1
+FAIL_MASK=6 expect_code 1 mpi 2 run encoders.yaml --out bad --log-level warn > bad.txt 2>&1
 grep -q "mmvp" bad.txt || { cat bad.txt; fail "the missing benchmark is not named"; }
 grep -q "result.json" bad.txt || { cat bad.txt; fail "the result file is not named"; }
 pycheck encoders_real bad_result_named bad
 # Without {pool_workdir} no subset waits for its full pool: those failing fail alone.
-expect_code 1 env FAIL_MASK=31 mpirun -n 2 --oversubscribe "$BIN" run encoders.yaml --out nopool --log-level warn > /dev/null 2>&1
+FAIL_MASK=31 expect_code 1 mpi 2 run encoders.yaml --out nopool --log-level warn > /dev/null 2>&1
 pycheck encoders_real full_pools_failed_alone nopool
 # {pool_workdir}: the subsets read their full pool's model.json (made by the same script).
 sed -e 's#--result {result}"#--result {result} --pool-dir {pool_workdir}"#' encoders.yaml > pool.yaml
 grep -q "pool-dir {pool_workdir}" pool.yaml || fail "the example config's command changed"
 expect_code 0 mpi 2 run pool.yaml --out pool --log-level warn > /dev/null
 pycheck encoders_real pool_workdir_run pool
-expect_code 1 env FAIL_MASK=31 FAIL_REPLICATE=2 mpirun -n 2 --oversubscribe "$BIN" run pool.yaml --out pool_bad --log-level warn > pool_bad.txt 2>&1
+FAIL_MASK=31 FAIL_REPLICATE=2 expect_code 1 mpi 2 run pool.yaml --out pool_bad --log-level warn > pool_bad.txt 2>&1
 pycheck encoders_real full_pool_failed pool_bad
 expect_code 0 mpi 2 run pool.yaml --out pool_bad --resume --log-level warn > /dev/null
 pycheck encoders_real pool_workdir_run pool_bad
