@@ -31,6 +31,7 @@
 
 #include "analyses/analysis_kind.h"
 #include "analyses/compass_tables.h"
+#include "analyses/inference.h"
 #include "compass/analysis.h"
 #include "config/config.h"
 
@@ -217,27 +218,57 @@ TableData cost_table(const AnalysisSpec& spec, const AnalysisInput& input, const
     return t;
 }
 
+// The columns of /<study>/pairs that claims and clusters may name: the pairs' names, the
+// predictors and every input column.
+std::vector<std::string> frame_columns(const Names& x, const std::vector<ColumnSpec>& input) {
+    std::vector<std::string> out = column_names(input);
+    for (const auto& v : {x.members, x.families, x.paradigms})
+        out.insert(out.end(), v.begin(), v.end());
+    for (const char* c : {"ease", "ceiling", "score", "cka", "ease_excess", "score_excess"})
+        out.emplace_back(c);
+    for (const auto& v : x.ceilings) out.push_back("ceiling_" + v), out.push_back("score_" + v);
+    return out;
+}
+
+// The members as two crossed pools (vision × text).
+std::vector<ClusterFactorSpec> crossed(const Names& x) {
+    return {{.columns = {x.members[0]}}, {.columns = {x.members[1]}}};
+}
+
+// Without `clusters:`, the members: one pool when a model appears on both sides (the
+// fine-tunes of a merge), else two crossed pools (an alignment's vision and text encoders).
+std::vector<ClusterFactorSpec> default_clusters(const Names& x, const Pairs& grid) {
+    const std::set<std::string> a(grid.a.begin(), grid.a.end());
+    const bool shared = std::any_of(grid.b.begin(), grid.b.end(),
+                                    [&](const std::string& m) { return a.count(m) > 0; });
+    if (shared) return {{.columns = {x.members[0], x.members[1]}}};
+    return crossed(x);
+}
+
 class CompassAnalysis final : public AnalysisKind {
   public:
     std::string_view name() const override { return "compass"; }
     std::vector<KeyRule> keys() const override {
-        return {{.name = "grid", .type = KeyType::string, .required = true},
-                {.name = "targets", .type = KeyType::scalar_or_list, .required = true},
-                {.name = "members", .type = KeyType::list},
-                {.name = "families", .type = KeyType::list},
-                {.name = "paradigms", .type = KeyType::list},
-                {.name = "ceiling", .type = KeyType::string},
-                {.name = "k", .type = KeyType::scalar_or_list},
-                {.name = "budget", .type = KeyType::string},
-                {.name = "folds", .type = KeyType::integer, .min = 2, .max = 1000},
-                {.name = "ridge_alpha", .type = KeyType::real, .min = 0, .max = 1e12},
-                {.name = "seed", .type = KeyType::integer, .min = 0, .max = 9e18},
-                {.name = "predictor_cost", .type = KeyType::scalar_or_list},
-                {.name = "truth_cost", .type = KeyType::scalar_or_list},
-                {.name = "extra_predictors", .type = KeyType::scalar_or_list},
-                {.name = "lofo", .type = KeyType::scalar_or_list},
-                {.name = "ceilings", .type = KeyType::list},
-                {.name = "within", .type = KeyType::scalar_or_list}};
+        std::vector<KeyRule> keys = {
+            {.name = "grid", .type = KeyType::string, .required = true},
+            {.name = "targets", .type = KeyType::scalar_or_list, .required = true},
+            {.name = "members", .type = KeyType::list},
+            {.name = "families", .type = KeyType::list},
+            {.name = "paradigms", .type = KeyType::list},
+            {.name = "ceiling", .type = KeyType::string},
+            {.name = "k", .type = KeyType::scalar_or_list},
+            {.name = "budget", .type = KeyType::string},
+            {.name = "folds", .type = KeyType::integer, .min = 2, .max = 1000},
+            {.name = "ridge_alpha", .type = KeyType::real, .min = 0, .max = 1e12},
+            {.name = "seed", .type = KeyType::integer, .min = 0, .max = 9e18},
+            {.name = "predictor_cost", .type = KeyType::scalar_or_list},
+            {.name = "truth_cost", .type = KeyType::scalar_or_list},
+            {.name = "extra_predictors", .type = KeyType::scalar_or_list},
+            {.name = "lofo", .type = KeyType::scalar_or_list},
+            {.name = "ceilings", .type = KeyType::list},
+            {.name = "within", .type = KeyType::scalar_or_list}};
+        for (auto& k : inference_keys()) keys.push_back(std::move(k));
+        return keys;
     }
 
     std::vector<std::string> extra_inputs(const AnalysisSpec& spec) const override {
@@ -303,6 +334,7 @@ class CompassAnalysis final : public AnalysisKind {
             need(b, "epochs", x.budget, "budget", true);
             for (const auto& t : x.targets) need(b, t, x.budget, "budget", true);
         }
+        inference_settings(spec, frame_columns(x, input), yc, crossed(x));
     }
 
     std::vector<TableData> run(const AnalysisSpec& spec, const AnalysisInput& input,
@@ -321,12 +353,55 @@ class CompassAnalysis final : public AnalysisKind {
                                    {"task_id", "seed", x.members[0], x.members[1], x.families[0],
                                     x.families[1], x.paradigms[0], x.paradigms[1]}};
         std::vector<TableData> out = compass_tables(tables, in, r, note);
+        const YamlChecker checker("(analysis)");
+        auto settings = inference_settings(spec, frame_columns(x, input.columns), checker,
+                                           default_clusters(x, grid));
+        judge(spec, settings, x, out, note);
         if (!x.predictor_cost.empty() && !x.truth_cost.empty())
             out.push_back(cost_table(spec, input, x, grid.size(), in.evaluated.size()));
         return out;
     }
 
   private:
+    // The evaluated pairs' table (/<study>/pairs) as the frame: clustered intervals on the
+    // correlations, the claims, and the score beside ease and ceiling alone (methods.md §5.4).
+    static void judge(const AnalysisSpec& spec, InferenceSettings& settings, const Names& x,
+                      std::vector<TableData>& out, const AnalysisNote& note) {
+        const auto at = [&](const std::string& path) {
+            return std::find_if(out.begin(), out.end(),
+                                [&](const TableData& t) { return t.path == path; });
+        };
+        const TableData pairs = *at("/" + spec.study + "/pairs");
+        const Frame frame{pairs};
+        std::vector<std::size_t> rows(pairs.rows());
+        for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = i;
+        add_correlation_intervals(*at("correlations"), settings, frame,
+                                  [&](std::size_t) { return rows; });
+        const bool in_pairs = std::all_of(x.within.begin(), x.within.end(), [&](const auto& c) {
+            return std::any_of(pairs.columns.begin(), pairs.columns.end(),
+                               [&](const ColumnSpec& s) { return s.name == c; });
+        });
+        if (const auto within = at("within"); within != out.end() && in_pairs) {
+            // A group's pairs: those whose `within` columns, joined by '/', are its name.
+            std::vector<std::string> group(pairs.rows());
+            for (const auto& c : x.within) {
+                const auto v = frame.texts(c);
+                for (std::size_t i = 0; i < v.size(); ++i)
+                    group[i] += (c == x.within.front() ? "" : "/") + v[i];
+            }
+            const auto names = Frame{*within}.texts("group");
+            add_correlation_intervals(*within, settings, frame, [&](std::size_t row) {
+                std::vector<std::size_t> in;
+                for (std::size_t i = 0; i < group.size(); ++i)
+                    if (group[i] == names[row]) in.push_back(i);
+                return in;
+            });
+        }
+        if (!settings.claims.empty()) out.push_back(claims_table(settings, frame, "claims", note));
+        if (settings.baselines.empty()) settings.baselines = {{"score", {"ease", "ceiling"}}};
+        out.push_back(baselines_table(settings, frame, x.targets, "", "baselines"));
+    }
+
     static compass::StudyInput study_input(const Names& x, const AnalysisInput& input,
                                            const AnalysisInput& gin, const Pairs& grid,
                                            const std::map<std::string, std::size_t>& grid_row) {

@@ -1,12 +1,16 @@
 // Analysis `correlation`: Pearson (r, p, Fisher-z CI) and Spearman (rho, p) of every
 // predictor column `x` against every target column `y` (methods.md §5, §6 "Correlation
-// table"). Rows whose x or y is NaN are left out of that pair.
+// table"). Rows whose x or y is NaN are left out of that pair. With `clusters:` every row
+// also gets naive and clustered bootstrap intervals (§5.2), `claims:` writes
+// `<table>_claims` (§5.3) and `baselines:` `<table>_baselines` (§5.4): analyses/inference.h.
 //
-//   - {name: corr, kind: correlation, study: demo, input: work, x: [a, b], y: value}
+//   - {name: corr, kind: correlation, study: demo, input: work, x: [a, b], y: value,
+//      clusters: [model_a, model_b], draws: 1000}
 #include <cmath>
 
 #include "analyses/analysis_kind.h"
 #include "analyses/column_args.h"
+#include "analyses/inference.h"
 #include "stats/summary.h"
 
 namespace compatbench {
@@ -16,14 +20,18 @@ class CorrelationAnalysis final : public AnalysisKind {
   public:
     std::string_view name() const override { return "correlation"; }
     std::vector<KeyRule> keys() const override {
-        return {{.name = "x", .type = KeyType::scalar_or_list, .required = true},
-                {.name = "y", .type = KeyType::scalar_or_list, .required = true},
-                {.name = "table", .type = KeyType::string}};
+        std::vector<KeyRule> keys = {
+            {.name = "x", .type = KeyType::scalar_or_list, .required = true},
+            {.name = "y", .type = KeyType::scalar_or_list, .required = true},
+            {.name = "table", .type = KeyType::string}};
+        for (auto& k : inference_keys()) keys.push_back(std::move(k));
+        return keys;
     }
     void check(const AnalysisSpec& spec, const std::vector<ColumnSpec>& columns,
                const GroupColumns&, const YamlChecker& checker) const override {
         column_args(spec, "x", columns, true, checker);
         column_args(spec, "y", columns, true, checker);
+        inference_settings(spec, column_names(columns), checker);
     }
     std::vector<TableData> run(const AnalysisSpec& spec, const AnalysisInput& input,
                                const AnalysisNote& note) const override {
@@ -50,7 +58,19 @@ class CorrelationAnalysis final : public AnalysisKind {
                                p.ci_high, s.r, s.p, c.reason()});
             }
         }
-        return {table};
+        const auto settings = inference_settings(spec, column_names(input.columns), checker);
+        const TableData rows = table_of(input);
+        const Frame frame{rows};
+        std::vector<std::size_t> all(rows.rows());
+        for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+        if (!settings.clusters.empty())
+            add_correlation_intervals(table, settings, frame, [&](std::size_t) { return all; });
+        std::vector<TableData> out = {table};
+        if (!settings.claims.empty())
+            out.push_back(claims_table(settings, frame, table.path + "_claims", note));
+        if (!settings.baselines.empty())
+            out.push_back(baselines_table(settings, frame, ys, "", table.path + "_baselines"));
+        return out;
     }
 };
 }  // namespace

@@ -25,14 +25,20 @@
 //                       adaptive complement: necessity below the median and a positive mean
 //                       Δrank when paired with the core encoders; else replaceable
 //   claims              the regime gate, then the seed's claims, each agrees, disagrees or
-//                       untested by its rule (methods.md §4)
+//                       untested by its rule (methods.md §4), as pre-registered
+//   held_out_pair       the best pair chosen on half of the replicates (seeded) against the
+//                       top-2 capacity pair, both scored on the other half
+//   claims_reanalysis   the same claims with a band and agrees, disagrees, inconclusive or
+//                       untested: exact tests, intervals over replicates, the held-out pair
 //
 //   - {name: encoders, kind: encoder_roles, study: encoders, input: subsets}
 #include <algorithm>
 
 #include "analyses/analysis_kind.h"
+#include "common/hash.h"
 #include "config/config.h"
 #include "roles/analysis.h"
+#include "roles/reanalysis.h"
 
 namespace compatbench {
 
@@ -48,6 +54,7 @@ roles::Replicates read_replicates(const AnalysisInput& in) {
             r.categories.push_back(c.name.substr(3));
     }
     for (double m : in.numbers("mask")) r.mask.push_back(static_cast<unsigned>(m));
+    for (double k : in.numbers("replicate")) r.replicate.push_back(static_cast<std::int64_t>(k));
     r.average = in.numbers("average");
     r.im_average = in.numbers("im_average");
     r.params = in.numbers("params");
@@ -150,6 +157,24 @@ std::vector<TableData> erank_and_role_tables(const roles::RolesResult& r, std::s
     return {sat, er, dr, es, tx, cl};
 }
 
+std::vector<TableData> reanalysis_tables(const roles::Reanalysis& a) {
+    const roles::HeldOutPair& h = a.held_out;
+    TableData ho = TableData::make(
+        "held_out_pair",
+        {str("selection"), str("test"), str("chosen"), str("capacity"), f64("chosen_score"),
+         f64("capacity_score"), f64("difference"), f64("se"), f64("lo"), f64("hi"), str("reason")});
+    ho.add_row({h.selection, h.test, h.chosen, h.capacity, h.chosen_score, h.capacity_score,
+                h.difference, h.se, h.lo, h.hi, h.reason});
+    TableData cl = TableData::make(
+        "claims_reanalysis",
+        {str("claim"), str("statistic"), i64("n"), f64("value"), f64("p"), f64("lo"), f64("hi"),
+         str("paper"), str("band"), str("verdict"), str("reason")});
+    for (const auto& c : a.claims)
+        cl.add_row({c.claim, c.statistic, c.n, c.value, c.p, c.lo, c.hi, c.paper, c.band, c.verdict,
+                    c.reason});
+    return {ho, cl};
+}
+
 class EncoderRolesAnalysis final : public AnalysisKind {
   public:
     std::string_view name() const override { return "encoder_roles"; }
@@ -170,11 +195,15 @@ class EncoderRolesAnalysis final : public AnalysisKind {
                                const AnalysisNote& note) const override {
         const double tolerance =
             spec.node["tolerance"] ? spec.node["tolerance"].as<double>() : 0.01;
-        const roles::Subsets s = roles::subset_means(read_replicates(input));
+        const roles::Replicates replicates = read_replicates(input);
+        const roles::Subsets s = roles::subset_means(replicates);
         const roles::RolesResult r = roles::analyse(s, tolerance);
         for (const auto& n : r.notes) note(n);
         std::vector<TableData> out = score_tables(r);
         for (auto& t : erank_and_role_tables(r, s.encoders.size())) out.push_back(std::move(t));
+        if (r.claims.empty() || r.ranking_agreement.empty()) return out;
+        const auto again = roles::reanalyse(replicates, r, fnv1a64("held_out/" + spec.name));
+        for (auto& t : reanalysis_tables(again)) out.push_back(std::move(t));
         return out;
     }
 };

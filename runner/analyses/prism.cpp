@@ -8,8 +8,10 @@
 //              PRISM − PRISM-hard, PRISM − norm-matched, PRISM − TA, TIES − TA, DARE − TA;
 //              wins, losses, ties and the two-sided sign-test p
 //   drift      per backbone (and pooled, "all"): the exponent b of score ≈ a·steps^b fitted
-//              by least squares on logs, with r², first and last score, and whether the last
-//              checkpoint's merges were destructive (PRISM reports b ≈ 1/2 against tokens)
+//              by least squares on logs, with its 95% interval (Student t) and r², first and
+//              last score, and whether the last checkpoint's merges were destructive (PRISM
+//              reports b ≈ 1/2 against tokens); `drift_band: [0.4, 0.6]` judges each interval
+//              against the band (agrees, disagrees, inconclusive; methods.md §5.3)
 //
 //   recovery   with `recovery_threshold` (a screening threshold given in advance): per backbone
 //              and c, and over every backbone ("all"), PRISM − TA on the merges task
@@ -17,13 +19,22 @@
 //              merge's screening score is above the threshold, else TA) against always
 //              one or the other
 //
+//   recovery_pairs  every task-arithmetic merge beside PRISM's at the same place: ta, prism,
+//              base, norm_matched (merged accuracies; the norm-matched mean NaN where the grid
+//              has none), destroyed (TA's merge destructive), and the paired differences
+//              prism_minus_ta, prism_minus_base and prism_minus_norm_matched; with `claims:`
+//              (and `clusters:`) judged as analyses/inference.h says, in `recovery_claims`
+//
 //   - {name: prism, kind: prism, study: prism, input: prism_merges, drift: drift_merges,
 //      coef: 1.0, kappa_coef: 1.0, recovery_threshold: 1.9e-3}
 #include <algorithm>
+#include <map>
 
 #include "analyses/analysis_kind.h"
+#include "analyses/inference.h"
 #include "config/config.h"
 #include "prism/analysis.h"
+#include "stats/verdict.h"
 
 namespace compatbench {
 
@@ -99,15 +110,61 @@ TableData recovery_table(const std::vector<prism::RecoveryRow>& rows) {
     return t;
 }
 
-TableData drift_table(const std::vector<prism::DriftRow>& rows) {
+// With `drift_band: [lo, hi]` (a paper's exponent with its band, fixed before the run), each
+// fit's 95% interval judged against it (methods.md §5.3).
+TableData drift_table(const std::vector<prism::DriftRow>& rows, const YAML::Node& band) {
     TableData t = TableData::make(
-        "drift", {str("backbone"), str("members"), i64("n"), f64("exponent"), f64("prefactor"),
-                  f64("r2"), i64("first_step"), i64("last_step"), f64("first_score"),
-                  f64("last_score"), f64("last_merged_mean"), i64("last_destructive")});
-    for (const auto& d : rows)
+        "drift", {str("backbone"), str("members"), i64("n"), f64("exponent"), f64("exponent_lo"),
+                  f64("exponent_hi"), f64("prefactor"), f64("r2"), i64("first_step"),
+                  i64("last_step"), f64("first_score"), f64("last_score"), f64("last_merged_mean"),
+                  i64("last_destructive"), str("verdict")});
+    for (const auto& d : rows) {
+        std::string verdict;
+        if (band)
+            verdict =
+                stats::verdict_name(stats::judge(d.fit.exponent_lo, d.fit.exponent_hi,
+                                                 {band[0].as<double>(), band[1].as<double>()}));
         t.add_row({d.backbone, d.members, static_cast<std::int64_t>(d.fit.n), d.fit.exponent,
-                   d.fit.prefactor, d.fit.r2, d.first_step, d.last_step, d.first_score,
-                   d.last_score, d.last_merged_mean, d.last_destructive});
+                   d.fit.exponent_lo, d.fit.exponent_hi, d.fit.prefactor, d.fit.r2, d.first_step,
+                   d.last_step, d.first_score, d.last_score, d.last_merged_mean, d.last_destructive,
+                   verdict});
+    }
+    return t;
+}
+
+const std::vector<std::string> kPairColumns = {"backbone",
+                                               "step",
+                                               "k",
+                                               "members",
+                                               "coef",
+                                               "ta",
+                                               "prism",
+                                               "base",
+                                               "norm_matched",
+                                               "destroyed",
+                                               "prism_minus_ta",
+                                               "prism_minus_base",
+                                               "prism_minus_norm_matched"};
+
+// Task arithmetic's merge and PRISM's at each place: the frame PRISM's recovery is judged on,
+// with the plain baselines beside (the base itself; the norm-matched mean where the grid has
+// it, NaN elsewhere).
+TableData recovery_pairs(const prism::Merges& m) {
+    TableData t = TableData::make(
+        "recovery_pairs",
+        {str("backbone"), f64("step"), f64("k"), str("members"), f64("coef"), f64("ta"),
+         f64("prism"), f64("base"), f64("norm_matched"), i64("destroyed"), f64("prism_minus_ta"),
+         f64("prism_minus_base"), f64("prism_minus_norm_matched")});
+    t.print = false;
+    std::map<std::size_t, std::size_t> matched;  // PRISM's row -> the norm-matched mean's
+    for (const auto& [p, n] : prism::paired_places(m, "prism", "norm_matched")) matched[p] = n;
+    for (const auto& [i, j] : prism::paired_places(m, "task_arithmetic", "prism")) {
+        const double nm = matched.count(j) ? m.merged_mean[matched.at(j)] : stats::kNaN;
+        t.add_row({m.backbone[i], m.step[i], m.k[i], m.members[i], m.coef[i], m.merged_mean[i],
+                   m.merged_mean[j], m.base_mean[i], nm, std::int64_t{m.destructive[i] != 0},
+                   m.merged_mean[j] - m.merged_mean[i], m.merged_mean[j] - m.base_mean[i],
+                   m.merged_mean[j] - nm});
+    }
     return t;
 }
 
@@ -115,10 +172,14 @@ class PrismAnalysis final : public AnalysisKind {
   public:
     std::string_view name() const override { return "prism"; }
     std::vector<KeyRule> keys() const override {
-        return {{.name = "drift", .type = KeyType::string},
-                {.name = "coef", .type = KeyType::real, .min = 0, .max = 100},
-                {.name = "kappa_coef", .type = KeyType::real, .min = 0, .max = 100},
-                {.name = "recovery_threshold", .type = KeyType::real, .min = 0, .max = 1e300}};
+        std::vector<KeyRule> keys = {
+            {.name = "drift", .type = KeyType::string},
+            {.name = "coef", .type = KeyType::real, .min = 0, .max = 100},
+            {.name = "kappa_coef", .type = KeyType::real, .min = 0, .max = 100},
+            {.name = "recovery_threshold", .type = KeyType::real, .min = 0, .max = 1e300},
+            {.name = "drift_band", .type = KeyType::list}};
+        for (auto& k : inference_keys()) keys.push_back(std::move(k));
+        return keys;
     }
     std::vector<std::string> extra_inputs(const AnalysisSpec& spec) const override {
         if (spec.node["drift"]) return {spec.node["drift"].Scalar()};
@@ -146,6 +207,15 @@ class PrismAnalysis final : public AnalysisKind {
             const std::string d = spec.node["drift"].Scalar();
             need(groups.at(d), spec.node["drift"], base + ".drift", d);
         }
+        inference_settings(spec, kPairColumns, yc);
+        if (const YAML::Node b = spec.node["drift_band"]) {
+            if (!spec.node["drift"])
+                yc.fail(b, base + ".drift_band", "judges the drift fit: give `drift` too");
+            if (b.size() != 2) yc.fail(b, base + ".drift_band", "expected [lo, hi]");
+            if (yc.as_real(b[0], base + ".drift_band[0]") >
+                yc.as_real(b[1], base + ".drift_band[1]"))
+                yc.fail(b, base + ".drift_band", "lo is above hi");
+        }
     }
 
     std::vector<TableData> run(const AnalysisSpec& spec, const AnalysisInput& input,
@@ -160,8 +230,15 @@ class PrismAnalysis final : public AnalysisKind {
                 prism::recovery(read_merges(input), spec.node["recovery_threshold"].as<double>())));
         if (spec.node["drift"])
             out.push_back(drift_table(
-                prism::drift(read_merges(input.other(spec.node["drift"].Scalar())), r.notes)));
+                prism::drift(read_merges(input.other(spec.node["drift"].Scalar())), r.notes),
+                spec.node["drift_band"]));
         for (const auto& n : r.notes) note(n);
+        const YamlChecker checker("(analysis)");
+        const auto settings = inference_settings(spec, kPairColumns, checker);
+        const TableData pairs = recovery_pairs(read_merges(input));
+        if (!settings.claims.empty())
+            out.push_back(claims_table(settings, Frame{pairs}, "recovery_claims", note));
+        out.push_back(pairs);
         return out;
     }
 };

@@ -400,9 +400,12 @@ ParsedConfig parse_config_text(const std::string& text, const std::string& path,
         }
     }
     // Identity of the experiment: everything but the scheduling knobs (`runner:` and the
-    // groups' cost hints and device counts), as canonical JSON.
+    // groups' cost hints and device counts) and the analyses, as canonical JSON. The
+    // analyses are computed afresh from the recorded tasks at every end of a run, so
+    // `--resume` with changed analyses is a re-analysis of the same tasks (docs/cli.md).
     nlohmann::json identity = yaml_to_json(root);
     identity.erase("runner");
+    identity.erase("analyses");
     for (auto& group : identity["tasks"])
         if (group.is_object()) {
             group.erase("cost");

@@ -49,6 +49,7 @@ TaskGraph TaskGraph::build(const Config& config, const std::vector<std::string>&
     const auto group_inputs = graph.link_dependencies(config);
     graph.check_acyclic(config);
     graph.assign_stages(group_inputs);
+    graph.check_cluster_columns(config);
     return graph;
 }
 

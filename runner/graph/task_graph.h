@@ -87,6 +87,9 @@ class TaskGraph {
     std::vector<std::set<std::size_t>> link_dependencies(const Config& config);
     void check_acyclic(const Config& config) const;
     void check_file_stems(const Config& config) const;
+    // An analysis's cluster column that is a key column of its input group must hold two or
+    // more values (or listed models) over the group's tasks (methods.md §5.2).
+    void check_cluster_columns(const Config& config) const;
     void assign_stages(const std::vector<std::set<std::size_t>>& group_inputs);
 
     std::vector<Task> tasks_;

@@ -15,6 +15,7 @@ import h5py
 import numpy as np
 
 from compatnets.report import real_gates as rg
+from compatnets.report import reanalysis as ra
 from compatnets.report.page import Report
 from compatnets.report.real import real_section
 
@@ -287,6 +288,50 @@ def new_file(f):
               "destructive": [1, 0], "update_pct": [100.0, 2.0], "keep_fraction": [1.0, 0.4]}
     write(f, "prism/merges", merged)
     write(f, "prism/kernels", {k: np.asarray(v)[1:] for k, v in dict(merged, merged_mean=[0.3, 0.55]).items()})
+
+
+def claims_file(f):
+    """A new file with the re-analysis's claims tables (methods.md §5.3)."""
+    new_file(f)
+    inf = float("inf")
+    write(f, "alignment/analysis/claims", {
+        "claim": np.array(["score_r1_flickr", "score_r1_coco"]), "statistic": np.array(["pearson"] * 2),
+        "x": np.array(["score"] * 2), "y": np.array(["r1_flickr", "r1_coco"]), "baseline": np.array(["", ""]),
+        "n": [8, 8], "value": [0.85, float("nan")], "baseline_value": [float("nan")] * 2, "p": [0.01, float("nan")],
+        "naive_lo": [0.7, float("nan")], "naive_hi": [0.95, float("nan")], "lo": [0.5, float("nan")],
+        "hi": [0.97, float("nan")], "clusters": np.array(["vision × text"] * 2), "undefined_draws": [3, 0],
+        "paper": np.array(["r = 0.90"] * 2), "band_lo": [0.8, 0.8], "band_hi": [1.0, 1.0],
+        "verdict": np.array(["inconclusive", "untested"]),
+        "reason": np.array(["", "the statistic is undefined on these 8 rows"])})
+    write(f, "prism/analysis/recovery_claims", {
+        "claim": np.array(["prism_recovers"]), "statistic": np.array(["mean"]), "x": np.array(["prism_minus_ta"]),
+        "y": np.array([""]), "baseline": np.array([""]), "n": [10], "value": [0.02], "baseline_value": [float("nan")],
+        "p": [0.02], "naive_lo": [0.01], "naive_hi": [0.03], "lo": [0.005], "hi": [0.04],
+        "clusters": np.array(["backbone > members"]), "undefined_draws": [0], "paper": np.array(["recovers"]),
+        "band_lo": [0.0], "band_hi": [inf], "verdict": np.array(["agrees"]), "reason": np.array([""])})
+
+
+class Reanalysis(unittest.TestCase):
+    def test_numbers_bands_and_reasons(self):
+        self.assertEqual(ra.interval(0.1, 0.2), "[+0.100, +0.200]")
+        self.assertEqual(ra.interval(float("nan"), 0.2, "one class"), "none: one class")
+        self.assertEqual(ra.band(0.0, float("inf")), "≥ 0")
+        self.assertEqual(ra.band(float("-inf"), 0.5), "≤ 0.5")
+        self.assertEqual(ra.band(0.8, 1.0), "[0.8, 1]")
+        self.assertEqual(ra.number(float("nan"), "no destructive merge among 392"),
+                         "undefined: no destructive merge among 392")
+        t = ra.with_reasons({"auroc": np.array([0.7, float("nan")]), "reason": np.array(["", "no merge"])},
+                            ["auroc"])
+        self.assertEqual(list(t["auroc"]), ["0.7", "undefined: no merge"])
+
+    def test_the_report_shows_both_verdicts_side_by_side(self):
+        page = render(claims_file)
+        for text in ("re-analysis", "inconclusive: 0.85, 95% [+0.500, +0.970], band [0.8, 1]",
+                     "untested: undefined: the statistic is undefined on these 8 rows",
+                     "agrees: 0.02, 95% [+0.005, +0.040], band ≥ 0",
+                     "not re-analysed: a ranking of paradigm medians"):
+            self.assertIn(text, page)
+        self.assertNotIn("<td>nan</td>", page.split("re-analysis")[1].split("</table>")[0])
 
 
 class Section(unittest.TestCase):

@@ -89,9 +89,27 @@ std::map<Place, std::size_t> places(const Merges& m) {
     return at;
 }
 
+}  // namespace
+
+std::vector<std::pair<std::size_t, std::size_t>> paired_places(const Merges& m,
+                                                               const std::string& a,
+                                                               const std::string& b) {
+    const auto at = places(m);
+    std::vector<std::pair<std::size_t, std::size_t>> out;
+    for (const auto& [key, i] : at) {
+        if (std::get<5>(key) != a) continue;
+        auto other = key;
+        std::get<5>(other) = b;
+        const auto j = at.find(other);
+        if (j != at.end()) out.emplace_back(i, j->second);
+    }
+    return out;
+}
+
+namespace {
+
 // Paired ablations on the same backbone, step, K, members and c (κ = 1 for the PRISM family).
 std::vector<AblationRow> ablations(const Merges& m) {
-    const auto at = places(m);
     const std::pair<const char*, const char*> pairs[] = {{"prism", "prism_hard"},
                                                          {"prism", "norm_matched"},
                                                          {"prism", "task_arithmetic"},
@@ -100,13 +118,8 @@ std::vector<AblationRow> ablations(const Merges& m) {
     std::vector<AblationRow> out;
     for (const auto& [a, b] : pairs) {
         std::vector<double> d;
-        for (const auto& [key, i] : at) {
-            if (std::get<5>(key) != a) continue;
-            auto other = key;
-            std::get<5>(other) = b;
-            const auto j = at.find(other);
-            if (j != at.end()) d.push_back(m.merged_mean[i] - m.merged_mean[j->second]);
-        }
+        for (const auto& [i, j] : paired_places(m, a, b))
+            d.push_back(m.merged_mean[i] - m.merged_mean[j]);
         if (d.empty()) continue;
         out.push_back({a, b, static_cast<std::int64_t>(d.size()), stats::nan_mean(d),
                        stats::nan_sd(d), stats::sign_test(d)});
@@ -189,15 +202,9 @@ std::vector<RecoveryRow> recovery(const Merges& m, double threshold) {
     using Pairs = std::vector<std::pair<std::size_t, std::size_t>>;
     std::map<std::pair<std::string, double>, Pairs> by;  // (backbone, c)
     std::map<double, Pairs> pooled;                      // c, over every backbone
-    const auto at = places(m);
-    for (const auto& [key, i] : at) {
-        if (std::get<5>(key) != "task_arithmetic") continue;
-        auto other = key;
-        std::get<5>(other) = "prism";
-        const auto j = at.find(other);
-        if (j == at.end()) continue;
-        by[{std::get<0>(key), std::get<4>(key)}].push_back({i, j->second});
-        pooled[std::get<4>(key)].push_back({i, j->second});
+    for (const auto& [i, j] : paired_places(m, "task_arithmetic", "prism")) {
+        by[{m.backbone[i], m.coef[i]}].push_back({i, j});
+        pooled[m.coef[i]].push_back({i, j});
     }
     std::vector<RecoveryRow> out;
     for (const auto& [key, pairs] : by)

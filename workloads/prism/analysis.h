@@ -91,6 +91,11 @@ struct PrismResult {
 PrismResult analyse(const Merges& m, double coef, double kappa_coef);
 // The recovery table (above) at a screening threshold given in advance.
 std::vector<RecoveryRow> recovery(const Merges& m, double threshold);
+// The rows of method `a` with the row of method `b` at the same place (backbone, step, K,
+// members, c; κ = 1 for the PRISM family), in place order: (row of a, row of b).
+std::vector<std::pair<std::size_t, std::size_t>> paired_places(const Merges& m,
+                                                               const std::string& a,
+                                                               const std::string& b);
 // The drift table of merges along fine-tuning checkpoints (§3.1); notes as in analyse.
 std::vector<DriftRow> drift(const Merges& d, std::vector<std::string>& notes);
 

@@ -330,19 +330,23 @@ void claims(const Subsets& s, const std::vector<double>& singleton, RolesResult&
                           : regime          ? "holds"
                                             : "fails"});
     const auto add = [&](const char* claim, const char* statistic, std::int64_t n, double value,
-                         double p, const char* paper, bool testable, bool agrees) {
-        out.claims.push_back(
-            {claim, statistic, n, value, p, paper, verdict(regime && testable, value, agrees)});
+                         double p, const char* paper, bool testable, bool agrees,
+                         double p_exact = kNaN) {
+        out.claims.push_back({claim, statistic, n, value, p, paper,
+                              verdict(regime && testable, value, agrees), p_exact});
     };
+    // The Spearman claims were registered with the Student-t p; the exact p goes beside it.
     const bool moved = std::any_of(out.delta_rank.begin(), out.delta_rank.end(),
                                    [](const DeltaRankRow& d) { return d.delta_rank != 0; });
     const SummaryRow& own = out.erank_summary.front();
+    const double own_p = stats::student_t_p(own.r, static_cast<std::size_t>(own.n));
     add("singletons_from_own_rank", "spearman(singleton erank, singleton score)", own.n, own.r,
-        own.p, "singleton scores follow own rank", true, own.r > 0 && own.p < 0.05);
+        own_p, "singleton scores follow own rank", true, own.r > 0 && own_p < 0.05, own.p);
     const auto pc = pairs_by_complement(s, singleton);
+    const double pc_p = stats::student_t_p(pc.r, pc.n);
     add("pairs_from_complement_delta_rank", "spearman(complement's delta rank, pair score)",
-        static_cast<std::int64_t>(pc.n), pc.r, pc.p, "pairs follow the complement's delta rank",
-        moved, pc.r > 0 && pc.p < 0.05);
+        static_cast<std::int64_t>(pc.n), pc.r, pc_p, "pairs follow the complement's delta rank",
+        moved, pc.r > 0 && pc_p < 0.05, pc.p);
     const BestPairRow none{"", "", kNaN, "", kNaN, kNaN, "", kNaN, kNaN, kNaN, kNaN};
     const BestPairRow& best = out.best_pair.size() > 0 ? out.best_pair[0] : none;
     const BestPairRow& top2 = out.best_pair.size() > 1 ? out.best_pair[1] : none;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <span>
 #include <string>
@@ -25,6 +26,7 @@ std::vector<double> category_means(std::span<const double> scores,
 struct Replicates {
     std::vector<std::string> encoders, categories;
     std::vector<unsigned> mask;
+    std::vector<std::int64_t> replicate;                  // the replicate of each row
     std::vector<double> average, im_average, params;      // TR score, IM score, parameter count
     std::map<std::string, std::vector<double>> category;  // TR score per category
     std::vector<std::vector<double>> erank;               // per encoder: its block's effective rank
@@ -105,11 +107,14 @@ struct DeltaRankRow {
 // One of the seed's claims judged by the rule of methods.md §4: "agrees", "disagrees", or
 // "untested" (the regime gate failed or the statistic is undefined). The row `regime` is the
 // gate itself: "holds" or "fails".
+// `p` is the p-value the rule was registered with (Student t for a Spearman rho); `p_exact`
+// the exact permutation p where n <= 10 (NaN for a claim without a test).
 struct ClaimRow {
     std::string claim, statistic;
     std::int64_t n;
     double value, p;
     std::string paper, verdict;
+    double p_exact = std::numeric_limits<double>::quiet_NaN();
 };
 struct SummaryRow {
     std::string statistic;

@@ -68,7 +68,39 @@ double two_sided_p(double r, std::size_t n) {
     return 2.0 * boost::math::cdf(boost::math::complement(dist, t));
 }
 
+// The exact two-sided permutation p of a statistic that permutations of y turn into the
+// integer `score` (monotone in the statistic): every one of the n! orderings of y is
+// enumerated, as scipy.stats.permutation_test(permutation_type="pairings") does for n <= 10:
+// p = min(1, 2 * min(P(score >= observed), P(score <= observed))).
+template <class Score>
+double permutation_p(std::size_t n, const Score& score) {
+    std::vector<std::size_t> order(n);
+    for (std::size_t i = 0; i < n; ++i) order[i] = i;
+    const std::int64_t observed = score(order);
+    double above = 0, below = 0, all = 0;
+    do {
+        const std::int64_t s = score(order);
+        above += s >= observed;
+        below += s <= observed;
+        all += 1;
+    } while (std::next_permutation(order.begin(), order.end()));
+    return std::min(1.0, 2.0 * std::min(above, below) / all);
+}
+
+// Twice the average ranks: integers, so that permuted sums compare exactly.
+std::vector<std::int64_t> doubled_ranks(std::span<const double> v) {
+    std::vector<std::int64_t> out;
+    for (double r : average_ranks(v)) out.push_back(std::llround(2.0 * r));
+    return out;
+}
+
+int sign(double v) { return (v > 0) - (v < 0); }
+
 }  // namespace
+
+double student_t_p(double r, std::size_t n) {
+    return n < 3 || std::isnan(r) ? kNaN : std::min(two_sided_p(r, n), 1.0);
+}
 
 CorrelationResult pearson(std::span<const double> x, std::span<const double> y) {
     CorrelationResult out;
@@ -107,14 +139,39 @@ CorrelationResult spearman(std::span<const double> x, std::span<const double> y)
     const double rho = centred_cosine(rx, ry, out.reason);
     if (!out.ok()) return out;
     out.r = rho;
-    out.p = std::min(two_sided_p(rho, out.n), 1.0);
+    if (out.n <= kExactPermutationMax) {
+        // rho is monotone in sum_i rank_x(i) * rank_y(order(i)) over the orderings of y.
+        const auto dx = doubled_ranks(x), dy = doubled_ranks(y);
+        out.p = permutation_p(out.n, [&](const std::vector<std::size_t>& order) {
+            std::int64_t s = 0;
+            for (std::size_t i = 0; i < order.size(); ++i) s += dx[i] * dy[order[i]];
+            return s;
+        });
+    } else {
+        out.p = std::min(two_sided_p(rho, out.n), 1.0);
+    }
     return out;
 }
 
-// Kendall's tau-b with scipy's p-value (method "auto"): exact when neither vector has ties
-// and n <= 33 (the distribution of the number of discordant pairs, Mahonian numbers),
-// otherwise the normal approximation with the tie-corrected variance.
+double spearman_rho(std::span<const double> x, std::span<const double> y) {
+    std::string reason = check_pair(x, y);
+    if (!reason.empty()) return kNaN;
+    return centred_cosine(average_ranks(x), average_ranks(y), reason);
+}
+
+double kendall_tau(std::span<const double> x, std::span<const double> y) {
+    return kendall(x, y, false).r;
+}
+
 CorrelationResult kendall(std::span<const double> x, std::span<const double> y) {
+    return kendall(x, y, true);
+}
+
+// Kendall's tau-b. Its p: with ties and n <= 10 exact by permutation; without ties and
+// n <= 33 exact from the distribution of the number of discordant pairs (Mahonian numbers,
+// as scipy's method "auto"); otherwise the normal approximation with the tie-corrected
+// variance.
+CorrelationResult kendall(std::span<const double> x, std::span<const double> y, bool with_p) {
     CorrelationResult out;
     out.n = x.size();
     out.reason = check_pair(x, y);
@@ -155,7 +212,18 @@ CorrelationResult kendall(std::span<const double> x, std::span<const double> y) 
         return out;
     }
     out.r = (concordant - discordant) / denom;
-    if (xp == 0 && yp == 0 && n <= 33) {
+    if (!with_p) return out;
+    if ((xp != 0 || yp != 0) && n <= kExactPermutationMax) {
+        // With ties, tau-b's denominator does not change under orderings of y: it is
+        // monotone in concordant - discordant.
+        out.p = permutation_p(n, [&](const std::vector<std::size_t>& order) {
+            std::int64_t s = 0;
+            for (std::size_t i = 0; i < n; ++i)
+                for (std::size_t j = i + 1; j < n; ++j)
+                    s += sign(x[i] - x[j]) * sign(y[order[i]] - y[order[j]]);
+            return s;
+        });
+    } else if (xp == 0 && yp == 0 && n <= 33) {
         // P(D <= c) over the n! orderings, c = min(D, total - D); p = 2 P, at most 1.
         std::vector<double> counts = {1.0};  // permutations of m items by inversions
         for (std::size_t m = 2; m <= n; ++m) {

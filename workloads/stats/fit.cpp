@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <boost/math/distributions/binomial.hpp>
+#include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 #include <vector>
 
@@ -43,6 +44,13 @@ PowerFit power_law_fit(std::span<const double> x, std::span<const double> y) {
     f.exponent = sxy / sxx;
     f.prefactor = std::exp(my - f.exponent * mx);
     f.r2 = syy > 0 ? sxy * sxy / (sxx * syy) : 1.0;
+    if (f.n >= 3) {  // methods.md §3.1: the drift exponent's interval, a point claim's band
+        const double sse = std::max(0.0, syy - f.exponent * sxy);
+        f.exponent_se = std::sqrt(sse / (n - 2) / sxx);
+        const double t = boost::math::quantile(boost::math::students_t(n - 2), 0.975);
+        f.exponent_lo = f.exponent - t * f.exponent_se;
+        f.exponent_hi = f.exponent + t * f.exponent_se;
+    }
     return f;
 }
 

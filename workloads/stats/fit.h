@@ -16,6 +16,9 @@ struct PowerFit {
     double exponent = kNaN;   // b
     double prefactor = kNaN;  // a
     double r2 = kNaN;         // of the log-log line
+    // The exponent's standard error sqrt(SSE/(n - 2) / Sxx) and 95% interval b ± t·SE
+    // (Student t, n - 2 df): NaN for fewer than 3 points.
+    double exponent_se = kNaN, exponent_lo = kNaN, exponent_hi = kNaN;
     std::string reason;
     bool ok() const { return reason.empty(); }
 };

@@ -13,6 +13,7 @@ from .h5 import scalar
 from .page import Report
 from .lm import lm_section
 from .real import real_section
+from .reanalysis import reanalysis_section
 from .studies import compass_section, encoders_section, prism_section, roles_variants_section
 
 
@@ -44,6 +45,7 @@ def main(argv=None):
         roles_variants_section(rep, f)
         real_section(rep, f, library)
         lm_section(rep, f)
+        reanalysis_section(rep, f)
         run_facts(rep, f)
         name = scalar(f, "/meta/experiment", "run")
         page = rep.write(f"compatbench report: {name}",

@@ -10,6 +10,7 @@ import html
 import numpy as np
 
 from .h5 import pick, table
+from .reanalysis import verdict_in
 from .real_gates import (SPLITS, TEST_IMAGES, TEST_IMAGES_BY_TASK, alignment_claims,
                                alignment_regime, capped_table, failed, kernel_comparison,
                                lofo_paradigm_range, merging_claims, merging_regime,
@@ -76,11 +77,40 @@ def encoders_table(rep, run):
               "frozen features after a short training budget.</p>")
 
 
-def _claims(rep, claims, title):
-    """The claims as a table (claim, paper, here, verdict), then the judged ones in words."""
+def reanalysed(run, claim):
+    """The re-analysis of a pre-registered claim (its text as real_gates writes it): the claim
+    of the same statistic in the results file's claims tables (docs/real-networks.md,
+    "Re-analysis"), as "verdict: value, 95% [lo, hi], band", or why there is none."""
+    for path, name in REANALYSED.get(claim, []):
+        found = verdict_in(run(path), name)
+        if found is not None:
+            return found
+    if claim in NOT_REANALYSED:
+        return "not re-analysed: " + NOT_REANALYSED[claim]
+    words = claim.split(" predicts ")
+    if len(words) == 2:
+        predictor = "score" if words[0] == "the score" else words[0]
+        study = "merging" if words[1] == "retention" else "alignment"
+        found = verdict_in(run(f"/{study}/analysis/claims"), f"{predictor}_{words[1]}")
+        if found is not None:
+            return found
+    return "not re-analysed: no claim of this statistic in the results file"
+
+
+REANALYSED = {"PRISM recovers what task arithmetic destroys": [("/prism/analysis/recovery_claims",
+                                                                  "prism_recovers")]}
+NOT_REANALYSED = {"the vision paradigm that aligns best":
+                  "a ranking of paradigm medians has no interval here; the pairs' R@1 by paradigm is above"}
+
+
+def _claims(rep, claims, title, run=None):
+    """The claims as a table (claim, paper, here, verdict as pre-registered and, given the
+    results file, its re-analysis), then the judged ones in words."""
     cols = ("claim", "paper", "here", "verdict")
-    rep.html_table({c: np.array([x[i] for x in claims], dtype=object) for i, c in enumerate(cols)},
-                   list(cols), title=title)
+    t = {c: np.array([x[i] for x in claims], dtype=object) for i, c in enumerate(cols)}
+    if run is not None:
+        t["re-analysis"] = np.array([reanalysed(run, c) for c, _, _, _ in claims], dtype=object)
+    rep.html_table(t, list(t), title=title)
     judged = [f"{html.escape(c)}: this {v.split(':')[0]} with the paper ({html.escape(p)})"
               for c, p, _, v in claims if v.startswith(("agrees", "disagrees"))]
     if judged:
@@ -163,7 +193,8 @@ def alignment_part(rep, run, lib):
     if corr is None:
         return
     _claims(rep, alignment_claims(corr, pairs, regime, PAPER_ALIGNMENT_R, PAPER_ALIGNMENT_PARADIGM),
-            "COMPASS alignment: the paper's claims, judged by the rules fixed in advance")
+            "COMPASS alignment: the paper's claims, judged by the rules fixed in advance, and re-analysed",
+            run)
     theirs = _library(lib, lambda t: ", ".join(
         f"r = {_correlation(t('/alignment/analysis/correlations'), 'score', f'r1_{s}'):.2f} (r1_{s})"
         for s in SPLITS))
@@ -221,7 +252,8 @@ def merging_part(rep, run, lib):
     _gates(rep, regime["gates"], "The regime: gates")
     rep.add(_verdict_words("merging", regime["gates"][1:], f"r = {PAPER_MERGING_R:.2f}"))
     _claims(rep, merging_claims(corr, regime, run("/prism/analysis/recovery"), PAPER_MERGING_R),
-            "COMPASS merging and PRISM's recovery: the papers' claims, judged by the rules fixed in advance")
+            "COMPASS merging and PRISM's recovery: the papers' claims, judged by the rules fixed in advance, "
+            "and re-analysed", run)
     theirs = _library(lib, lambda t: f"r = {_correlation(t('/merging/analysis/correlations'), 'score', 'retention'):.2f}"
                       " (retention)")
     if theirs:

@@ -2,6 +2,7 @@
 import numpy as np
 
 from .h5 import correlation_of, table
+from .reanalysis import verdict_of, with_reasons
 from .page import fit_line, plt
 
 REGION_COLOURS = {"act_now": "#2a9d8f", "budget_limited": "#e9c46a",
@@ -89,9 +90,10 @@ def compass_section(rep, f, study, title):
     rep.figure(fig, f"{title}: budget search, LOFO ranges, k-sensitivity")
     rep.html_table(corr, ["predictor", "target", "n", "pearson_r", "pearson_p", "spearman_rho",
                           "spearman_p"], title="correlations")
-    rep.html_table(table(f, a + "screening"), ["score", "n", "positives", "auroc",
-                                                "best_threshold", "tp", "fp", "tn", "fn"],
-                   title="screening")
+    rep.html_table(with_reasons(table(f, a + "screening"), ["auroc", "auroc_p", "best_threshold"]),
+                   ["score", "n", "positives", "auroc", "auroc_p", "best_threshold", "tp", "fp", "tn", "fn"],
+                   title="screening (an AUROC needs destructive and harmless merges; where it cannot be "
+                         "computed, the reason is shown)")
 
 
 def prism_section(rep, f):
@@ -239,8 +241,22 @@ def encoders_section(rep, f, study="encoders", title="Encoder roles"):
     rep.html_table(table(f, a + "best_pair"), ["pair", "chosen_by", "score", "anchor", "anchor_delta_rank",
                    "complement", "complement_delta_rank", "gap_closed", "gap_closed_from_anchor"],
                    title="best pair: anchor and complement (gap_closed: from the complement, the seed's)")
-    rep.html_table(table(f, a + "claims"), ["claim", "statistic", "n", "value", "p", "paper", "verdict"],
-                   title="the seed's claims (the regime first; methods.md §4)")
+    rep.html_table(side_by_side(f, a), ["claim", "statistic", "n", "value", "p", "paper", "verdict",
+                                        "re-analysis"],
+                   title="the seed's claims: the verdicts as pre-registered (the regime first; methods.md §4) "
+                         "and the re-analysis with bands, exact tests and the held-out pair (§5.3)")
+
+
+def side_by_side(f, a):
+    """The pre-registered claims table with a "re-analysis" column from claims_reanalysis."""
+    pre = table(f, a + "claims")
+    if pre is None:
+        return None
+    again = [verdict_of(f, a + "claims_reanalysis", c) for c in pre["claim"]]
+    out = dict(pre)
+    out["re-analysis"] = np.array([v or "not re-analysed (a file from before the re-analysis)" for v in again],
+                                  dtype=object)
+    return out
 
 
 def roles_variants_section(rep, f):
@@ -274,4 +290,7 @@ def roles_variants_section(rep, f):
         at = {c: i for i, c in enumerate(t["claim"])}
         both[f"{label}_value"] = np.array([t["value"][at[c]] if c in at else np.nan for c in names])
         both[f"{label}_verdict"] = np.array([t["verdict"][at[c]] if c in at else "" for c in names])
+        a = studies[label]
+        both[f"{label}_reanalysis"] = np.array([verdict_of(f, a + "claims_reanalysis", c) or "" for c in names],
+                                               dtype=object)
     rep.html_table(both, list(both), title="the seed's claims, joint and frozen")

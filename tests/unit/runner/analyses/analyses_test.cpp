@@ -207,3 +207,99 @@ TEST(Analyses, ScreeningCountsAtAThresholdGivenInAdvance) {
                     t, {});
     EXPECT_NE(why.find("thresholds.rho"), std::string::npos) << why;
 }
+
+// Text column `name` of `t`, row `row`.
+std::string text(const TableData& t, const std::string& name, std::size_t row) {
+    return std::get<std::string>(column(t, name).at(row));
+}
+
+TEST(Inference, ClaimsAreRefusedWithoutTheirBandOrClusters) {
+    const Table t("work", {.numbers = {{"x", {1, 2, 3, 4}}, {"y", {1, 3, 2, 5}}},
+                           .texts = {{"model", {"a", "b", "c", "d"}}}});
+    const auto why = [&](const std::string& extra) {
+        return check_error(spec_of("correlation", "{input: work, x: x, y: y, " + extra + "}"), t,
+                           {});
+    };
+    EXPECT_EQ(why("clusters: [model], claims: [{name: c, statistic: pearson, x: x, y: y, "
+                  "paper: p, band: [0.8, 1.0]}]"),
+              "");
+    const std::string no_band =
+        why("clusters: [model], claims: [{name: c, statistic: pearson, x: x, y: y, paper: p}]");
+    EXPECT_NE(no_band.find("claims[0].band"), std::string::npos) << no_band;
+    const std::string no_clusters =
+        why("claims: [{name: c, statistic: pearson, x: x, y: y, paper: p, at_least: 0}]");
+    EXPECT_NE(no_clusters.find(".clusters"), std::string::npos) << no_clusters;
+    const std::string missing = why("clusters: [encoder]");
+    EXPECT_NE(missing.find("clusters[0]"), std::string::npos) << missing;
+    EXPECT_NE(missing.find("encoder"), std::string::npos) << missing;
+    const std::string nested = why("clusters: [{columns: [model], within: family}]");
+    EXPECT_NE(nested.find("clusters[0].within"), std::string::npos) << nested;
+    const std::string twice =
+        why("clusters: [model], claims: [{name: c, statistic: mean, x: x, paper: p, at_least: 0}, "
+            "{name: c, statistic: mean, x: y, paper: p, at_least: 0}]");
+    EXPECT_NE(twice.find("duplicate claim"), std::string::npos) << twice;
+}
+
+TEST(Inference, ATooSmallStudyIsInconclusiveNeverAgrees) {
+    // Four rows, r = 0.83: the interval is far wider than the band around the paper's 0.90.
+    const Table t("work",
+                  {.numbers = {{"x", {1, 2, 3, 4}}, {"y", {1, 3, 2, 5}}},
+                   .texts = {{"model", {"a", "b", "c", "d"}}, {"one", {"z", "z", "z", "z"}}}});
+    const AnalysisSpec s =
+        spec_of("correlation",
+                "{input: work, x: x, y: y, clusters: [model], draws: 300, claims: [{name: big, "
+                "statistic: pearson, x: x, y: y, paper: 'r = 0.90', band: [0.80, 1.00]}]}");
+    ASSERT_EQ(check_error(s, t, {}), "");
+    const auto tables = kind_of(s).run(s, t.input(), kNote);
+    ASSERT_EQ(tables.size(), 2u);
+    const TableData& corr = tables[0];
+    EXPECT_LT(num(corr, "pearson_cl_lo", 0), 0.8);
+    EXPECT_LT(num(corr, "pearson_naive_lo", 0), num(corr, "pearson_naive_hi", 0));
+    EXPECT_EQ(text(corr, "clusters", 0), "model");
+    const TableData& claims = tables[1];
+    EXPECT_EQ(claims.path, "correlations_claims");
+    EXPECT_NEAR(num(claims, "value", 0), 0.8315218406202999, 1e-12);  // numpy.corrcoef
+    EXPECT_EQ(text(claims, "verdict", 0), "inconclusive");
+    EXPECT_DOUBLE_EQ(num(claims, "band_lo", 0), 0.8);
+    // One model for every row: no clustered interval, and the reason says why.
+    const AnalysisSpec one = spec_of("correlation", "{input: work, x: x, y: y, clusters: [one]}");
+    const auto again = kind_of(one).run(one, t.input(), kNote);
+    EXPECT_TRUE(std::isnan(num(again[0], "pearson_cl_lo", 0)));
+    EXPECT_NE(text(again[0], "interval_reason", 0).find("fewer than two clusters"),
+              std::string::npos);
+}
+
+TEST(Inference, ScreeningSaysWhyAnAurocIsUndefinedAndComparesWithItsBaseline) {
+    const Table t(
+        "work", {.numbers = {{"screen_score", {1, 2, 3, 4, 5, 6, 7, 8}},
+                             {"norm", {2, 1, 4, 3, 6, 5, 8, 7}},
+                             {"destructive", {0, 0, 0, 0, 0, 1, 1, 1}},
+                             {"harmless", {0, 0, 0, 0, 0, 0, 0, 0}},
+                             {"k", {2, 2, 2, 2, 4, 4, 4, 4}}},
+                 .texts = {{"members", {"a,b", "a,c", "b,c", "c,d", "a,d", "b,d", "a,e", "d,e"}}}});
+    const AnalysisSpec s =
+        spec_of("screening",
+                "{input: work, scores: [screen_score], label: destructive, split_by: members, "
+                "clusters: [{columns: [members], split: ','}], draws: 200, within: [k], "
+                "baselines: {screen_score: [norm]}}");
+    ASSERT_EQ(check_error(s, t, {}), "");
+    const auto tables = kind_of(s).run(s, t.input(), kNote);
+    ASSERT_EQ(tables.size(), 4u);  // screening, preregistered, within, baselines
+    EXPECT_DOUBLE_EQ(num(tables[0], "auroc", 0), 1.0);
+    EXPECT_EQ(text(tables[0], "clusters", 0), "members");
+    const TableData& within = tables[2];
+    EXPECT_EQ(within.path, "screening_within");
+    ASSERT_EQ(within.rows(), 2u);  // k = 2: no destructive merge; k = 4: both kinds
+    EXPECT_TRUE(std::isnan(num(within, "auroc", 0)));
+    EXPECT_NE(text(within, "reason", 0).find("no destructive merge"), std::string::npos);
+    EXPECT_DOUBLE_EQ(num(within, "auroc", 1), 1.0);
+    const TableData& base = tables[3];
+    EXPECT_EQ(text(base, "baseline", 0), "norm");
+    EXPECT_DOUBLE_EQ(num(base, "value", 0), 1.0);
+    EXPECT_NEAR(num(base, "difference", 0), 1.0 - num(base, "baseline_value", 0), 1e-12);
+    const AnalysisSpec none = spec_of(
+        "screening", "{input: work, scores: [screen_score], label: harmless, split_by: members}");
+    const auto undefined = kind_of(none).run(none, t.input(), kNote);
+    EXPECT_TRUE(std::isnan(num(undefined[0], "auroc", 0)));
+    EXPECT_EQ(text(undefined[0], "reason", 0), "no destructive merge among 8");
+}

@@ -64,8 +64,15 @@ TEST(Config, HashIgnoresRunnerSectionAndFormatting) {
     // A cost hint is a scheduling knob too: changing it keeps the hash (and --resume).
     const auto d = parse_config(
         "experiment: {name: t, seed: 1}\ntasks: [{name: a, kind: noop, cost: 0.25}]\n", "d");
+    // Analyses are computed afresh from the recorded tasks: amending them keeps the hash, so
+    // --resume re-analyses the same tasks (docs/cli.md).
+    const auto e = parse_config(
+        "experiment: {name: t, seed: 1}\ntasks: [{name: a, kind: noop}]\n"
+        "analyses: [{name: c, kind: correlation, study: s, input: a, x: value, y: value}]\n",
+        "e");
     EXPECT_EQ(a.hash, b.hash);
     EXPECT_EQ(a.hash, d.hash);
+    EXPECT_EQ(a.hash, e.hash);
     EXPECT_DOUBLE_EQ(d.groups[0].cost, 0.25);
     EXPECT_NE(a.hash, c.hash);
     EXPECT_EQ(a.hash.size(), 16u);

@@ -296,3 +296,25 @@ TEST(Graph, KwayMergesOfEveryPairInAnOrderAtEachKeepFloor) {
     EXPECT_NE(close[0].first, close[1].first);
     EXPECT_NE(close[0].first.find("/c0.1234567"), std::string::npos) << close[0].first;
 }
+
+TEST(Graph, AClusterColumnWithOneValueIsRefusedBeforeTheRun) {
+    const std::string head =
+        "experiment: {name: t, seed: 1}\n"
+        "tasks:\n"
+        "  - {name: w, kind: noop, grid: {model: [a, b, c], one: [z], pair: ['a,b', 'b,c']}}\n"
+        "analyses:\n"
+        "  - {name: c, kind: correlation, study: s, input: w, x: value, y: value, ";
+    const auto build = [&](const std::string& clusters) {
+        TaskGraph::build(parse_config(head + clusters + "}\n", "test.yaml"));
+    };
+    EXPECT_NO_THROW(build("clusters: [model]"));
+    EXPECT_NO_THROW(build("clusters: [{columns: [pair], split: ','}]"));
+    try {
+        build("clusters: [model, one]");
+        FAIL() << "a constant cluster column was accepted";
+    } catch (const ConfigError& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("analyses.c.clusters[1]"), std::string::npos) << what;
+        EXPECT_NE(what.find("fewer than two clusters"), std::string::npos) << what;
+    }
+}

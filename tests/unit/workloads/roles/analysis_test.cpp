@@ -1,11 +1,13 @@
 // methods.md §4: Capacity, Necessity, rankings, effective rank and the role taxonomy.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <stdexcept>
 
 #include "roles/analysis.h"
+#include "roles/reanalysis.h"
 
 using namespace compatbench::roles;
 
@@ -229,4 +231,77 @@ TEST(RolesScores, CategoryMeansThenTheOverallMean) {
     const auto none = category_means({}, bench, cats);
     for (double v : none) EXPECT_TRUE(std::isnan(v));
     EXPECT_THROW(category_means(std::vector<double>{1.0}, bench, cats), std::invalid_argument);
+}
+
+namespace {
+
+// three_encoders() as replicates: `reps` of every subset, replicate k's score the subset's
+// mean plus a noise that differs by subset and replicate (mean 0 over four replicates).
+Replicates three_replicated(int reps) {
+    const Subsets s = three_encoders();
+    Replicates r;
+    r.encoders = s.encoders;
+    const double noise[] = {0.01, -0.01, 0.004, -0.004};
+    for (const auto& [mask, score] : s.tr)
+        for (int k = 0; k < reps; ++k) {
+            r.mask.push_back(mask);
+            r.replicate.push_back(k);
+            const double d = noise[k % 4] * (1.0 + 0.1 * mask);
+            r.average.push_back(score + d);
+            r.im_average.push_back(score + d);
+            r.params.push_back(std::popcount(mask));
+        }
+    for (std::size_t e = 0; e < 3; ++e) {
+        r.erank.emplace_back();
+        for (std::size_t i = 0; i < r.mask.size(); ++i)
+            r.erank[e].push_back(s.erank.at(r.mask[i])[e] +
+                                 0.01 * static_cast<double>(r.replicate[i]));
+    }
+    return r;
+}
+
+const ReanalysedClaim& again(const Reanalysis& a, const std::string& name) {
+    for (const auto& c : a.claims)
+        if (c.claim == name) return c;
+    throw std::runtime_error("no claim " + name);
+}
+
+}  // namespace
+
+TEST(EncoderRoles, ReanalysisChoosesTheBestPairOnHeldOutReplicates) {
+    const Replicates r = three_replicated(4);
+    const RolesResult pre = analyse(subset_means(r), 0.01);
+    const Reanalysis a = reanalyse(r, pre, 42);
+    const HeldOutPair& h = a.held_out;
+    // Two replicates select, the other two test; none is in both.
+    EXPECT_EQ(std::count(h.selection.begin(), h.selection.end(), '+'), 1);
+    EXPECT_EQ(std::count(h.test.begin(), h.test.end(), '+'), 1);
+    for (char k : h.selection) {
+        if (k != '+') {
+            EXPECT_EQ(h.test.find(k), std::string::npos) << h.selection << " " << h.test;
+        }
+    }
+    EXPECT_EQ(h.chosen, "a+b");
+    EXPECT_EQ(h.capacity, "a+c");
+    EXPECT_NEAR(h.difference, 0.1, 0.01);
+    EXPECT_LT(h.lo, h.difference);
+    EXPECT_TRUE(h.reason.empty()) << h.reason;
+    EXPECT_EQ(again(a, "top2_capacity_pair_suboptimal").verdict, "agrees");
+    // Three encoders: the smallest exact p is 2/3!, so a sign claim cannot be significant.
+    const auto& own = again(a, "singletons_from_own_rank");
+    EXPECT_EQ(own.verdict, "inconclusive");
+    EXPECT_NE(own.band.find("n = 3"), std::string::npos) << own.band;
+    // Every claim is one of the four outcomes, and each but the regime row has its band.
+    for (const auto& c : a.claims) {
+        EXPECT_TRUE(c.verdict == "agrees" || c.verdict == "disagrees" ||
+                    c.verdict == "inconclusive" || c.verdict == "untested" || c.claim == "regime")
+            << c.claim << ": " << c.verdict;
+        EXPECT_FALSE(c.band.empty()) << c.claim;
+    }
+    // The same seed splits the same way; one replicate leaves nothing to test on.
+    EXPECT_EQ(reanalyse(r, pre, 42).held_out.selection, h.selection);
+    const Replicates one = three_replicated(1);
+    const Reanalysis lone = reanalyse(one, analyse(subset_means(one), 0.01), 42);
+    EXPECT_EQ(lone.held_out.reason, "one replicate: none is left to test on");
+    EXPECT_EQ(again(lone, "top2_capacity_pair_suboptimal").verdict, "untested");
 }

@@ -107,7 +107,9 @@ TEST(ScipyCrossCheck, RandomInputsWithTies) {
         expect_close(p.ci_low, w[2], 1e-12, tag + " ci low");
         expect_close(p.ci_high, w[3], 1e-12, tag + " ci high");
         expect_close(s.r, w[4], 1e-12, tag + " spearman rho");
-        expect_close(s.p, w[5], 1e-9, tag + " spearman p");
+        // spearmanr's p is Student t; ours is exact up to n = 10 (inference_scipy_test.cpp).
+        if (cases[c].x.size() > cs::kExactPermutationMax)
+            expect_close(s.p, w[5], 1e-9, tag + " spearman p");
         expect_close(k.h, w[6], 1e-12, tag + " kruskal H");
         expect_close(k.p, w[7], 1e-9, tag + " kruskal p");
     }

@@ -58,7 +58,10 @@ TEST(Spearman, SP1WithTies) {
     const auto r = cs::spearman(x, y);
     ASSERT_TRUE(r.ok()) << r.reason;
     expect_rel(r.r, 0.9257365248800182, "rho");
-    expect_rel(r.p, 0.00012157407536297871, "p");
+    // n <= 10: the exact permutation p over all 10! orderings (scipy.stats.permutation_test;
+    // spearmanr's Student-t p is 0.00012157407536297871).
+    expect_rel(r.p, 0.00029761904761904765, "p");
+    EXPECT_NEAR(cs::student_t_p(r.r, 10), 0.00012157407536297871, 1e-15);
 }
 
 TEST(Spearman, SP2Negative) {
@@ -67,7 +70,8 @@ TEST(Spearman, SP2Negative) {
     const auto r = cs::spearman(x, y);
     ASSERT_TRUE(r.ok()) << r.reason;
     expect_rel(r.r, -0.942857142857143, "rho");
-    expect_rel(r.p, 0.004804664723032055, "p");
+    // Exact over the 6! orderings (12 of 720 at least as extreme); Student t gave 0.0048.
+    expect_rel(r.p, 0.016666666666666666, "p");
 }
 
 TEST(Kruskal, KW1) {
@@ -141,7 +145,7 @@ TEST(Degenerate, PerfectCorrelationHasZeroP) {
     EXPECT_EQ(r.p, 0.0);
     const auto s = cs::spearman(x, y);
     EXPECT_DOUBLE_EQ(s.r, 1.0);
-    EXPECT_EQ(s.p, 0.0);
+    EXPECT_DOUBLE_EQ(s.p, 2.0 / 120.0);  // exact: 2 of the 5! orderings are as extreme
 }
 
 TEST(Kruskal, EmptyGroupsAreLeftOut) {
@@ -203,6 +207,7 @@ TEST(Kendall, MatchesScipy) {
     const auto c = kendall(std::vector<double>{1, 2, 2, 3, 4, 5, 5, 5, 6, 7},
                            std::vector<double>{2, 1, 3, 3, 5, 4, 6, 6, 8, 7});
     EXPECT_NEAR(c.r, 0.8097533639902196, 1e-12);
-    EXPECT_NEAR(c.p, 0.0017889794722248033, 1e-10);
+    // Ties at n = 10: the exact permutation p (the normal approximation gave 0.00179).
+    EXPECT_NEAR(c.p, 0.0006415343915343915, 1e-12);
     EXPECT_FALSE(kendall(std::vector<double>{1, 1, 1}, std::vector<double>{1, 2, 3}).ok());
 }
