@@ -1,5 +1,6 @@
 // The tables of analyses/inference.h: intervals, claims and baselines over a frame's rows.
 #include <cmath>
+#include <cstdlib>
 #include <map>
 
 #include "analyses/inference.h"
@@ -76,10 +77,14 @@ std::vector<std::size_t> where_rows(const Frame& frame, const ClaimSpec& k) {
             numbers = frame.numbers(column);
         } catch (const std::invalid_argument&) {
         }
+        char* end = nullptr;
+        const double number = std::strtod(want.c_str(), &end);
+        if (!numbers.empty() && (want.empty() || *end != '\0'))
+            throw std::invalid_argument("where: column '" + column + "' holds numbers, not '" +
+                                        want + "'");
         std::vector<std::size_t> kept;
         for (std::size_t r : rows)
-            if (numbers.empty() ? texts[r] == want : numbers[r] == std::stod(want))
-                kept.push_back(r);
+            if (numbers.empty() ? texts[r] == want : numbers[r] == number) kept.push_back(r);
         rows = std::move(kept);
     }
     return rows;

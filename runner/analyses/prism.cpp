@@ -6,7 +6,8 @@
 //   kappa      the κ sweep of PRISM, PRISM-hard and the norm-matched mean at `kappa_coef`
 //   ablation   paired differences of merged accuracy on the same (backbone, K, c, step):
 //              PRISM − PRISM-hard, PRISM − norm-matched, PRISM − TA, TIES − TA, DARE − TA;
-//              wins, losses, ties and the two-sided sign-test p
+//              wins, losses, ties and the two-sided sign-test p; with `clusters:` the mean
+//              difference's naive and clustered 95% intervals (naive_lo .. interval_reason)
 //   drift      per backbone (and pooled, "all"): the exponent b of score ≈ a·steps^b fitted
 //              by least squares on logs, with its 95% interval (Student t) and r², first and
 //              last score, and whether the last checkpoint's merges were destructive (PRISM
@@ -168,6 +169,41 @@ TableData recovery_pairs(const prism::Merges& m) {
     return t;
 }
 
+// With `clusters:`, each ablation's mean paired difference gets its naive and clustered 95%
+// intervals (methods.md §5.2): the merges of a pair share their members and backbone.
+void add_ablation_intervals(TableData& abl, const prism::Merges& m,
+                            const InferenceSettings& settings) {
+    TableData added = TableData::make(
+        abl.path, {f64("naive_lo"), f64("naive_hi"), f64("cl_lo"), f64("cl_hi"), str("clusters"),
+                   i64("undefined_draws"), str("interval_reason")});
+    const Frame names{abl};
+    const auto as = names.texts("a"), bs = names.texts("b");
+    for (std::size_t r = 0; r < as.size(); ++r) {
+        TableData frame = TableData::make("pairs", {str("backbone"), str("members"), f64("d")});
+        for (const auto& [i, j] : prism::paired_places(m, as[r], bs[r]))
+            frame.add_row({m.backbone[i], m.members[i], m.merged_mean[i] - m.merged_mean[j]});
+        const Frame f{frame};
+        std::vector<std::size_t> rows(frame.rows());
+        for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = i;
+        const auto d = f.numbers("d");
+        try {
+            const auto design = cluster_design(settings, f, rows);
+            const auto iv = intervals(settings, design, statistic_over("mean", d, d, rows),
+                                      "ablation/" + as[r] + "/" + bs[r]);
+            added.add_row({iv.naive.lo, iv.naive.hi, iv.clustered.lo, iv.clustered.hi,
+                           design.describe(), static_cast<std::int64_t>(iv.clustered.undefined),
+                           iv.clustered.reason});
+        } catch (const std::invalid_argument& e) {  // clusters on a column pairs do not keep
+            added.add_row({stats::kNaN, stats::kNaN, stats::kNaN, stats::kNaN, std::string(),
+                           std::int64_t{0}, std::string(e.what())});
+        }
+    }
+    for (std::size_t c = 0; c < added.columns.size(); ++c) {
+        abl.add_column(added.columns[c]);
+        abl.values.back() = std::move(added.values[c]);
+    }
+}
+
 class PrismAnalysis final : public AnalysisKind {
   public:
     std::string_view name() const override { return "prism"; }
@@ -235,6 +271,9 @@ class PrismAnalysis final : public AnalysisKind {
         for (const auto& n : r.notes) note(n);
         const YamlChecker checker("(analysis)");
         const auto settings = inference_settings(spec, kPairColumns, checker);
+        if (!settings.clusters.empty())
+            for (auto& t : out)
+                if (t.path == "ablation") add_ablation_intervals(t, read_merges(input), settings);
         const TableData pairs = recovery_pairs(read_merges(input));
         if (!settings.claims.empty())
             out.push_back(claims_table(settings, Frame{pairs}, "recovery_claims", note));

@@ -13,7 +13,7 @@ def rendered_report(*args):
     assert total == info["figures"] > 0 and loaded == total, (total, loaded, info["figures"])
     sections = re.findall(r'<section id="([^"]+)">(.*?)</section>', dom, re.S)
     ids = [s for s, _ in sections]
-    assert ids == ["alignment", "merging", "prism", "advice", "encoders", "run", "paper"], ids
+    assert ids == ["alignment", "merging", "prism", "advice", "encoders", "verdicts", "run", "paper"], ids
     for sid, body in sections:
         assert "<img" in body or "<table" in body, f"section {sid} is empty"
     shot = mpimg.imread(argv[2])

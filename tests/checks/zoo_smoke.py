@@ -203,9 +203,22 @@ def prism_study(out):
             tau = [np.concatenate([m[k][0] - base[k][0] for k in base]) for m in ms]
             row = np.where(sel & (d["step"] == step))[0][0]
             assert abs(np.var(np.stack(tau), axis=0).mean() - d["interference"][row]) < 1e-6 * d["interference"][row]
-    for t in ("operators", "by_k", "kappa", "ablation", "drift", "screening", "screening_preregistered"):
+    for t in ("operators", "by_k", "kappa", "ablation", "drift", "screening", "screening_preregistered",
+              "recovery_pairs", "recovery_claims", "screening_within"):
         assert t in f["prism/analysis"], t
-    print(f"PRISM on the smoke zoo: {checked} merges' update norms and kept fractions agree with numpy; drift refitted")
+    # The re-analysis (methods.md §5.2-§5.3): PRISM − TA recomputed per place from the merges,
+    # each ablation's clustered interval around its mean (or NaN with its reason), and every
+    # claim one of the four verdicts against its band.
+    pairs = {k: f["prism/analysis/recovery_pairs"][k][:] for k in f["prism/analysis/recovery_pairs"]}
+    assert len(pairs["ta"]) > 0 and np.allclose(pairs["prism_minus_ta"], pairs["prism"] - pairs["ta"])
+    abl = {k: f["prism/analysis/ablation"][k][:] for k in f["prism/analysis/ablation"]}
+    for i in range(len(abl["a"])):
+        lo, hi, m = abl["cl_lo"][i], abl["cl_hi"][i], abl["mean_diff"][i]
+        assert (np.isnan(lo) and abl["interval_reason"][i]) or lo - 1e-12 <= m <= hi + 1e-12, (abl["a"][i], lo, m, hi)
+    claims = f["prism/analysis/recovery_claims"]
+    assert set(claims["verdict"][:]) <= {b"agrees", b"disagrees", b"inconclusive", b"untested"}
+    print(f"PRISM on the smoke zoo: {checked} merges' update norms and kept fractions agree with numpy; drift refitted;"
+          f" {len(pairs['ta'])} PRISM − TA pairs and {len(abl['a'])} ablation intervals")
 
 
 def encoder_roles_study(*args):

@@ -4,6 +4,7 @@
 #include <bit>
 #include <boost/math/distributions/students_t.hpp>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -267,8 +268,9 @@ ReanalysedClaim sign_claim(const ClaimRow& pre) {
     if (pre.n > 0 && pre.n <= 10) {
         double orderings = 1;
         for (std::int64_t k = 2; k <= pre.n; ++k) orderings *= static_cast<double>(k);
-        c.band += " (smallest p at n = " + std::to_string(pre.n) + ": " +
-                  std::to_string(2.0 / orderings).substr(0, 6) + ")";
+        char smallest[32];
+        std::snprintf(smallest, sizeof smallest, "%.2g", 2.0 / orderings);
+        c.band += " (smallest p at n = " + std::to_string(pre.n) + ": " + smallest + ")";
     }
     if (std::isnan(pre.value) || std::isnan(pre.p_exact)) {
         c.verdict = "untested";

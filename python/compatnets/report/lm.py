@@ -345,8 +345,8 @@ def drift_section(rep, f):
                     "here": np.array([c[2] for c in claims]), "verdict": np.array([c[3] for c in claims]),
                     "re-analysis": np.array([reanalysed(run, c[0]) for c in claims], dtype=object)},
                    ["claim", "paper", "here", "verdict", "re-analysis"],
-                   title="PRISM's claims beside the paper's: the verdicts by the rules fixed in advance, and the "
-                         "re-analysis with clustered intervals and bands (docs/language-models.md)")
+                   title="PRISM's claims beside the paper's, judged by the rules fixed in advance, and "
+                         "re-analysed with clustered intervals and bands (docs/language-models.md)")
     base = run("/lm/base")
     curve = [float(base[f"heldout_{i}"][0]) for i in range(1, 11)]
     rep.add(f"<p>The base's held-out loss after each tenth of its steps: {', '.join(f'{c:.3f}' for c in curve)}; "

@@ -175,15 +175,31 @@ def reanalysis_section(rep, f):
                        columns=["claim", "statistic", "paper", "n", "value", "p", "naive 95%",
                                 "clustered 95%", "clusters", "band", "verdict"])
     for path in baselines:
-        rep.html_table(baseline_rows(table(f, path)), title=f"each predictor beside its baseline: {path}")
+        rows = baseline_rows(table(f, path))
+        rep.html_table(rows, list(rows), title=f"each predictor beside its baseline: {path}")
     for path in _groups(f, "correlations"):
         t = table(f, path)
         if t is not None and "pearson_cl_lo" in t:
             rep.html_table(correlation_rows(t), title=f"correlations, naive and clustered: {path}")
     for path in _groups(f, "_within"):
-        rep.html_table(with_reasons(table(f, path), ["auroc"]), title=f"AUROC within groups: {path}",
-                       columns=["column", "value", "score", "n", "positives", "auroc", "lo", "hi", "reason"])
+        rows = within_rows(table(f, path))
+        rep.html_table(rows, list(rows), title=f"AUROC within groups: {path}", limit=60)
     for path in _groups(f, "held_out_pair"):
-        rep.html_table(table(f, path), title=f"the best pair chosen on held-out replicates: {path}",
-                       columns=["selection", "test", "chosen", "capacity", "chosen_score", "capacity_score",
-                                "difference", "lo", "hi", "reason"])
+        t = table(f, path)
+        rep.html_table({**with_reasons(t, ["chosen_score", "capacity_score", "difference"]),
+                        "95%": np.array([interval(lo, hi, r) for lo, hi, r in zip(t["lo"], t["hi"], t["reason"])],
+                                        dtype=object)},
+                       ["selection", "test", "chosen", "capacity", "chosen_score", "capacity_score", "difference",
+                        "95%"], title=f"the best pair chosen on held-out replicates: {path}")
+
+
+def within_rows(t):
+    """An AUROC-within-groups table as display rows: the AUROC or why it is undefined, and
+    both intervals."""
+    return {"column": t["column"], "value": t["value"], "score": t["score"], "n": t["n"],
+            "positives": t["positives"],
+            "auroc": np.array([number(v, r) for v, r in zip(t["auroc"], t["reason"])], dtype=object),
+            "naive 95%": np.array([interval(lo, hi, r) for lo, hi, r in zip(t["naive_lo"], t["naive_hi"],
+                                                                          t["reason"])], dtype=object),
+            "clustered 95%": np.array([interval(lo, hi, r) for lo, hi, r in zip(t["lo"], t["hi"], t["reason"])],
+                                      dtype=object)}

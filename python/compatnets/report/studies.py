@@ -2,7 +2,7 @@
 import numpy as np
 
 from .h5 import correlation_of, table
-from .reanalysis import verdict_of, with_reasons
+from .reanalysis import number, verdict_of, with_reasons
 from .page import fit_line, plt
 
 REGION_COLOURS = {"act_now": "#2a9d8f", "budget_limited": "#e9c46a",
@@ -254,6 +254,7 @@ def side_by_side(f, a):
         return None
     again = [verdict_of(f, a + "claims_reanalysis", c) for c in pre["claim"]]
     out = dict(pre)
+    out["p"] = np.array([number(v, "no test") for v in pre["p"]], dtype=object)
     out["re-analysis"] = np.array([v or "not re-analysed (a file from before the re-analysis)" for v in again],
                                   dtype=object)
     return out

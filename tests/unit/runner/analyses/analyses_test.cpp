@@ -303,3 +303,35 @@ TEST(Inference, ScreeningSaysWhyAnAurocIsUndefinedAndComparesWithItsBaseline) {
     EXPECT_TRUE(std::isnan(num(undefined[0], "auroc", 0)));
     EXPECT_EQ(text(undefined[0], "reason", 0), "no destructive merge among 8");
 }
+
+TEST(Inference, ScreeningJoinsAValuePerMemberFromAnotherGroup) {
+    const Table ft("ft", {.numbers = {{"relative_norm", {0.1, 0.2, 0.3, 0.5}}},
+                          .texts = {{"name", {"bb+a", "bb+b", "bb+c", "bb+d"}}}});
+    const Table t("work",
+                  {.numbers = {{"screen_score", {1, 2, 3, 4}}, {"destructive", {0, 0, 1, 1}}},
+                   .texts = {{"backbone", {"bb", "bb", "bb", "bb"}},
+                             {"members", {"a,b", "a,c", "b,d", "c,d"}}}});
+    const AnalysisSpec s = spec_of(
+        "screening",
+        "{input: work, scores: [screen_score], label: destructive, split_by: members, "
+        "member_values: {group: ft, column: relative_norm, as: rel_norm, "
+        "name: '{backbone}+{member}'}, clusters: [{columns: [members], split: ','}], draws: 50, "
+        "claims: [{name: norm, statistic: mean, x: rel_norm, paper: p, at_least: 0}]}");
+    EXPECT_EQ(kind_of(s).extra_inputs(s), std::vector<std::string>{"ft"});
+    const GroupColumns all = {{"work", t.columns}, {"ft", ft.columns}};
+    ASSERT_EQ(check_error(s, t, all), "");
+    AnalysisInput in = t.input();
+    in.others.push_back(ft.input());
+    const auto tables = kind_of(s).run(s, in, kNote);
+    const TableData& claims = tables.back();
+    ASSERT_EQ(claims.path, "screening_claims");
+    // Member means 0.15, 0.2, 0.35, 0.4: their mean 0.275.
+    EXPECT_NEAR(num(claims, "value", 0), 0.275, 1e-12);
+    const std::string why = check_error(
+        spec_of("screening",
+                "{input: work, scores: [screen_score], label: destructive, split_by: members, "
+                "member_values: {group: ft, column: norm, as: n, name: '{member}'}}"),
+        t, all);
+    EXPECT_NE(why.find("member_values"), std::string::npos) << why;
+    EXPECT_NE(why.find("'norm'"), std::string::npos) << why;
+}
