@@ -255,6 +255,7 @@ def side_by_side(f, a):
     again = [verdict_of(f, a + "claims_reanalysis", c) for c in pre["claim"]]
     out = dict(pre)
     out["p"] = np.array([number(v, "no test") for v in pre["p"]], dtype=object)
+    out["value"] = np.array([number(v, "no statistic") for v in pre["value"]], dtype=object)
     out["re-analysis"] = np.array([v or "not re-analysed (a file from before the re-analysis)" for v in again],
                                   dtype=object)
     return out
@@ -289,7 +290,8 @@ def roles_variants_section(rep, f):
     both = {"claim": np.array(names), "paper": cl["joint"]["paper"]}
     for label, t in cl.items():
         at = {c: i for i, c in enumerate(t["claim"])}
-        both[f"{label}_value"] = np.array([t["value"][at[c]] if c in at else np.nan for c in names])
+        both[f"{label}_value"] = np.array([number(t["value"][at[c]], "no statistic") if c in at else "not in the file"
+                                           for c in names], dtype=object)
         both[f"{label}_verdict"] = np.array([t["verdict"][at[c]] if c in at else "" for c in names])
         a = studies[label]
         both[f"{label}_reanalysis"] = np.array([verdict_of(f, a + "claims_reanalysis", c) or "" for c in names],
