@@ -174,6 +174,17 @@ InferenceSettings inference_settings(const AnalysisSpec& spec,
     return s;
 }
 
+std::vector<std::string> split_list(const std::string& value, const std::string& split) {
+    std::vector<std::string> parts;
+    for (std::size_t at = 0;;) {
+        const std::size_t next = split.empty() ? std::string::npos : value.find(split, at);
+        parts.push_back(
+            value.substr(at, next == std::string::npos ? std::string::npos : next - at));
+        if (next == std::string::npos) return parts;
+        at = next + split.size();
+    }
+}
+
 std::vector<ClusterColumn> cluster_columns(const AnalysisSpec& spec) {
     std::vector<ClusterColumn> out;
     const YAML::Node c = spec.node["clusters"];

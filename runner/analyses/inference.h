@@ -62,6 +62,10 @@ struct Frame {
     std::vector<std::string> texts(const std::string& column) const;
 };
 
+// The parts of `value` between the separators `split` ("a,b" -> a, b); the whole value when
+// `split` is empty. A merge's `members`, a cluster column with `split:`.
+std::vector<std::string> split_list(const std::string& value, const std::string& split);
+
 // Every column the `clusters:` key names, with its key path and separator: what the task
 // graph checks against the group's key columns before the run (a constant column is
 // refused there, naming the key).

@@ -14,26 +14,6 @@ namespace compatbench {
 
 namespace {
 
-// The labels of `rows` of a column, each value split into several models by `split`.
-std::vector<std::vector<std::string>> split_labels(const std::vector<std::string>& column,
-                                                   const std::vector<std::size_t>& rows,
-                                                   const std::string& split) {
-    std::vector<std::vector<std::string>> out;
-    for (std::size_t r : rows) {
-        std::vector<std::string> parts;
-        const std::string& v = column[r];
-        for (std::size_t at = 0;;) {
-            const std::size_t next = split.empty() ? std::string::npos : v.find(split, at);
-            parts.push_back(
-                v.substr(at, next == std::string::npos ? std::string::npos : next - at));
-            if (next == std::string::npos) break;
-            at = next + split.size();
-        }
-        out.push_back(std::move(parts));
-    }
-    return out;
-}
-
 // Finite x (and y, when given) at `rows`: the rows a statistic of them can use.
 std::vector<std::size_t> finite_rows(const std::vector<std::size_t>& rows,
                                      const std::vector<const std::vector<double>*>& columns) {
@@ -148,9 +128,10 @@ stats::ClusterDesign cluster_design(const InferenceSettings& s, const Frame& fra
         std::vector<std::vector<std::string>> per_row(rows.size());
         for (const auto& c : spec.columns) {
             name += (name.empty() ? "" : "+") + c;
-            const auto labels = split_labels(frame.texts(c), rows, spec.split);
+            const auto values = frame.texts(c);
             for (std::size_t i = 0; i < rows.size(); ++i)
-                per_row[i].insert(per_row[i].end(), labels[i].begin(), labels[i].end());
+                for (auto& part : split_list(values[rows[i]], spec.split))
+                    per_row[i].push_back(std::move(part));
         }
         stats::ClusterFactor f;
         f.name = name;

@@ -74,14 +74,11 @@ std::vector<double> member_means(const MemberValues& m, const AnalysisInput& inp
         for (const auto& [c, v] : columns) fill[c] = v[r];
         double sum = 0;
         int count = 0;
-        const std::string& list = columns.at(m.members)[r];
-        for (std::size_t at = 0; at <= list.size();) {
-            const std::size_t next = std::min(list.find(m.split, at), list.size());
-            fill["member"] = list.substr(at, next - at);
+        for (const auto& member : split_list(columns.at(m.members)[r], m.split)) {
+            fill["member"] = member;
             const auto it = value.find(name.render(fill, false));
             sum += it == value.end() ? stats::kNaN : it->second;
             ++count;
-            at = next + m.split.size();
         }
         out.push_back(sum / count);
     }

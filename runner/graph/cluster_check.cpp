@@ -23,13 +23,8 @@ void TaskGraph::check_cluster_columns(const Config& config) const {
             if (at == columns.end() || col >= keys) continue;  // an output: judged at the end
             std::set<std::string> values;
             for (std::size_t i = group_begin(g); i < group_end(g) && values.size() < 2; ++i) {
-                const std::string v = value_to_string(key_row(config, i)[col]);
-                for (std::size_t from = 0; from <= v.size() && values.size() < 2;) {
-                    const std::size_t to =
-                        c.split.empty() ? v.size() : std::min(v.find(c.split, from), v.size());
-                    values.insert(v.substr(from, to - from));
-                    from = to + std::max<std::size_t>(c.split.size(), 1);
-                }
+                for (auto& part : split_list(value_to_string(key_row(config, i)[col]), c.split))
+                    values.insert(std::move(part));
             }
             if (values.size() < 2)
                 throw ConfigError(config.path, a.node["clusters"].Mark(), c.path,
