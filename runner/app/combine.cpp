@@ -48,6 +48,12 @@ struct Collected {
     std::vector<std::int64_t> seeds;
 };
 
+// A string column that says what became of a row (why a value is NaN, a verdict) rather
+// than which row it is: runs that differ in it still speak of the same row.
+bool outcome_column(const std::string& col) {
+    return col == "reason" || col == "verdict" || col.ends_with("_reason");
+}
+
 // One analysis table of one run: a row is named by its string columns (numbered when
 // several rows have the same names); each numeric cell joins its (table, row, column).
 void collect_table(const h5::ResultsReader& r, const std::string& table, Collected& c) {
@@ -55,7 +61,7 @@ void collect_table(const h5::ResultsReader& r, const std::string& table, Collect
     for (const auto& col : r.columns(table)) {
         if (!r.is_string(table + "/" + col))
             num_cols.push_back(col);
-        else if (col != "reason")  // why a value is NaN: not part of the row
+        else if (!outcome_column(col))
             text_cols.push_back(col);
     }
     std::vector<std::vector<std::string>> texts;

@@ -317,4 +317,10 @@ TEST(Graph, AClusterColumnWithOneValueIsRefusedBeforeTheRun) {
         EXPECT_NE(what.find("analyses.c.clusters[1]"), std::string::npos) << what;
         EXPECT_NE(what.find("fewer than two clusters"), std::string::npos) << what;
     }
+    // Leaving one family out may leave a pool with one value: the written config was checked,
+    // and the run goes on (the interval then says why it is undefined).
+    const Config config = parse_config(head + "clusters: [model]}\n", "test.yaml");
+    EXPECT_NO_THROW(TaskGraph::build(config, {"w/b*", "w/c*"}));
+    EXPECT_THROW(TaskGraph::build(parse_config(head + "clusters: [one]}\n", "test.yaml"), {"w/b*"}),
+                 ConfigError);
 }
