@@ -11,7 +11,9 @@ namespace compatbench {
 
 YAML::Node load_manifest_yaml(const std::string& path) {
     try {
-        return YAML::LoadFile(path);
+        YAML::Node root = YAML::LoadFile(path);
+        refuse_repeated_keys(root, path);
+        return root;
     } catch (const YAML::Exception& e) {
         throw ConfigError(path, "", e.what());
     }

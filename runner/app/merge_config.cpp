@@ -299,6 +299,8 @@ YAML::Node load_one(const std::string& path) {
         throw ConfigError(path, "",
                           "holds " + std::to_string(docs.size()) +
                               " YAML documents; a merge file holds exactly one merge");
+    // mergekit's yaml.safe_load would keep the last of a repeated key, yaml-cpp the first
+    refuse_repeated_keys(docs.front(), path);
     return docs.front();
 }
 

@@ -23,6 +23,7 @@ Manifest load_manifest(const GroupSpec& group, const YamlChecker& yc,
     } catch (const YAML::Exception& e) {
         yc.fail(mnode, key, path.string() + ": " + e.what());
     }
+    refuse_repeated_keys(root, path.string());
     Manifest m{path.parent_path(), root, YamlChecker(path.string())};
     m.checker.check_map(root, "manifest", rules);
     return m;

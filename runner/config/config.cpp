@@ -345,6 +345,26 @@ RunnerSettings parse_runner(const YamlChecker& yc, const YAML::Node& r) {
     return runner;
 }
 
+// The bytes of a file a group names (its `manifest:`) are part of the experiment: a manifest
+// edited between a run and `--resume` changes the hash (docs/cli.md). A file that cannot be
+// read is left to the group's own check, which names it.
+namespace {
+void cover_named_files(nlohmann::json& identity, const std::vector<GroupSpec>& groups) {
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+        const YAML::Node m = groups[i].node["manifest"];
+        if (!m || !m.IsScalar()) continue;
+        std::filesystem::path file(m.Scalar());
+        if (file.is_relative()) file = groups[i].config_dir / file;
+        std::ifstream in(file, std::ios::binary);
+        if (!in) continue;
+        std::ostringstream bytes;
+        bytes << in.rdbuf();
+        char hex[17];
+        identity["tasks"][i]["manifest_bytes"] = std::string(hex64(fnv1a64(bytes.str()), hex));
+    }
+}
+}  // namespace
+
 ParsedConfig parse_config_text(const std::string& text, const std::string& path,
                                std::optional<std::uint64_t> seed) {
     YamlChecker yc(path);
@@ -355,6 +375,7 @@ ParsedConfig parse_config_text(const std::string& text, const std::string& path,
         throw ConfigError(path, e.mark, "(yaml)", e.msg);
     }
     if (!root || root.IsNull()) throw ConfigError(path, "(top level)", "the config is empty");
+    refuse_repeated_keys(root, path);
     yc.check_map(root, "", kTopRules);
     if (seed && root["experiment"] && root["experiment"].IsMap())
         root["experiment"]["seed"] = std::to_string(*seed);
@@ -411,6 +432,7 @@ ParsedConfig parse_config_text(const std::string& text, const std::string& path,
             group.erase("cost");
             group.erase("gpus");
         }
+    cover_named_files(identity, c.groups);
     char hex[17];
     c.hash = std::string(hex64(fnv1a64(identity.dump()), hex));
     return c;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "core/value.h"
 
@@ -47,6 +48,33 @@ ConfigError::ConfigError(const std::string& file, const YAML::Mark& mark, const 
 
 ConfigError::ConfigError(const std::string& file, const std::string& key, const std::string& reason)
     : std::runtime_error(file + ": " + key + ": " + reason) {}
+
+namespace {
+void refuse_repeats_under(const YAML::Node& node, const std::string& path, const std::string& file,
+                          int depth) {
+    if (depth > 200) throw ConfigError(file, node.Mark(), path, "nested deeper than 200 levels");
+    if (node.IsSequence()) {
+        for (std::size_t i = 0; i < node.size(); ++i)
+            refuse_repeats_under(node[i], index_path(path, i), file, depth + 1);
+        return;
+    }
+    if (!node.IsMap()) return;
+    std::map<std::string, YAML::Mark> seen;
+    for (const auto& kv : node) {
+        const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "(a non-scalar key)";
+        const auto [first, fresh] = seen.emplace(key, kv.first.Mark());
+        if (!fresh)
+            throw ConfigError(file, kv.first.Mark(), join_path(path, key),
+                              "the key is given twice in one map (first at line " +
+                                  std::to_string(first->second.line + 1) + "): remove one of them");
+        refuse_repeats_under(kv.second, join_path(path, key), file, depth + 1);
+    }
+}
+}  // namespace
+
+void refuse_repeated_keys(const YAML::Node& root, const std::string& file) {
+    refuse_repeats_under(root, "", file, 0);
+}
 
 std::string join_path(const std::string& parent, const std::string& key) {
     return parent.empty() ? key : parent + "." + key;

@@ -65,6 +65,11 @@ class YamlChecker {
 // A YAML boolean's text as the checker reads it (true/True/yes, false/False/no).
 std::optional<bool> parse_bool(const std::string& text);
 
+// yaml-cpp keeps both entries of a map that repeats a key, and node[key] finds the first:
+// every YAML file read (configs, manifests, mergekit configs) is refused there instead,
+// naming the file, the line of the repeat and the key's path.
+void refuse_repeated_keys(const YAML::Node& root, const std::string& file);
+
 std::string join_path(const std::string& parent, const std::string& key);
 std::string index_path(const std::string& parent, std::size_t index);
 

@@ -34,11 +34,14 @@ std::string FolderLock::acquire(const std::string& out, double wait_seconds) {
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
+    return {};
+}
+
+void FolderLock::claim() const {
     const std::string pid = std::to_string(::getpid()) + "\n";
-    if (::ftruncate(fd_, 0) == 0 && ::pwrite(fd_, pid.data(), pid.size(), 0) < 0) {
+    if (fd_ >= 0 && ::ftruncate(fd_, 0) == 0 && ::pwrite(fd_, pid.data(), pid.size(), 0) < 0) {
         // the pid is informative only
     }
-    return {};
 }
 
 bool folder_locked(const std::string& out) {

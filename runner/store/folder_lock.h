@@ -13,9 +13,11 @@ class FolderLock {
     FolderLock(const FolderLock&) = delete;
     FolderLock& operator=(const FolderLock&) = delete;
     ~FolderLock();
-    // "" once locked (this process's pid is written into the file); otherwise why not.
-    // Waits up to `wait_seconds` for another holder to go away.
+    // "" once locked; otherwise why not. Waits up to `wait_seconds` for another holder to
+    // go away. The file is not written: a run refused after it leaves it as it was.
     std::string acquire(const std::string& out, double wait_seconds);
+    // Writes this process's pid into the held lock file (a run that goes ahead).
+    void claim() const;
 
   private:
     int fd_ = -1;

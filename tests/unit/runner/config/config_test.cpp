@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <unistd.h>
+
 #include "experiment/experiment.h"
 #include "graph/task_graph.h"
 
@@ -78,6 +80,27 @@ TEST(Config, HashIgnoresRunnerSectionAndFormatting) {
     EXPECT_EQ(a.hash.size(), 16u);
     EXPECT_EQ(b.runner.retries, 3);
     EXPECT_EQ(b.groups[0].retries, 3);  // group default from the runner section
+}
+
+// A manifest's bytes are part of the experiment: editing it between a run and --resume
+// changes the hash; its path alone (moved with the same bytes) does not matter beyond the key.
+TEST(Config, HashCoversTheManifestsBytes) {
+    const fs::path dir = fs::temp_directory_path() / ("cb_manifest_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const auto write = [&](const std::string& text) {
+        std::ofstream(dir / "m.yaml") << text;
+        // The config as read, before its kinds check the manifest's files.
+        return parse_config_text(
+                   "experiment: {name: t, seed: 1}\n"
+                   "tasks: [{name: f, kind: feature_set, table: t/m, manifest: m.yaml}]\n",
+                   (dir / "c.yaml").string(), std::nullopt)
+            .hash;
+    };
+    const std::string m = "models: [{name: a, modality: vision, family: ";
+    const std::string a = write(m + "x, paradigm: clip}]\n");
+    EXPECT_EQ(a, write(m + "x, paradigm: clip}]\n"));
+    EXPECT_NE(a, write(m + "y, paradigm: clip}]\n"));
+    fs::remove_all(dir);
 }
 
 TEST(Config, DemoConfigIsValid) {
