@@ -1,5 +1,6 @@
 // compatbench: the experiment runner's command line.
 
+#include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <iostream>
@@ -12,6 +13,7 @@
 #include "comm/comm.h"
 #include "common/eigen.h"
 #include "core/child_process.h"
+#include "exec/messages.h"
 #include "exec/run.h"
 #include "exec/signals.h"
 #include "experiment/experiment.h"
@@ -34,19 +36,35 @@ struct RunArgs {
     std::optional<std::string> devices;
 };
 
-// `run` under MPI: every rank validates the same config, so all agree on errors.
+// `run` under MPI: every rank reads the same config before MPI starts (a bad one is refused
+// as fast as `validate` refuses it, and by the launcher's rank 0 alone), so all agree on
+// errors.
 int verb_run(const RunArgs& args) {
+    std::optional<Config> read;
+    std::optional<TaskGraph> built;
+    try {
+        read.emplace(load_config(args.config, args.seed));
+        built.emplace(TaskGraph::build(*read, args.exclude));
+    } catch (const ConfigError& e) {
+        if (comm::launcher_rank() == 0) std::cerr << "compatbench: " << e.what() << "\n";
+        return kExitBadInput;
+    }
+    const Config& config = *read;
+    const TaskGraph& graph = *built;
     const comm::Session session;
     const comm::Comm world = session.world();
     try {
-        const Config config = load_config(args.config, args.seed);
-        const TaskGraph graph = TaskGraph::build(config, args.exclude);
         const std::string out = args.out.empty() ? "results/" + config.name : args.out;
         RunOptions options{out, args.resume, args.level, true, args.devices};
         return run_experiment(config, graph, options, world).exit_code;
     } catch (const ConfigError& e) {
         if (world.rank() == 0) std::cerr << "compatbench: " << e.what() << "\n";
         return kExitBadInput;
+    } catch (const RunStopped& e) {  // HDF5 may hold the file that failed: no MPI_Finalize
+        std::cerr << stop_line(world.rank(), e.what()) << "\n";
+        spdlog::error("{} (the run stops)", e.what());
+        spdlog::default_logger()->flush();
+        world.abort(kExitInternal);
     } catch (const std::exception& e) {
         std::cerr << "compatbench: rank " << world.rank() << ": internal error: " << e.what()
                   << "\n";

@@ -1,5 +1,6 @@
 #include "comm/comm.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <exception>
@@ -15,11 +16,39 @@ int count_of(std::size_t bytes) {
                                 " bytes (at most 2^31 - 1)");
     return static_cast<int>(bytes);
 }
+std::atomic<bool> file_failed{false};
+char file_error[MPI_MAX_ERROR_STRING + 1];
+
+// Every file's error handler (set as the default of files opened after the session began):
+// MPI-IO calls it as the error happens, then returns the error as MPI_ERRORS_RETURN would.
+void note_file_error(MPI_File*, int* code, ...) {
+    if (file_failed.load(std::memory_order_acquire)) return;
+    int length = 0;
+    if (MPI_Error_string(*code, file_error, &length) != MPI_SUCCESS) length = 0;
+    file_error[length] = '\0';
+    file_failed.store(true, std::memory_order_release);
+}
 }  // namespace
+
+int launcher_rank() {
+    for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"})
+        if (const char* v = std::getenv(name); v != nullptr && *v != '\0') return std::atoi(v);
+    return 0;
+}
+
+std::string file_error_seen() {
+    if (!file_failed.load(std::memory_order_acquire)) return {};
+    return file_error[0] ? std::string(file_error) : std::string("an MPI-IO error");
+}
 
 Session::Session() {
     int provided = 0;
     MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+    MPI_Errhandler handler = MPI_ERRHANDLER_NULL;
+    if (MPI_File_create_errhandler(note_file_error, &handler) == MPI_SUCCESS) {
+        MPI_File_set_errhandler(MPI_FILE_NULL, handler);
+        MPI_Errhandler_free(&handler);  // the default keeps its own reference
+    }
 }
 
 Session::~Session() { MPI_Finalize(); }

@@ -30,6 +30,15 @@ class Session {
     Comm world() const;
 };
 
+// This process's rank as its launcher gives it before MPI starts (mpirun, srun or a PMI
+// launcher's environment); 0 for a process started alone.
+int launcher_rank();
+
+// The first error MPI-IO met on this rank since the session began (a write refused by a
+// quota or a full disk), as MPI's text; "" for none. Any thread may ask. HDF5 may not return
+// from the collective step it met it in (exec/stall_guard.h).
+std::string file_error_seen();
+
 // A communicator: MPI_COMM_WORLD, or MPI_COMM_SELF for one process alone (tests).
 class Comm {
   public:

@@ -45,21 +45,23 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The experiment a folder holds, judged by the folder's own record: status.json's config
-// hash, else the hash most of the ledger's records carry ("" for none). One damaged line
-// does not make the folder another experiment's: its record is merely not reused.
+// The experiment a folder holds, judged by the folder's own records: the hash most of the
+// ledger's records carry (a tie goes to this config's), else status.json's when the ledger
+// has none ("" for neither). One damaged line, or a damaged status.json, does not make the
+// folder another experiment's: a record that disagrees is merely not reused.
 std::string folder_experiment(const fs::path& out, std::size_t& others, const std::string& hash) {
     std::map<std::string, std::size_t> count;
     for (const auto& r : Ledger::read((out / "ledger.jsonl").string(), [](const std::string&) {}))
         if (r.contains("config_hash") && r["config_hash"].is_string())
             ++count[r["config_hash"].get<std::string>()];
     std::string folder;
-    try {
-        folder = read_status_file((out / "status.json").string()).config_hash;
-    } catch (const std::exception&) {  // none, or damaged: the ledger's majority decides
-        for (const auto& [h, n] : count)
-            if (folder.empty() || n > count[folder] || (n == count[folder] && h == hash))
-                folder = h;
+    for (const auto& [h, n] : count)
+        if (folder.empty() || n > count[folder] || (n == count[folder] && h == hash)) folder = h;
+    if (folder.empty()) {
+        try {
+            folder = read_status_file((out / "status.json").string()).config_hash;
+        } catch (const std::exception&) {  // none, or damaged: nothing says otherwise
+        }
     }
     others = 0;
     for (const auto& [h, n] : count)
@@ -103,6 +105,7 @@ std::string preflight(const RunOptions& options, const Config& config, FolderLoc
                       << " record(s) carry another config hash (damaged lines?); their tasks "
                          "run again\n";
     }
+    lock.claim();
     return {};
 }
 
@@ -394,8 +397,8 @@ RunSummary run_experiment(const Config& config, const TaskGraph& graph, const Ru
         }
         comm.broadcast(c.exit_code);
     } catch (const std::exception& e) {
-        if (size == 1) throw;       // alone, unwinding closes the results file with nobody to wait
-        abort_job(comm, e.what());  // exec/messages.h
+        if (size == 1) throw RunStopped(e.what());  // alone: the results file is closed
+        abort_job(comm, e.what());                  // exec/messages.h
     }
 
     summary.wall_seconds =

@@ -41,14 +41,14 @@ read -r x _ y _ <<< "$line"
 mv "$WORK/demo7.h5" "$WORK/demo7/results.h5"
 # A folder belongs to one experiment: --resume of another config is refused, the folder
 # untouched; a change of runner: keys alone keeps the hash and resumes.
-sums=$(cd "$WORK/demo" && sha256sum results.h5 ledger.jsonl)
+sums=$(cd "$WORK/demo" && sha256sum results.h5 ledger.jsonl .lock)
 expect_code 2 mpi 0 run "$WORK/demo7.yaml" --out "$WORK/demo" --resume --log-level warn
-[[ $(cd "$WORK/demo" && sha256sum results.h5 ledger.jsonl) == "$sums" ]] \
+[[ $(cd "$WORK/demo" && sha256sum results.h5 ledger.jsonl .lock) == "$sums" ]] \
   || fail "--resume of another config changed the folder"
 sed 's/progress_interval: 2/progress_interval: 3/' "$SRC/configs/demo.yaml" > "$WORK/demo_runner.yaml"
 expect_code 0 mpi 0 run "$WORK/demo_runner.yaml" --out "$WORK/demo" --resume --log-level warn
-# One flipped byte in one ledger line's config hash: still this experiment's folder (its
-# status.json, else most of its records, say so); that record is not reused.
+# One flipped byte in one ledger line's config hash: still this experiment's folder (most of
+# its records say so); that record is not reused.
 cp -r "$WORK/demo" "$WORK/flipped"
 "$PY" - "$WORK/flipped/ledger.jsonl" <<'PY'
 import sys
@@ -59,6 +59,14 @@ open(sys.argv[1], "w").write("".join(lines))
 PY
 expect_code 0 mpi 0 run "$WORK/demo_runner.yaml" --out "$WORK/flipped" --resume --log-level warn 2> "$WORK/flipped.err"
 grep -q "1 record(s) carry another config hash" "$WORK/flipped.err" || { cat "$WORK/flipped.err"; fail "no warning on the flipped line"; }
+# One flipped byte in status.json's config hash: the ledger's records decide, not status.json.
+"$PY" - "$WORK/flipped/status.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+s["config_hash"] = ("0" if s["config_hash"][0] != "0" else "1") + s["config_hash"][1:]
+json.dump(s, open(sys.argv[1], "w"))
+PY
+expect_code 0 mpi 0 run "$WORK/demo_runner.yaml" --out "$WORK/flipped" --resume --log-level warn 2> /dev/null
 rm "$WORK/flipped/status.json"  # without it, the ledger's majority decides
 expect_code 0 mpi 0 run "$WORK/demo_runner.yaml" --out "$WORK/flipped" --resume --log-level warn 2> /dev/null
 # status of a file, and of a run whose results.h5 was removed.
@@ -67,5 +75,11 @@ mv "$WORK/demo/results.h5" "$WORK/demo.h5"
 "$BIN" status "$WORK/demo" | grep -q "^state: incomplete" || fail "status of a run without results.h5"
 mv "$WORK/demo.h5" "$WORK/demo/results.h5"
 expect_code 2 "$BIN" run
+# A bad config is refused before MPI starts, as validate refuses it: with an MPI that could
+# not start at all, the config's own error still comes back (exit 2).
+{ cat "$SRC/configs/demo.yaml"; echo "frobnicate: 1"; } > "$WORK/unknown_key.yaml"
+set +e; OMPI_MCA_pml=nonexistent "$BIN" run "$WORK/unknown_key.yaml" --out "$WORK/unknown_key" > "$WORK/unknown_key.txt" 2>&1; code=$?; set -e
+[[ $code == 2 ]] && grep -q "frobnicate: unknown key" "$WORK/unknown_key.txt" && [[ ! -e $WORK/unknown_key ]] \
+  || { cat "$WORK/unknown_key.txt"; fail "run of a config with an unknown key: exit $code"; }
 expect_code 2 "$BIN" frobnicate
 pass "CLI exit codes"
