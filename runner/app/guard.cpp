@@ -179,15 +179,15 @@ void reap_all() {
 }
 
 // Ends every descendant the program left, in its group or not: SIGTERM to the group and once
-// to each of the guard's children (and the group it leads), SIGKILL after half the grace
-// period, until none is left (the orphans of those it ends reach the guard in turn) or a
-// grace period after the SIGKILLs (a process that cannot be signalled or is stuck in the
-// kernel does not hold the guard for good).
-void end_descendants(long grace_ms) {
+// to each of the guard's children (and the group it leads), SIGKILL after `kill_after_ms`,
+// until none is left (the orphans of those it ends reach the guard in turn) or a grace
+// period after the SIGKILLs (a process that cannot be signalled or is stuck in the kernel
+// does not hold the guard for good).
+void end_descendants(long kill_after_ms, long grace_ms) {
     static long left[4096], termed[4096];
     long n_termed = 0;
     sys(SYS_kill, 0, SIGTERM);  // the guard ignores it
-    const long kill_at = now_ms() + grace_ms / 2, give_up = kill_at + grace_ms;
+    const long kill_at = now_ms() + kill_after_ms, give_up = kill_at + grace_ms;
     while (now_ms() < give_up) {
         reap_all();
         const long n_left = guard_children(left, 4096);
@@ -205,15 +205,11 @@ void end_descendants(long grace_ms) {
     }
 }
 
-// The rank that started the group is gone: end the group as the rank would have, SIGTERM
-// and SIGKILL after the grace period; the last signal ends the guard too.
-[[noreturn]] void end_orphaned_group(long grace_ms) {
-    sys(SYS_kill, 0, SIGTERM);  // the guard ignores it
-    const long until = now_ms() + grace_ms;
-    while (now_ms() < until) {
-        reap_all();
-        pause_ms(20);
-    }
+// The rank that started the group is gone, or asks for the end (a timeout, an abandoned
+// task, a server past its time): every descendant, kept background or not, gets SIGTERM and
+// SIGKILL after the grace period; then what is left of the group, the guard with it.
+[[noreturn]] void end_everything(long grace_ms) {
+    end_descendants(grace_ms, grace_ms);
     sys(SYS_kill, 0, SIGKILL);
     leave(128 + SIGKILL);
 }
@@ -236,14 +232,11 @@ long start(char** argv, char** envp) {
     while (true) {
         char info[128];
         const long sig = sys(SYS_rt_sigtimedwait, arg(&waited), arg(info), 0, sizeof waited);
-        if (sig == SIGUSR2) {
-            if (!keep_background) end_descendants(grace_ms);
-            end_orphaned_group(grace_ms);
-        }
+        if (sig == SIGUSR2) end_everything(grace_ms);
         int status = 0;  // the program's; orphans reaped as the subreaper are not waited for
         for (long r; sig == SIGCHLD && (r = sys(SYS_wait4, -1, arg(&status), WNOHANG, 0)) > 0;) {
             if (r != child) continue;
-            if (!keep_background) end_descendants(grace_ms);
+            if (!keep_background) end_descendants(grace_ms / 2, grace_ms);
             end_as(status);
         }
     }
@@ -263,9 +256,11 @@ int run(int argc, char** argv, char** envp) {
     for (int sig : kIgnored) set_disposition(sig, true);
     set_mask(SIG_BLOCK, bit(SIGCHLD) | bit(SIGUSR2));
     sys(SYS_prctl, PR_SET_PDEATHSIG, SIGUSR2);
-    if (sys(SYS_getppid) != parent) end_orphaned_group(grace_ms);  // died before prctl
+    if (sys(SYS_getppid) != parent) leave(128 + SIGKILL);  // died before prctl: nothing started
     const bool keep_background = argv[3][0] == '1' && argv[3][1] == '\0';
-    if (!keep_background) sys(SYS_prctl, PR_SET_CHILD_SUBREAPER, 1);
+    // The subreaper even with keep_background: a timeout still finds a kept daemon that left
+    // the group; one kept past a normal end passes to init when the guard ends.
+    sys(SYS_prctl, PR_SET_CHILD_SUBREAPER, 1);
     const long child = start(argv + 4, envp);
     if (child < 0) {
         say("cannot start ", argv[4], ": no process could be made");

@@ -253,8 +253,17 @@ void ChildProcess::kill_group(int sig) const { ::kill(-pid_, sig); }
 bool ChildProcess::group_alive() const { return ::kill(-pid_, 0) == 0; }
 
 void ChildProcess::end_group() {
-    kill_group(SIGTERM);
-    const auto until = Clock::now() + grace_;
+    // A guard still running sweeps (SIGUSR2, core/guard.h): SIGTERM to the group and to every
+    // descendant, in the group or not, SIGKILL after the grace period, then it ends. The rank
+    // SIGKILLs the group itself only when that takes two grace periods more (a stuck guard);
+    // killing the guard sooner would leave the descendants outside the group to init.
+    // SIGUSR2 alone: a SIGTERM from here could end the shell first, and the guard would take
+    // that for the program's own end (keeping what keep_background keeps).
+    if (!reaped_)
+        ::kill(pid_, SIGUSR2);
+    else
+        kill_group(SIGTERM);
+    const auto until = Clock::now() + (reaped_ ? grace_ : 3 * grace_);
     bool killed = false;
     while (!reaped_ || group_alive()) {
         if (!reaped_)

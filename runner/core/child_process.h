@@ -73,8 +73,10 @@ class ChildProcess {
     void drain(bool to_end = false);
     // Whether any process of the group lives on (the shell's background children).
     bool group_alive() const;
-    // Ends every process of the group: SIGTERM, then SIGKILL to whatever is left after the
-    // grace period; the guard is reaped.
+    // Ends every process of the group and every descendant that left it: the guard sweeps
+    // (SIGTERM, then SIGKILL to whatever is left after the grace period) and ends; the rank
+    // SIGKILLs the group only if the guard outlives two grace periods more. The guard is
+    // reaped.
     void end_group();
     int status() const { return status_; }
 

@@ -6,10 +6,14 @@
 //   - it exits 2 on bad arguments, and 127 (as a shell) when the program cannot start;
 //   - it must lead a process group of its own, and it ends that whole group;
 //   - it relays the program's exit: the same exit code, or the same signal;
+//   - it is the program's subreaper (PR_SET_CHILD_SUBREAPER): a descendant that leaves the
+//     group (setsid) stays its descendant;
 //   - when the rank (PARENT_PID) dies, even by SIGKILL, the kernel tells it
-//     (PR_SET_PDEATHSIG) and it ends the group: SIGTERM, SIGKILL after GRACE_MS;
-//   - unless KEEP_BACKGROUND is 1, it is the program's subreaper (PR_SET_CHILD_SUBREAPER)
-//     and ends every descendant left when the program ends, in the group or not.
+//     (PR_SET_PDEATHSIG, SIGUSR2), and when the rank ends the task (a timeout, a cancel) it
+//     sends SIGUSR2: either way it ends every descendant, in the group or not, kept
+//     background or not (SIGTERM, SIGKILL after GRACE_MS), then itself;
+//   - unless KEEP_BACKGROUND is 1, it ends every descendant left when the program ends;
+//     with it, they pass to init when the guard ends.
 #pragma once
 
 namespace compatbench {

@@ -77,6 +77,18 @@ expect_code 0 mpi 2 run "$WORK/daemons.yaml" --out "$WORK/daemons" --log-level w
 ! pgrep -f "sleep 11[12]" > /dev/null || fail "a daemon outlived its task: $(pgrep -af 'sleep 11[12]')"
 pgrep -f "sleep 113" > /dev/null || fail "keep_background: the daemon was ended"
 pkill -f "sleep 113" || true
+# A timeout ends what the task left outside its group too, even when the shell ignores
+# SIGTERM (the guard sweeps before it ends) and with keep_background: plain, 1 and 2 ranks.
+cat > "$WORK/late.yaml" <<'YAML'
+experiment: {name: late, seed: 1}
+tasks:
+  - {name: deaf, kind: command, timeout: 2, retries: 0, command: "trap '' TERM; setsid sleep 431 & sleep 1000"}
+  - {name: kept, kind: command, timeout: 2, retries: 0, keep_background: true, command: "setsid sleep 432 & sleep 1000"}
+YAML
+for n in 0 1 2; do
+  expect_code 1 mpi "$n" run "$WORK/late.yaml" --out "$WORK/late$n" --log-level error
+  ! pgrep -f "sleep 43[12]" > /dev/null || fail "a timed-out task's daemon outlived it ($n ranks): $(pgrep -af 'sleep 43[12]')"
+done
 # Hostile values in every context a placeholder may stand in (a bare word, a command
 # substitution, after a comment with an apostrophe, after a here-document) run no code;
 # the contexts where the shell would read a value as code are refused by name.
