@@ -236,6 +236,10 @@ void settle_state(std::string& state, bool live, bool finishing, int stop_signal
     }
 }
 
+constexpr const char* kNoLedgerNote =
+    "no ledger.jsonl: the run recorded no task (it stopped while starting, or is starting): "
+    "nothing to resume; run it again";
+
 json status_report(const std::string& out) {
     const fs::path dir(out);
     const std::string ledger_path = (dir / "ledger.jsonl").string();
@@ -243,10 +247,13 @@ json status_report(const std::string& out) {
     if (fs::exists(dir) && !fs::is_directory(dir))
         throw std::runtime_error(out + ": a file, not a run folder (give the run's --out)");
     if (!fs::is_directory(dir)) throw std::runtime_error(out + ": no such folder");
-    if (!fs::exists(ledger_path) && !fs::exists(status_path))
+    // A run that stopped before its ledger existed (its results file's creation failed)
+    // leaves its lock: a run folder all the same, stopped without a clean end.
+    if (!fs::exists(ledger_path) && !fs::exists(status_path) && !fs::exists(dir / ".lock"))
         throw std::runtime_error(out + ": not a compatbench run folder (no ledger.jsonl, no " +
                                  "status.json)");
     json notes = json::array();
+    if (!fs::exists(ledger_path)) notes.push_back(kNoLedgerNote);
     StatusSnapshot snap;
     bool have_snap = false;
     if (fs::exists(status_path)) {

@@ -5,9 +5,12 @@
 namespace compatbench {
 
 Watchdog::Watchdog(double limit_s, std::function<std::string()> fingerprint,
-                   std::function<void()> expire, double poll_s)
-    : fingerprint_(std::move(fingerprint)), expire_(std::move(expire)) {
-    if (limit_s > 0) thread_ = std::thread([this, limit_s, poll_s] { watch(limit_s, poll_s); });
+                   std::function<void()> expire, double poll_s, std::function<bool()> failed,
+                   double failed_limit_s)
+    : fingerprint_(std::move(fingerprint)), expire_(std::move(expire)), failed_(std::move(failed)) {
+    if (limit_s > 0)
+        thread_ = std::thread(
+            [this, limit_s, poll_s, failed_limit_s] { watch(limit_s, poll_s, failed_limit_s); });
 }
 
 Watchdog::~Watchdog() {
@@ -19,7 +22,7 @@ Watchdog::~Watchdog() {
     if (thread_.joinable()) thread_.join();
 }
 
-void Watchdog::watch(double limit_s, double poll_s) {
+void Watchdog::watch(double limit_s, double poll_s, double failed_limit_s) {
     using clock = std::chrono::steady_clock;
     const auto poll = std::chrono::duration<double>(poll_s);
     std::string last = fingerprint_();
@@ -30,7 +33,12 @@ void Watchdog::watch(double limit_s, double poll_s) {
         if (now != last) {
             last = now;
             since = clock::now();
-        } else if (std::chrono::duration<double>(clock::now() - since).count() >= limit_s) {
+            continue;
+        }
+        const double limit = failed_ && failed_limit_s > 0 && failed_limit_s < limit_s && failed_()
+                                 ? failed_limit_s
+                                 : limit_s;
+        if (std::chrono::duration<double>(clock::now() - since).count() >= limit) {
             expire_();
             return;
         }

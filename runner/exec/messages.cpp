@@ -87,11 +87,15 @@ std::vector<Completion> decode_results(const std::vector<std::uint8_t>& bytes, b
     return out;
 }
 
+std::string stop_line(int rank, const std::string& what) {
+    return "compatbench: rank " + std::to_string(rank) + ": " + what +
+           " (the run stops; the ledger keeps every finished task: fix the cause and continue "
+           "with --resume)";
+}
+
 [[noreturn]] void abort_job(const comm::Comm& comm, const std::string& what,
                             std::chrono::milliseconds grace) {
-    std::cerr << "compatbench: rank " << comm.rank() << ": " << what
-              << " (the run stops; the ledger keeps every finished task: fix the cause and "
-                 "continue with --resume)\n";
+    std::cerr << stop_line(comm.rank(), what) << "\n";
     spdlog::error("{} (the run stops)", what);
     spdlog::default_logger()->flush();
     if (comm.rank() != 0) {

@@ -9,6 +9,8 @@
 // Every rank builds the same task graph from the same config, so tasks travel as indices.
 #pragma once
 
+#include <stdexcept>
+
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -35,6 +37,16 @@ std::vector<std::uint8_t> encode_results(const std::vector<Completion>& results,
                                          const TaskGraph& graph, const Config& config);
 std::vector<Completion> decode_results(const std::vector<std::uint8_t>& bytes, bool& final,
                                        const TaskGraph& graph, const Config& config);
+
+// A run alone (one rank) that cannot go on: thrown once its results file is closed; the
+// verb prints it as abort_job does and ends with exit 3 (not an internal error), through
+// MPI_Abort as abort_job: HDF5 may still hold the file whose close failed, and would touch
+// it again in MPI_Finalize.
+struct RunStopped : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+// The line abort_job prints: "compatbench: rank R: WHAT (the run stops; ...)".
+std::string stop_line(int rank, const std::string& what);
 
 // Ends the whole job (exit 3) on an error that may leave other ranks waiting in a collective
 // call, after printing why on stderr and in the rank's log. A worker first tells the

@@ -25,7 +25,7 @@ for n in 1 2 3; do
   set +e; timeout 120 mpirun -n "$n" --oversubscribe "$BIN" run "$WORK/smoke.yaml" \
     --out "$DISK/run" --log-level error > "$WORK/out.txt" 2>&1; code=$?; set -e
   took=$(( $(date +%s) - start ))
-  [[ $code == 3 ]] || { tail -5 "$WORK/out.txt"; fail "$size, $n rank(s): exit $code after $took s, expected 3"; }
+  [[ $code == 3 ]] || { tail -n 5 "$WORK/out.txt"; fail "$size, $n rank(s): exit $code after $took s, expected 3"; }
   ((took < 30)) || fail "$size, $n rank(s): took $took s to stop"
   grep -q "its file system has only\|No space left on device" "$WORK/out.txt" \
     || { cat "$WORK/out.txt"; fail "$size, $n rank(s): no reason given"; }

@@ -6,6 +6,7 @@
 #    naming what failed; no rank waits in H5Fclose;
 #  - failing in the final writes: HDF5 itself leaves the ranks in different barriers; the
 #    stall watchdog (runner.stall_timeout, 5 s here) ends the job with exit 3, saying why;
+#    with the default 120 s, the rank that met the error ends it 5 s after (MPI-IO tells it);
 #  - failing on one worker alone in its mid-run row writes (2 and 3 ranks): the coordinator
 #    ends the job at the worker's word, and status says stopped, not interrupted.
 # After each, the ledger is whole, status sees a run that is over, no rank is left, and
@@ -32,13 +33,15 @@ quota_run() {
   local start; start=$(date +%s)
   set +e; timeout 120 mpirun --oversubscribe "${launch[@]}" > "$WORK/out.txt" 2>&1; local code=$?; set -e
   local took=$(( $(date +%s) - start ))
-  [[ $code == 3 ]] || { tail -5 "$WORK/out.txt"; fail "$n ranks, quota at $after B: exit $code after $took s, expected 3"; }
+  [[ $code == 3 ]] || { tail -n 5 "$WORK/out.txt"; fail "$n ranks, quota at $after B: exit $code after $took s, expected 3"; }
   ((took < 40)) || fail "$n ranks, quota at $after B: took $took s to stop"
   grep -q "$reason" "$WORK/out.txt" || { cat "$WORK/out.txt"; fail "$n ranks, quota at $after B: no reason"; }
+  ! grep -q "internal error" "$WORK/out.txt" || { cat "$WORK/out.txt"; fail "$n ranks, quota at $after B: called an internal error"; }
   if [[ -f $out/ledger.jsonl ]]; then
     check_stopped "$out" "$n ranks, quota at $after B" "stopped\|failed"
-  else  # stopped before any task: nothing to keep
+  else  # stopped before any task: nothing to keep; status says so with exit 3, not 2
     ! pgrep -f -- "--out $out " > /dev/null || fail "$n ranks, quota at $after B: a rank is still running"
+    expect_code 3 "$BIN" status "$out" --exit-code > /dev/null
   fi
   expect_code 0 mpi "$n" run "$config" --out "$out" --resume --log-level error
   "$BIN" compare "$WORK/clean/results.h5" "$out/results.h5" \
@@ -62,4 +65,9 @@ for n in 1 2 3; do
   ((n == 1)) || quota_run "$n" 0 "rank 0: rank $((n - 1)) stopped the run: HDF5: write rows" $((n - 1))
   config=$WORK/smoke.yaml
 done
+# With the default stall_timeout (120 s): the rank whose write MPI-IO refused in the final
+# writes ends the job within seconds (5 s without progress after the error), not 120 s.
+sed 's/^runner:$/runner:\n  min_free_mb: 0/' "$SRC/configs/smoke.yaml" > "$WORK/default_watch.yaml"
+config=$WORK/default_watch.yaml
+quota_run 2 300001 "MPI-IO failed here\|rank [0-9]: HDF5: .* failed"
 pass "quota: creation, final and one worker's row writes failing end 1, 2 and 3 ranks with exit 3 within seconds; ledger whole; --resume equals a clean run"

@@ -31,7 +31,7 @@ for target in ledger.jsonl results.h5; do
     set +e; wait "$pid"; code=$?; set -e
     took=$(( $(date +%s) - start ))
     chattr -i "$OUT/$target"
-    [[ $code == 3 ]] || { tail -5 "$WORK/out.txt"; fail "$target, $n rank(s): exit $code, expected 3"; }
+    [[ $code == 3 ]] || { tail -n 5 "$WORK/out.txt"; fail "$target, $n rank(s): exit $code, expected 3"; }
     ((took < 15)) || fail "$target, $n rank(s): took $took s to stop"
     grep -q "Operation not permitted\|HDF5\|cannot write" "$WORK/out.txt" \
       || { cat "$WORK/out.txt"; fail "$target, $n rank(s): no reason given"; }
