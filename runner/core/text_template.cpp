@@ -83,16 +83,81 @@ std::size_t skip_heredoc_bodies(const std::string& cmd, std::size_t newline,
     return at;
 }
 
+// The words of a piece of a simple command, quotes removed (a quoted separator stays in
+// its word).
+std::vector<std::string> shell_words(const std::string& text) {
+    std::vector<std::string> words;
+    std::string word;
+    bool in_word = false;
+    char quote = 0;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (quote != 0 && c == quote) {
+            quote = 0;
+        } else if (quote == 0 && (c == '\'' || c == '"')) {
+            quote = c;
+            in_word = true;
+        } else if (quote == 0 && (c == ' ' || c == '\t' || c == '\n')) {
+            if (in_word) words.push_back(word);
+            word.clear();
+            in_word = false;
+        } else {
+            if (c == '\\' && quote != '\'' && i + 1 < text.size()) ++i;
+            word += text[i];
+            in_word = true;
+        }
+    }
+    if (in_word) words.push_back(word);
+    return words;
+}
+
+// What would run a value standing as the next word after `before` (the simple command so
+// far) as code: "as an argument of eval", "as trap's action", "as the code of sh -c"; ""
+// for nothing (a value quoted as one word is otherwise one argument).
+std::string runs_as_code(const std::string& before) {
+    static const std::vector<std::string> prefixes = {
+        "!",     "if",   "then",    "else",    "elif", "do",    "while",
+        "until", "time", "command", "builtin", "exec", "nohup", "env"};
+    static const std::vector<std::string> shells = {"sh", "bash", "dash", "zsh", "ksh", "mksh"};
+    const std::vector<std::string> words = shell_words(before);
+    const auto in = [](const std::vector<std::string>& v, const std::string& w) {
+        return std::find(v.begin(), v.end(), w) != v.end();
+    };
+    std::size_t w = 0;
+    while (w < words.size() &&
+           (in(prefixes, words[w]) ||
+            (words[w].find('=') != std::string::npos && words[w].front() != '-')))
+        ++w;
+    if (w == words.size()) return "";
+    const std::string name = words[w].substr(words[w].rfind('/') + 1);
+    if (name == "eval") return "as an argument of eval";
+    bool code_flag = false;
+    for (std::size_t a = w + 1; a < words.size(); ++a) {
+        const std::string& arg = words[a];
+        if (arg == "--") continue;
+        const bool option = arg.size() > 1 && (arg[0] == '-' || arg[0] == '+');
+        if (!option) return "";  // the code, or trap's action, comes before the value
+        if (arg.find('c') != std::string::npos && arg[0] == '-') code_flag = true;
+        if (arg == "-o" || arg == "+o") ++a;  // sh -o NAME
+    }
+    if (name == "trap") return "as trap's action";
+    if (in(shells, name) && code_flag) return "as the code of " + name + " -c";
+    return "";
+}
+
+// Per nesting level of unsafe_placeholder's scan, what opened it and where it is.
+struct Level {
+    char opener = 0, quote = 0;
+    int depth = 0;          // parentheses opened inside $(…) or $((…)), not yet closed
+    std::size_t start = 0;  // where the simple command being read began
+};
+
 }  // namespace
 
 UnsafePlaceholder unsafe_placeholder(const std::string& command) {
     // Per nesting level, what opened it (none, `(` of $(…), `a` of $((…)), or a backquote)
     // and the quote we are inside (', " or none): a command substitution's words are read
     // afresh, even within double quotes. Here-documents wait for the end of their line.
-    struct Level {
-        char opener = 0, quote = 0;
-        int depth = 0;  // parentheses opened inside $(…) or $((…)), not yet closed
-    };
     std::vector<Level> levels = {{}};
     std::vector<std::pair<std::string, bool>> heredocs;
     const auto word_start = [&](std::size_t i) {
@@ -115,13 +180,13 @@ UnsafePlaceholder unsafe_placeholder(const std::string& command) {
         } else if (l.quote == 0 && l.depth > 0 && c == ')') {
             --l.depth;
         } else if (l.quote != '\'' && at("$((")) {
-            levels.push_back({'a', 0});
+            levels.push_back({'a', 0, 0, i + 3});
             i += 2;
         } else if (l.quote == 0 && l.opener == 'a' && at("))")) {
             levels.pop_back();
             ++i;
         } else if (l.quote != '\'' && at("$(")) {
-            levels.push_back({'(', 0});
+            levels.push_back({'(', 0, 0, i + 2});
             ++i;
         } else if (l.quote == 0 && c == ')' && l.opener == '(') {
             levels.pop_back();
@@ -129,7 +194,7 @@ UnsafePlaceholder unsafe_placeholder(const std::string& command) {
             if (l.opener == '`' && l.quote == 0)
                 levels.pop_back();
             else
-                levels.push_back({'`', 0});
+                levels.push_back({'`', 0, 0, i + 1});
         } else if (l.quote == 0 && c == '#' && word_start(i)) {
             const std::size_t eol = std::min(command.find('\n', i), command.size());
             if (std::string p = placeholder_in(command, i, eol); !p.empty())
@@ -146,6 +211,9 @@ UnsafePlaceholder unsafe_placeholder(const std::string& command) {
             i = skip_heredoc_bodies(command, i, heredocs, found);
             heredocs.clear();
             if (!found.empty()) return {found, "in a here-document"};
+            l.start = i + 1;
+        } else if (l.quote == 0 && c != '\0' && std::strchr(";&|\n()", c) != nullptr) {
+            l.start = i + 1;  // a new simple command (and below, after here-document bodies)
         } else if (l.quote == 0 && (c == '\'' || c == '"')) {
             l.quote = c;
         } else if (l.quote != 0 && c == l.quote) {
@@ -154,8 +222,11 @@ UnsafePlaceholder unsafe_placeholder(const std::string& command) {
             ++i;  // a literal brace
         } else if (std::string p = placeholder_at(command, i); !p.empty()) {
             if (l.quote != 0) return {p, "inside quotes"};
-            for (const auto& level : levels)
-                if (level.opener == 'a') return {p, "inside $(( ))"};
+            const bool arithmetic = std::any_of(levels.begin(), levels.end(),
+                                                [](const Level& v) { return v.opener == 'a'; });
+            const std::string how = arithmetic ? std::string("inside $(( ))")
+                                               : runs_as_code(command.substr(l.start, i - l.start));
+            if (!how.empty()) return {p, how};
             i += p.size() - 1;
         }
     }
@@ -170,6 +241,11 @@ void check_placeholders_unquoted(const std::string& command) {
             "the placeholder " + p + " sits inside quotes, where the shell would still run a " +
             "value's $(...) or backquotes: write it bare, as in `echo " + p + "` for `echo \"" + p +
             "\"` (each value is quoted as one word)");
+    if (where.starts_with("as "))
+        throw std::invalid_argument(
+            "the placeholder " + p + " stands " + where + ", which runs a value as code: " +
+            "keep the code in the command and pass the value as data, as in `sh -c 'echo " +
+            "\"$1\"' sh " + p + "` or `f=" + p + "; trap 'rm -f \"$f\"' EXIT`");
     throw std::invalid_argument("the placeholder " + p + " stands " + where +
                                 ", where the shell reads a value as code: pass it as an "
                                 "argument or a variable set on its own, as in `v=" +

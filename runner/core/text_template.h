@@ -15,7 +15,9 @@ std::string shell_quote(const std::string& text);
 // read a value as code, and where: "inside quotes" (each value is shell-quoted as a bare
 // word; inside "…" that quoting is text, so a value's $(…) or backquotes would run),
 // "in a here-document" (its body is expanded, its quotes are text), "inside $(( ))"
-// (arithmetic evaluates its text) or "in a comment" (a value's newline would end it).
+// (arithmetic evaluates its text), "in a comment" (a value's newline would end it), or
+// where a command runs its argument as code: "as an argument of eval", "as trap's action",
+// "as the code of sh -c" (bash, dash, zsh, ksh alike).
 // Both empty when none.
 struct UnsafePlaceholder {
     std::string placeholder, where;

@@ -42,6 +42,17 @@ TEST(TextTemplate, PlaceholdersWhereTheShellReadsCodeAreFound) {
         const auto u = unsafe_placeholder(c);
         return u.placeholder + " " + u.where;
     };
+    // A command that runs its argument as code: eval, trap's action, a shell's -c code.
+    EXPECT_EQ(where("eval {v}"), "{v} as an argument of eval");
+    EXPECT_EQ(where("x=1; eval echo {v}"), "{v} as an argument of eval");
+    EXPECT_EQ(where("sh -c {v}"), "{v} as the code of sh -c");
+    EXPECT_EQ(where("echo a | /bin/bash -ec {v} name"), "{v} as the code of bash -c");
+    EXPECT_EQ(where("trap {v} EXIT; echo"), "{v} as trap's action");
+    EXPECT_EQ(where("trap -- {v} EXIT"), "{v} as trap's action");
+    EXPECT_EQ(where("echo $(eval {v})"), "{v} as an argument of eval");
+    EXPECT_EQ(where("sh -c 'echo \"$1\"' sh {v}"), " ");  // a positional parameter
+    EXPECT_EQ(where("trap 'rm -f x' {sig}; sh {script}; echo eval {v}"), " ");
+    EXPECT_EQ(where("f={v}; trap 'rm -f \"$f\"' EXIT"), " ");
     // A here-document's body is expanded (quoted delimiter or not: refused alike).
     EXPECT_EQ(where("cat <<EOF\nx {v}\nEOF\n"), "{v} in a here-document");
     EXPECT_EQ(where("cat <<'EOF' > f\n{v}\nEOF"), "{v} in a here-document");
