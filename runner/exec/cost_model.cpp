@@ -100,6 +100,11 @@ std::vector<double> CostModel::expected_durations(const TaskGraph& graph, Estima
     return out;
 }
 
+double late_remaining(double expected, double elapsed, Estimate e) {
+    if (elapsed < expected) return expected - elapsed;
+    return e == Estimate::low ? 0.0 : e == Estimate::mid ? kLateShare * elapsed : elapsed;
+}
+
 double remaining_seconds(const TaskGraph& graph, const Config& config, const CostModel& model,
                          const RunState& state, const RankDevices& ranks, Estimate e) {
     std::vector<double> duration = model.expected_durations(graph, e);
@@ -117,15 +122,24 @@ double remaining_seconds(const TaskGraph& graph, const Config& config, const Cos
     for (std::size_t k = 0; k < running.size(); ++k) {
         const auto& r = running[k];
         if (k == 0 || running[k - 1].rank != r.rank)
-            duration[r.task] = std::max(0.0, duration[r.task] - r.elapsed);
+            duration[r.task] = late_remaining(duration[r.task], r.elapsed, e);
         start.running.emplace_back(r.rank, r.task);
     }
     return simulate_dispatch(graph, config, duration, ranks, 0.0, &start).makespan;
 }
 
-EtaRange remaining_range(const TaskGraph& graph, const Config& config, const CostModel& model,
+EtaRange remaining_range(const TaskGraph& graph, const Config& config, const CostModel& measured,
                          const RunState& state, const RankDevices& ranks) {
+    // A task in flight past its group's expected time is a sample of at least that time.
+    CostModel model = measured;
+    for (const auto& r : state.running) {
+        const std::size_t g = graph.tasks()[r.task].group;
+        if (r.elapsed > measured.expected(g)) model.record(g, r.elapsed);
+    }
     EtaRange r;
+    r.known = false;
+    for (std::size_t g = 0; g < config.groups.size(); ++g)
+        r.known = r.known || model.measured(g) || model.remembered(g);
     std::vector<bool> left(config.groups.size(), false);
     for (std::size_t i = 0; i < graph.tasks().size(); ++i)
         if (!state.finished[i]) left[graph.tasks()[i].group] = true;

@@ -22,7 +22,11 @@
 //     served in milliseconds).
 // The time left is the coordinator's own dispatch (exec/dispatch_policy.h) simulated over
 // the unfinished part of the task graph on the run's ranks (exec/simulate.h), with these
-// expected durations and what is left of each running task.
+// expected durations and what is left of each running task. A task in flight longer than
+// its expected time is late: it counts as a sample of its time so far (raising its group's
+// mean and, through the scale, its kin's), and is expected to run a quarter of that time
+// more (low bound: none; high bound: as long again), so the estimate rises while it runs.
+// Until some group is measured or remembered the time left is not known (EtaRange::known).
 #pragma once
 
 #include <cstddef>
@@ -39,6 +43,10 @@ namespace compatbench {
 enum class Estimate { low, mid, high };
 
 inline constexpr double kMeasuredBand = 1.25;  // a measured group's bounds: mean ÷ and × this
+inline constexpr double kLateShare = 0.25;  // a late task's expected time left ÷ its time so far
+
+// What is left of a task expected to take `expected` seconds after `elapsed` (see above).
+double late_remaining(double expected, double elapsed, Estimate e);
 
 class CostModel {
   public:
@@ -93,6 +101,7 @@ double remaining_seconds(const TaskGraph& graph, const Config& config, const Cos
 struct EtaRange {
     double low = 0.0, mid = 0.0, high = 0.0;
     std::size_t unmeasured = 0, remembered = 0;
+    bool known = true;  // false: no group measured, none remembered (hints alone)
 };
 EtaRange remaining_range(const TaskGraph& graph, const Config& config, const CostModel& model,
                          const RunState& state, const RankDevices& ranks);

@@ -35,7 +35,11 @@ void RunMonitor::progress(bool force) {
     const std::size_t total = book_.size(), done = book_.done_count();
     const EtaRange e = book_.all_terminal() ? EtaRange{} : eta();
     std::string eta_text = format_duration(e.mid);
-    if (e.unmeasured > 0)
+    if (!e.known)
+        eta_text =
+            "not known yet (no task has ended and no earlier run's costs are remembered: "
+            "runner.cost_cache)";
+    else if (e.unmeasured > 0)
         eta_text += fmt::format(
             " (between {} and {}: {} group{} not measured yet{})", format_duration(e.low),
             format_duration(e.high), e.unmeasured, e.unmeasured == 1 ? "" : "s",
@@ -85,9 +89,9 @@ void RunMonitor::write_status(const std::string& state) {
     s.state = state == "running" && s.stop_signal != 0 ? "stopping" : state;
     s.updated = now_epoch();
     const EtaRange left = book_.all_terminal() ? EtaRange{} : eta();
-    s.eta_seconds = std::isfinite(left.mid) ? left.mid : -1.0;
-    s.eta_low_seconds = std::isfinite(left.low) ? left.low : -1.0;
-    s.eta_high_seconds = std::isfinite(left.high) ? left.high : -1.0;
+    s.eta_seconds = std::isfinite(left.mid) && left.known ? left.mid : -1.0;
+    s.eta_low_seconds = std::isfinite(left.low) && left.known ? left.low : -1.0;
+    s.eta_high_seconds = std::isfinite(left.high) && left.known ? left.high : -1.0;
     s.eta_unmeasured_groups = left.unmeasured;
     s.progress_interval = config_.runner.progress_interval;
     for (std::size_t g = 0; g < config_.groups.size(); ++g) {

@@ -65,9 +65,29 @@ TEST(CostModel, RemainingTimeFromAPartWayState) {
     EXPECT_DOUBLE_EQ(remaining_seconds(graph, config, model, state, cpu_ranks(2)), 3.0);
     // On one rank the second b waits for the first: 2 + 3.
     EXPECT_DOUBLE_EQ(remaining_seconds(graph, config, model, state, cpu_ranks(1)), 5.0);
-    // A running task past its expected time has nothing left.
+    // A running task past its expected time is late: a quarter of its time so far is left
+    // (low: none, high: as long again), and the more it runs, the more.
     state.running[0].elapsed = 10.0;
-    EXPECT_DOUBLE_EQ(remaining_seconds(graph, config, model, state, cpu_ranks(1)), 3.0);
+    EXPECT_DOUBLE_EQ(remaining_seconds(graph, config, model, state, cpu_ranks(1)), 2.5 + 3.0);
+    EXPECT_DOUBLE_EQ(
+        remaining_seconds(graph, config, model, state, cpu_ranks(1), Estimate::high),
+        (30.0 - 10.0) + 30.0);  // unmeasured b's high bound is ten times its hint: not late
+    state.running[0].elapsed = 40.0;
+    EXPECT_DOUBLE_EQ(remaining_seconds(graph, config, model, state, cpu_ranks(1), Estimate::high),
+                     40.0 + 30.0);
+    state.running[0].elapsed = 10.0;
+    // As a range, the late task is a sample of b's time: the other b is expected to take as
+    // long (10 s, ÷ and × the measured band), so the estimate rises while it runs.
+    EtaRange late = remaining_range(graph, config, model, state, cpu_ranks(1));
+    EXPECT_TRUE(late.known);
+    EXPECT_DOUBLE_EQ(late.mid, 2.5 + 10.0);
+    EXPECT_DOUBLE_EQ(late.low, 0.0 + 10.0 / kMeasuredBand);
+    EXPECT_DOUBLE_EQ(late.high, (10.0 * kMeasuredBand - 10.0) + 10.0 * kMeasuredBand);
+    state.running[0].elapsed = 20.0;
+    EXPECT_GT(remaining_range(graph, config, model, state, cpu_ranks(1)).mid, late.mid);
+    // Nothing measured, nothing remembered, nothing late: the time left is not known.
+    state.running[0].elapsed = 1.0;
+    EXPECT_FALSE(remaining_range(graph, config, model, state, cpu_ranks(1)).known);
     // Everything finished: nothing left.
     state.running.clear();
     state.finished.assign(graph.tasks().size(), true);
