@@ -34,6 +34,17 @@ cmp out_ties/model.safetensors out_ties2/model.safetensors || fail "ties (in BF1
 set +e; "$BIN" merge prism.yaml --out out_no --arithmetic dtype > err.txt 2>&1; code=$?; set -e
 [[ $code == 2 ]] && grep -q "arithmetic dtype: prism is compatbench's own operator" err.txt && [[ ! -e out_no ]] \
   || { cat err.txt; fail "--arithmetic dtype on an own operator: exit $code"; }
+# sce with select_topk 0 keeps nothing, where mergekit fails: refused before anything is written.
+write sce0 sce "{select_topk: 0}" "${ALL[@]}"
+set +e; "$BIN" merge sce0.yaml --out out_no > err.txt 2>&1; code=$?; set -e
+[[ $code == 2 ]] && grep -q "select_topk 0.000000 keeps no coordinate, where mergekit fails" err.txt \
+  && [[ ! -e out_no ]] || { cat err.txt; fail "sce with select_topk 0: exit $code"; }
+# A repeated key (mergekit's yaml.safe_load keeps the last, yaml-cpp the first) is refused
+# with its file and line.
+{ cat ta.yaml; echo "merge_method: ties"; } > twice.yaml
+set +e; "$BIN" merge twice.yaml --out out_no > err.txt 2>&1; code=$?; set -e
+[[ $code == 2 ]] && grep -q "twice.yaml:8:1: merge_method: the key is given twice in one map (first at line 1)" err.txt \
+  && [[ ! -e out_no ]] || { cat err.txt; fail "a repeated merge_method: exit $code"; }
 set +e; "$BIN" merge ta.yaml --out out_no --arithmetic fast > err.txt 2>&1; code=$?; set -e
 [[ $code == 2 ]] && grep -q "arithmetic" err.txt && [[ ! -e out_no ]] || { cat err.txt; fail "--arithmetic fast: exit $code"; }
 expect_code 0 mpi 2 merge dare.yaml --out out_dare2 > /dev/null
@@ -196,7 +207,7 @@ grep -qx '\* ft0.safetensors + lora' out_lora/README.md || { cat out_lora/README
 set +e; "$BIN" screen lora.yaml > err.txt 2>&1; code=$?; set -e
 [[ $code == 2 ]] && grep -q "LoRA reference" err.txt || { cat err.txt; fail "screen of a LoRA YAML: exit $code"; }
 for bad in '{"use_dora": true}:use_dora' '{"use_rslora": true}:use_rslora' '{"bias": "all"}:bias' \
-           '{"modules_to_save": ["lm_head"]}:modules_to_save'; do
+           '{"modules_to_save": ["lm_head"]}:modules trained in full' '{"r": 8}:rank 2 where adapter_config.json says r'; do
   pycheck merge_cli make_lora ft0.safetensors lora_bad "${bad%:*}" > /dev/null
   sed 's/+lora/+lora_bad/' lora.yaml > lora_bad.yaml
   set +e; "$BIN" merge lora_bad.yaml --out out_lora_bad > err.txt 2>&1; code=$?; set -e

@@ -37,13 +37,18 @@ void read_settings(const fs::path& file, LoraAdapter& a) {
             refuse(file, std::string(key) + ": not supported (W + (lora_alpha/r)·B·A only)");
     if (get("bias", "none") != "none")
         refuse(file, "bias " + get("bias", "").dump() + ": trained biases are not supported");
-    for (const char* key : {"modules_to_save", "rank_pattern", "alpha_pattern"})
+    if (!get("modules_to_save", nlohmann::json::array()).empty())
+        refuse(file,
+               "modules_to_save: not supported (modules trained in full and saved beside the "
+               "adapter are not merged)");
+    for (const char* key : {"rank_pattern", "alpha_pattern"})
         if (!get(key, nlohmann::json::object()).empty())
             refuse(file, std::string(key) + ": not supported (one r and lora_alpha for all)");
     const nlohmann::json r = get("r", nullptr), alpha = get("lora_alpha", nullptr);
     if (!r.is_number_integer() || r.get<long>() <= 0 || !alpha.is_number())
         refuse(file, "r (a positive integer) and lora_alpha (a number) are required");
     a.scale = alpha.get<double>() / r.get<double>();
+    a.r = r.get<std::uint64_t>();
     a.fan_in_fan_out = get("fan_in_fan_out", false) == true;
 }
 
@@ -82,6 +87,9 @@ LoraAdapter read_lora_adapter(const std::string& folder, const Checkpoint& base)
         if (sa.size() != 2 || sb.size() != 2 || sa[1] != in || sb[0] != out || sa[0] != sb[1])
             refuse(weights, "the shapes of '" + pair.first + "' and '" + pair.second +
                                 "' do not fit '" + target + "' of the base");
+        if (sa[0] != a.r)  // peft refuses to load it; the scale lora_alpha/r would be wrong
+            refuse(weights, "'" + pair.first + "' has rank " + std::to_string(sa[0]) +
+                                " where adapter_config.json says r: " + std::to_string(a.r));
     }
     return a;
 }

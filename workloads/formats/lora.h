@@ -19,7 +19,8 @@ namespace compatbench::formats {
 
 struct LoraAdapter {
     std::string folder;
-    double scale = 1.0;  // lora_alpha / r
+    double scale = 1.0;   // lora_alpha / r
+    std::uint64_t r = 0;  // the rank adapter_config.json gives: every lora_A/lora_B pair's
     bool fan_in_fan_out = false;
     std::map<std::string, std::pair<std::string, std::string>> pairs;  // base tensor -> A, B
 };

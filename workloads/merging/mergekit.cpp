@@ -131,6 +131,9 @@ struct Planner {
             if (g.name == "rescale") q.rescale = v != 0;
             if (g.name == "lambda") q.coef = v;
             if (g.name == "t") q.t = v;
+            if (g.name == "select_topk" && v <= 0)  // sce_mask's zeros_like(tvs): a shape error
+                throw std::invalid_argument(name + ": sce's select_topk " + std::to_string(v) +
+                                            " keeps no coordinate, where mergekit fails");
             if (g.name == "select_topk") q.select_topk = v;
             if (g.name == "eps") q.eps = v;
             if (g.name == "normalize_weights")
