@@ -8,6 +8,12 @@
 #   bash scripts/launch.sh -n 2 build/release/runner/compatbench run CONFIG --out OUT
 # mpirun runs in a session of its own, so that the terminal's signals reach this script only.
 set -u
+# A script's background job starts with SIGINT ignored, and bash cannot trap a signal that
+# was ignored on entry: start again with SIGINT at its default. A SIGHUP ignored on entry
+# (nohup) stays ignored, as nohup asks: the run then goes on when the session drops.
+if [[ -z ${COMPATBENCH_LAUNCH_SIGNALS:-} ]] && env --default-signal=INT true 2> /dev/null; then
+  COMPATBENCH_LAUNCH_SIGNALS=1 exec env --default-signal=INT bash "$0" "$@"
+fi
 setsid mpirun "$@" < /dev/null &
 job=$!
 hups=0

@@ -65,7 +65,7 @@ do_start() {
   write_conf
   running slurmctld || /usr/sbin/slurmctld -i < /dev/null >> "$STATE/log/daemons.out" 2>&1
   for _ in $(seq 150); do scontrol ping 2> /dev/null | grep -q 'is UP' && break; sleep 0.2; done
-  scontrol ping | grep -q 'is UP' || { log "slurmctld did not start"; tail -20 "$STATE/log/slurmctld.log"; return 1; }
+  scontrol ping | grep -q 'is UP' || { log "slurmctld did not start"; tail -n 20 "$STATE/log/slurmctld.log"; return 1; }
   running slurmd || /usr/sbin/slurmd -N "$HOST" < /dev/null >> "$STATE/log/daemons.out" 2>&1
   local st=""
   for _ in $(seq 150); do
@@ -76,7 +76,7 @@ do_start() {
     esac
     sleep 0.2
   done
-  case $st in idle* | mixed* | allocated*) ;; *) log "node is '$st'"; tail -20 "$STATE/log/slurmd.log"; return 1 ;; esac
+  case $st in idle* | mixed* | allocated*) ;; *) log "node is '$st'"; tail -n 20 "$STATE/log/slurmd.log"; return 1 ;; esac
   log "up: munged $(pid_of munged), slurmctld $(pid_of slurmctld), slurmd $(pid_of slurmd)"
 }
 

@@ -80,7 +80,7 @@ wait_nodes() {
     if [[ $(awk '$2 ~ /^(idle|mixed|allocated)/' <<< "$st" | wc -l) == "${#NODES[@]}" ]]; then return 0; fi
     sleep 0.2
   done
-  log "nodes not idle:"; echo "$st"; tail -5 "$STATE"/node*/slurmd.log; return 1
+  log "nodes not idle:"; echo "$st"; tail -n 5 "$STATE"/node*/slurmd.log; return 1
 }
 
 do_start() {
@@ -93,7 +93,7 @@ do_start() {
     echo $! > "$PIDS/slurmctld.pid"
   fi
   for _ in $(seq 150); do scontrol ping 2> /dev/null | grep -q 'is UP' && break; sleep 0.2; done
-  scontrol ping | grep -q 'is UP' || { log "slurmctld did not start"; tail -20 "$STATE/ctld/slurmctld.log"; return 1; }
+  scontrol ping | grep -q 'is UP' || { log "slurmctld did not start"; tail -n 20 "$STATE/ctld/slurmctld.log"; return 1; }
   for n in "${NODES[@]}"; do start_node "$n"; done
   wait_nodes
   log "up: munged $(pid_of munged), slurmctld $(pid_of slurmctld), nodes $(for n in "${NODES[@]}"; do printf '%s ' "$n=$(pid_of "$n")"; done)"

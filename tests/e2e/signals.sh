@@ -101,9 +101,8 @@ pass "SIGTERM to mpirun with long tasks: status --exit-code 75, the loss named, 
 # the tasks in flight finish and the run exits 75 itself.
 for sig in INT TERM HUP; do
   out=$WORK/launch-$sig
-  # (A background job of a script starts with SIGINT ignored, which no trap can undo: reset
-  # it, as a terminal's foreground job has it.)
-  setsid env --default-signal=INT bash "$SRC/scripts/launch.sh" -n 2 --oversubscribe "$BIN" run "$WORK/long4.yaml" \
+  # (A background job of a script starts with SIGINT ignored: launch.sh resets it itself.)
+  setsid bash "$SRC/scripts/launch.sh" -n 2 --oversubscribe "$BIN" run "$WORK/long4.yaml" \
     --out "$out" --log-level info > "$out.log" 2>&1 &
   JOB=$!
   sleep 1.5
