@@ -191,7 +191,8 @@ void end_descendants(long kill_after_ms, long grace_ms) {
     while (now_ms() < give_up) {
         reap_all();
         const long n_left = guard_children(left, 4096);
-        if (n_left == 0) return;
+        // None listed, and none at all (a kernel without /proc/.../children lists none).
+        if (n_left == 0 && sys(SYS_wait4, -1, 0, WNOHANG | __WALL, 0) == -ECHILD) return;
         const bool late = now_ms() >= kill_at;
         for (long i = 0; i < n_left; ++i) {
             const long p = left[i];

@@ -48,6 +48,11 @@ int verb_run(const RunArgs& args) {
     } catch (const ConfigError& e) {
         if (comm::launcher_rank() == 0) std::cerr << "compatbench: " << e.what() << "\n";
         return kExitBadInput;
+    } catch (const std::exception& e) {
+        if (comm::launcher_rank() == 0)
+            std::cerr << "compatbench: internal error while reading " << args.config << ": "
+                      << e.what() << "\n";
+        return kExitInternal;
     }
     const Config& config = *read;
     const TaskGraph& graph = *built;

@@ -66,8 +66,12 @@ std::vector<nlohmann::json> ledger_records(const std::string& path, json& notes)
 LedgerFacts read_ledger(const std::string& path, std::string hash, json& notes) {
     LedgerFacts f;
     const auto records = ledger_records(path, notes);
-    if (hash.empty() && !records.empty())
-        hash = record_field<std::string>(records.back(), "config_hash", "");
+    // As `run --resume` judges it: the hash most records carry (a tie: status.json's).
+    std::map<std::string, std::size_t> count;
+    for (const auto& r : records) ++count[record_field<std::string>(r, "config_hash", "")];
+    count.erase("");
+    for (const auto& [h, n] : count)
+        if (!count.count(hash) || n > count[hash]) hash = h;
     f.hash = hash;
     std::map<std::string, std::pair<std::string, bool>> last;  // id -> (group, failed)
     std::vector<json> done;

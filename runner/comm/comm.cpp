@@ -1,10 +1,10 @@
 #include "comm/comm.h"
 
-#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <exception>
 #include <limits>
+#include <mutex>
 #include <thread>
 
 namespace compatbench::comm {
@@ -16,17 +16,19 @@ int count_of(std::size_t bytes) {
                                 " bytes (at most 2^31 - 1)");
     return static_cast<int>(bytes);
 }
-std::atomic<bool> file_failed{false};
-char file_error[MPI_MAX_ERROR_STRING + 1];
+std::mutex file_error_mutex;
+FileErrors file_error_log;
 
 // Every file's error handler (set as the default of files opened after the session began):
 // MPI-IO calls it as the error happens, then returns the error as MPI_ERRORS_RETURN would.
 void note_file_error(MPI_File*, int* code, ...) {
-    if (file_failed.load(std::memory_order_acquire)) return;
+    char text[MPI_MAX_ERROR_STRING] = {};
     int length = 0;
-    if (MPI_Error_string(*code, file_error, &length) != MPI_SUCCESS) length = 0;
-    file_error[length] = '\0';
-    file_failed.store(true, std::memory_order_release);
+    if (MPI_Error_string(*code, text, &length) != MPI_SUCCESS) length = 0;
+    const std::lock_guard<std::mutex> lock(file_error_mutex);
+    ++file_error_log.count;
+    file_error_log.last = length > 0 ? std::string(text, static_cast<std::size_t>(length))
+                                     : std::string("an MPI-IO error");
 }
 }  // namespace
 
@@ -36,9 +38,9 @@ int launcher_rank() {
     return 0;
 }
 
-std::string file_error_seen() {
-    if (!file_failed.load(std::memory_order_acquire)) return {};
-    return file_error[0] ? std::string(file_error) : std::string("an MPI-IO error");
+FileErrors file_errors() {
+    const std::lock_guard<std::mutex> lock(file_error_mutex);
+    return file_error_log;
 }
 
 Session::Session() {

@@ -34,10 +34,14 @@ class Session {
 // launcher's environment); 0 for a process started alone.
 int launcher_rank();
 
-// The first error MPI-IO met on this rank since the session began (a write refused by a
-// quota or a full disk), as MPI's text; "" for none. Any thread may ask. HDF5 may not return
-// from the collective step it met it in (exec/stall_guard.h).
-std::string file_error_seen();
+// The errors MPI-IO met on this rank since the session began (a write refused by a quota or
+// a full disk): how many, and the last as MPI's text. Any thread may ask. HDF5 may not return
+// from the collective step it met one in (exec/stall_guard.h).
+struct FileErrors {
+    std::size_t count = 0;
+    std::string last;
+};
+FileErrors file_errors();
 
 // A communicator: MPI_COMM_WORLD, or MPI_COMM_SELF for one process alone (tests).
 class Comm {

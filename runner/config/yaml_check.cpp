@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "core/value.h"
 
@@ -50,30 +51,45 @@ ConfigError::ConfigError(const std::string& file, const std::string& key, const 
     : std::runtime_error(file + ": " + key + ": " + reason) {}
 
 namespace {
-void refuse_repeats_under(const YAML::Node& node, const std::string& path, const std::string& file,
-                          int depth) {
-    if (depth > 200) throw ConfigError(file, node.Mark(), path, "nested deeper than 200 levels");
+// The positions of the maps and lists walked (`walked`) and of those being walked (`open`):
+// an alias is the node it names, walked once; one used inside itself is refused (any walk
+// of it, the config hash's included, would not end).
+struct Walk {
+    const std::string& file;
+    std::set<int> walked, open;
+};
+
+void refuse_repeats_under(const YAML::Node& node, const std::string& path, Walk& w, int depth) {
+    if (depth > 200) throw ConfigError(w.file, node.Mark(), path, "nested deeper than 200 levels");
+    if (!node.IsSequence() && !node.IsMap()) return;
+    const int at = node.Mark().pos;
+    if (w.open.count(at))
+        throw ConfigError(w.file, node.Mark(), path, "an anchor is used inside itself");
+    if (!w.walked.insert(at).second) return;
+    w.open.insert(at);
     if (node.IsSequence()) {
         for (std::size_t i = 0; i < node.size(); ++i)
-            refuse_repeats_under(node[i], index_path(path, i), file, depth + 1);
-        return;
+            refuse_repeats_under(node[i], index_path(path, i), w, depth + 1);
+    } else {
+        std::map<std::string, YAML::Mark> keys;
+        for (const auto& kv : node) {
+            const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "(a non-scalar key)";
+            const auto [first, fresh] = keys.emplace(key, kv.first.Mark());
+            if (!fresh)
+                throw ConfigError(w.file, kv.first.Mark(), join_path(path, key),
+                                  "the key is given twice in one map (first at line " +
+                                      std::to_string(first->second.line + 1) +
+                                      "): remove one of them");
+            refuse_repeats_under(kv.second, join_path(path, key), w, depth + 1);
+        }
     }
-    if (!node.IsMap()) return;
-    std::map<std::string, YAML::Mark> seen;
-    for (const auto& kv : node) {
-        const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "(a non-scalar key)";
-        const auto [first, fresh] = seen.emplace(key, kv.first.Mark());
-        if (!fresh)
-            throw ConfigError(file, kv.first.Mark(), join_path(path, key),
-                              "the key is given twice in one map (first at line " +
-                                  std::to_string(first->second.line + 1) + "): remove one of them");
-        refuse_repeats_under(kv.second, join_path(path, key), file, depth + 1);
-    }
+    w.open.erase(at);
 }
 }  // namespace
 
 void refuse_repeated_keys(const YAML::Node& root, const std::string& file) {
-    refuse_repeats_under(root, "", file, 0);
+    Walk w{file, {}, {}};
+    refuse_repeats_under(root, "", w, 0);
 }
 
 std::string join_path(const std::string& parent, const std::string& key) {

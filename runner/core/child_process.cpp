@@ -254,26 +254,34 @@ bool ChildProcess::group_alive() const { return ::kill(-pid_, 0) == 0; }
 
 void ChildProcess::end_group() {
     // A guard still running sweeps (SIGUSR2, core/guard.h): SIGTERM to the group and to every
-    // descendant, in the group or not, SIGKILL after the grace period, then it ends. The rank
-    // SIGKILLs the group itself only when that takes two grace periods more (a stuck guard);
-    // killing the guard sooner would leave the descendants outside the group to init.
-    // SIGUSR2 alone: a SIGTERM from here could end the shell first, and the guard would take
-    // that for the program's own end (keeping what keep_background keeps).
-    if (!reaped_)
-        ::kill(pid_, SIGUSR2);
-    else
+    // descendant, in the group or not, SIGKILL after the grace period, then it ends. SIGUSR2
+    // alone: a SIGTERM from here could end the shell first, and the guard would take that for
+    // the program's own end (keeping what keep_background keeps). A guard already gone (or
+    // gone before it read the SIGUSR2) leaves the rank to SIGTERM what is left of the group.
+    // The rank SIGKILLs the group when that takes three grace periods (a stuck guard), and
+    // stops waiting a grace period later (a process stuck in the kernel).
+    bool termed = reaped_;
+    if (reaped_)
         kill_group(SIGTERM);
-    const auto until = Clock::now() + (reaped_ ? grace_ : 3 * grace_);
+    else
+        ::kill(pid_, SIGUSR2);
+    auto until = Clock::now() + (reaped_ ? grace_ : 3 * grace_);
     bool killed = false;
     while (!reaped_ || group_alive()) {
         if (!reaped_)
             wait_for(std::chrono::milliseconds(10));
         else
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        if (reaped_ && !termed && group_alive()) {
+            kill_group(SIGTERM);
+            termed = true;
+            until = std::min(until, Clock::now() + grace_);
+        }
         if (!killed && Clock::now() >= until) {
             kill_group(SIGKILL);
             killed = true;
         }
+        if (killed && Clock::now() >= until + grace_) return;
     }
 }
 

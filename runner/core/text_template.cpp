@@ -101,6 +101,8 @@ std::vector<std::string> shell_words(const std::string& text) {
             if (in_word) words.push_back(word);
             word.clear();
             in_word = false;
+        } else if (c == '\\' && quote == 0 && i + 1 < text.size() && text[i + 1] == '\n') {
+            ++i;  // a line continuation: no character at all
         } else {
             if (c == '\\' && quote != '\'' && i + 1 < text.size()) ++i;
             word += text[i];
@@ -123,6 +125,8 @@ std::string runs_as_code(const std::string& before) {
     const auto in = [](const std::vector<std::string>& v, const std::string& w) {
         return std::find(v.begin(), v.end(), w) != v.end();
     };
+    // The value as a redirection's target (`eval "$x" > {log}`) is a file name.
+    if (!words.empty() && (words.back().ends_with('>') || words.back().ends_with('<'))) return "";
     std::size_t w = 0;
     while (w < words.size() &&
            (in(prefixes, words[w]) ||
@@ -137,7 +141,8 @@ std::string runs_as_code(const std::string& before) {
         if (arg == "--") continue;
         const bool option = arg.size() > 1 && (arg[0] == '-' || arg[0] == '+');
         if (!option) return "";  // the code, or trap's action, comes before the value
-        if (arg.find('c') != std::string::npos && arg[0] == '-') code_flag = true;
+        const bool short_options = arg[0] == '-' && arg[1] != '-';  // -c, -ec; not --norc
+        if (short_options && arg.find('c') != std::string::npos) code_flag = true;
         if (arg == "-o" || arg == "+o") ++a;  // sh -o NAME
     }
     if (name == "trap") return "as trap's action";

@@ -100,10 +100,25 @@ std::vector<double> CostModel::expected_durations(const TaskGraph& graph, Estima
     return out;
 }
 
-double late_remaining(double expected, double elapsed, Estimate e) {
-    if (elapsed < expected) return expected - elapsed;
+double late_remaining(double mid, double expected, double elapsed, Estimate e) {
+    if (elapsed < mid) return std::max(0.0, expected - elapsed);
     return e == Estimate::low ? 0.0 : e == Estimate::mid ? kLateShare * elapsed : elapsed;
 }
+
+namespace {
+// The tasks that have been running: a rank runs its batch in order, so only the one it was
+// given first (the longest in flight) has; the others of its batch wait whole.
+std::vector<RunState::Running> in_flight(const RunState& state) {
+    std::vector<RunState::Running> running = state.running;
+    std::stable_sort(running.begin(), running.end(), [](const auto& a, const auto& b) {
+        return a.rank != b.rank ? a.rank < b.rank : a.elapsed > b.elapsed;
+    });
+    std::vector<RunState::Running> first;
+    for (std::size_t k = 0; k < running.size(); ++k)
+        if (k == 0 || running[k - 1].rank != running[k].rank) first.push_back(running[k]);
+    return first;
+}
+}  // namespace
 
 double remaining_seconds(const TaskGraph& graph, const Config& config, const CostModel& model,
                          const RunState& state, const RankDevices& ranks, Estimate e) {
@@ -113,40 +128,33 @@ double remaining_seconds(const TaskGraph& graph, const Config& config, const Cos
     start.timing = model.timings();
     for (std::size_t i = 0; i < duration.size(); ++i)
         if (state.finished[i]) duration[i] = 0.0;
-    // A rank runs its tasks in order: only the one dispatched first has been running; the
-    // others of its batch wait whole.
-    std::vector<RunState::Running> running = state.running;
-    std::stable_sort(running.begin(), running.end(), [](const auto& a, const auto& b) {
-        return a.rank != b.rank ? a.rank < b.rank : a.elapsed > b.elapsed;
-    });
-    for (std::size_t k = 0; k < running.size(); ++k) {
-        const auto& r = running[k];
-        if (k == 0 || running[k - 1].rank != r.rank)
-            duration[r.task] = late_remaining(duration[r.task], r.elapsed, e);
-        start.running.emplace_back(r.rank, r.task);
+    for (const auto& r : in_flight(state)) {
+        const double mid = model.expected(graph.tasks()[r.task].group, Estimate::mid);
+        duration[r.task] = late_remaining(mid, duration[r.task], r.elapsed, e);
     }
+    for (const auto& r : state.running) start.running.emplace_back(r.rank, r.task);
     return simulate_dispatch(graph, config, duration, ranks, 0.0, &start).makespan;
 }
 
 EtaRange remaining_range(const TaskGraph& graph, const Config& config, const CostModel& measured,
                          const RunState& state, const RankDevices& ranks) {
-    // A task in flight past its group's expected time is a sample of at least that time.
-    CostModel model = measured;
-    for (const auto& r : state.running) {
-        const std::size_t g = graph.tasks()[r.task].group;
-        if (r.elapsed > measured.expected(g)) model.record(g, r.elapsed);
-    }
     EtaRange r;
     r.known = false;
     for (std::size_t g = 0; g < config.groups.size(); ++g)
-        r.known = r.known || model.measured(g) || model.remembered(g);
+        r.known = r.known || measured.measured(g) || measured.remembered(g);
     std::vector<bool> left(config.groups.size(), false);
     for (std::size_t i = 0; i < graph.tasks().size(); ++i)
         if (!state.finished[i]) left[graph.tasks()[i].group] = true;
     for (std::size_t g = 0; g < left.size(); ++g) {
-        if (!left[g] || model.measured(g)) continue;
+        if (!left[g] || measured.measured(g)) continue;
         ++r.unmeasured;
-        if (model.remembered(g)) ++r.remembered;
+        if (measured.remembered(g)) ++r.remembered;
+    }
+    // A task in flight past its group's expected time is a sample of at least that time.
+    CostModel model = measured;
+    for (const auto& t : in_flight(state)) {
+        const std::size_t g = graph.tasks()[t.task].group;
+        if (t.elapsed > measured.expected(g)) model.record(g, t.elapsed);
     }
     r.mid = remaining_seconds(graph, config, model, state, ranks, Estimate::mid);
     r.low = remaining_seconds(graph, config, model, state, ranks, Estimate::low);

@@ -26,7 +26,8 @@
 // its expected time is late: it counts as a sample of its time so far (raising its group's
 // mean and, through the scale, its kin's), and is expected to run a quarter of that time
 // more (low bound: none; high bound: as long again), so the estimate rises while it runs.
-// Until some group is measured or remembered the time left is not known (EtaRange::known).
+// Only the first task of a rank's batch has been running. Until some group has a finished
+// task or is remembered, the time left is not known (EtaRange::known), late tasks or not.
 #pragma once
 
 #include <cstddef>
@@ -45,8 +46,9 @@ enum class Estimate { low, mid, high };
 inline constexpr double kMeasuredBand = 1.25;  // a measured group's bounds: mean ÷ and × this
 inline constexpr double kLateShare = 0.25;  // a late task's expected time left ÷ its time so far
 
-// What is left of a task expected to take `expected` seconds after `elapsed` (see above).
-double late_remaining(double expected, double elapsed, Estimate e);
+// What is left, at estimate `e`, of a task expected to take `mid` seconds (point) and
+// `expected` (at `e`) after `elapsed`: late once `elapsed` reaches `mid` (see above).
+double late_remaining(double mid, double expected, double elapsed, Estimate e);
 
 class CostModel {
   public:

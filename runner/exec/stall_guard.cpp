@@ -25,8 +25,11 @@ Watchdog stall_guard(double limit, const std::string& path, int size, int rank,
         return std::to_string(st.st_size) + "@" + std::to_string(st.st_mtim.tv_sec) + "." +
                std::to_string(st.st_mtim.tv_nsec);
     };
-    const auto expire = [rank, step, limit, path] {
-        const std::string error = comm::file_error_seen();
+    // Only an error met during this step shortens its wait.
+    const std::size_t errors_before = comm::file_errors().count;
+    const auto failed = [errors_before] { return comm::file_errors().count > errors_before; };
+    const auto expire = [rank, step, limit, path, failed] {
+        const std::string error = failed() ? comm::file_errors().last : std::string();
         std::cerr << "compatbench: rank " << rank << ": " << step << " of " << path;
         if (!error.empty())
             std::cerr << ": MPI-IO failed here (" << error << ") and the step made no progress for "
@@ -42,9 +45,7 @@ Watchdog stall_guard(double limit, const std::string& path, int size, int rank,
         spdlog::default_logger()->flush();
         std::_Exit(kExitInternal);
     };
-    return Watchdog(
-        size > 1 ? limit : 0.0, fingerprint, expire, 1.0,
-        [] { return !comm::file_error_seen().empty(); }, kStallAfterError);
+    return Watchdog(size > 1 ? limit : 0.0, fingerprint, expire, 1.0, failed, kStallAfterError);
 }
 
 }  // namespace compatbench

@@ -53,6 +53,9 @@ TEST(TextTemplate, PlaceholdersWhereTheShellReadsCodeAreFound) {
     EXPECT_EQ(where("sh -c 'echo \"$1\"' sh {v}"), " ");  // a positional parameter
     EXPECT_EQ(where("trap 'rm -f x' {sig}; sh {script}; echo eval {v}"), " ");
     EXPECT_EQ(where("f={v}; trap 'rm -f \"$f\"' EXIT"), " ");
+    EXPECT_EQ(where("bash --norc --noprofile {script}"), " ");            // long options: no -c
+    EXPECT_EQ(where("eval \"$x\" > {log}; eval \"$x\" 2>{err}"), " ");    // redirection targets
+    EXPECT_EQ(where("bash -c \\\n  {v}"), "{v} as the code of bash -c");  // a continued line
     // A here-document's body is expanded (quoted delimiter or not: refused alike).
     EXPECT_EQ(where("cat <<EOF\nx {v}\nEOF\n"), "{v} in a here-document");
     EXPECT_EQ(where("cat <<'EOF' > f\n{v}\nEOF"), "{v} in a here-document");

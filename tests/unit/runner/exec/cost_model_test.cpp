@@ -69,25 +69,27 @@ TEST(CostModel, RemainingTimeFromAPartWayState) {
     // (low: none, high: as long again), and the more it runs, the more.
     state.running[0].elapsed = 10.0;
     EXPECT_DOUBLE_EQ(remaining_seconds(graph, config, model, state, cpu_ranks(1)), 2.5 + 3.0);
-    EXPECT_DOUBLE_EQ(
-        remaining_seconds(graph, config, model, state, cpu_ranks(1), Estimate::high),
-        (30.0 - 10.0) + 30.0);  // unmeasured b's high bound is ten times its hint: not late
+    EXPECT_DOUBLE_EQ(remaining_seconds(graph, config, model, state, cpu_ranks(1), Estimate::high),
+                     10.0 + 30.0);  // the other b at unmeasured b's high bound, ten times its hint
     state.running[0].elapsed = 40.0;
     EXPECT_DOUBLE_EQ(remaining_seconds(graph, config, model, state, cpu_ranks(1), Estimate::high),
                      40.0 + 30.0);
+    // Nothing has finished and nothing is remembered: not known, late task or not.
+    EXPECT_FALSE(remaining_range(graph, config, model, state, cpu_ranks(1)).known);
+    // With a measured: the late b is a sample of b's time, so the other b is expected to take
+    // as long (10 s, ÷ and × the measured band), and the estimate rises while it runs.
+    CostModel measured = model;
+    for (int k = 0; k < 4; ++k) measured.record(0, 1.0);
     state.running[0].elapsed = 10.0;
-    // As a range, the late task is a sample of b's time: the other b is expected to take as
-    // long (10 s, ÷ and × the measured band), so the estimate rises while it runs.
-    EtaRange late = remaining_range(graph, config, model, state, cpu_ranks(1));
+    const EtaRange late = remaining_range(graph, config, measured, state, cpu_ranks(1));
     EXPECT_TRUE(late.known);
+    EXPECT_EQ(late.unmeasured, 1u);  // b has finished nothing
     EXPECT_DOUBLE_EQ(late.mid, 2.5 + 10.0);
     EXPECT_DOUBLE_EQ(late.low, 0.0 + 10.0 / kMeasuredBand);
-    EXPECT_DOUBLE_EQ(late.high, (10.0 * kMeasuredBand - 10.0) + 10.0 * kMeasuredBand);
+    EXPECT_DOUBLE_EQ(late.high, 10.0 + 10.0 * kMeasuredBand);
     state.running[0].elapsed = 20.0;
-    EXPECT_GT(remaining_range(graph, config, model, state, cpu_ranks(1)).mid, late.mid);
-    // Nothing measured, nothing remembered, nothing late: the time left is not known.
+    EXPECT_GT(remaining_range(graph, config, measured, state, cpu_ranks(1)).mid, late.mid);
     state.running[0].elapsed = 1.0;
-    EXPECT_FALSE(remaining_range(graph, config, model, state, cpu_ranks(1)).known);
     // Everything finished: nothing left.
     state.running.clear();
     state.finished.assign(graph.tasks().size(), true);
