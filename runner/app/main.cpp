@@ -40,6 +40,7 @@ struct RunArgs {
 // as fast as `validate` refuses it, and by the launcher's rank 0 alone), so all agree on
 // errors.
 int verb_run(const RunArgs& args) {
+    install_stop_signals();  // from the start: a stop asked while the run starts is honoured
     std::optional<Config> read;
     std::optional<TaskGraph> built;
     try {

@@ -86,8 +86,14 @@ pass "SIGTERM/SIGINT to mpirun: the run stopped cleanly (status --exit-code 75),
 # once, so `status --exit-code` still gives 75 (stopped by a signal) and says what was lost;
 # --resume completes.
 sed 's/seconds: 30/seconds: 4/' "$WORK/long-finish.yaml" > "$WORK/long4.yaml"
+# Until the 4 quick tasks are in the ledger (the long ones then in flight), not a fixed
+# sleep: a busy machine starts the ranks late.
+wait_quick() {
+  for _ in $(seq 300); do (($(cat "$1/ledger.jsonl" 2> /dev/null | wc -l) >= 4)) && break; sleep 0.2; done
+  sleep 0.5
+}
 start_job "$WORK/mpirun-long" "$WORK/long4.yaml"
-sleep 1.5
+wait_quick "$WORK/mpirun-long"
 kill -TERM "$JOB"
 set +e; wait "$JOB"; set -e
 expect_code 75 "$BIN" status "$WORK/mpirun-long" --exit-code > /dev/null
@@ -105,7 +111,7 @@ for sig in INT TERM HUP; do
   setsid bash "$SRC/scripts/launch.sh" -n 2 --oversubscribe "$BIN" run "$WORK/long4.yaml" \
     --out "$out" --log-level info > "$out.log" 2>&1 &
   JOB=$!
-  sleep 1.5
+  wait_quick "$out"
   kill -"$sig" "$JOB"
   [[ $sig == HUP ]] && { sleep 0.2; kill -HUP "$JOB"; }  # a dropped session: one stop
   set +e; wait "$JOB"; code=$?; set -e
