@@ -10,4 +10,4 @@ name, ranks, passes, bw, pc, line = sys.argv[1], int(sys.argv[2]), int(sys.argv[
 gb, s = map(float, re.search(r"read ([0-9.]+) GB in ([0-9.]+) s", line).groups())
 rss, anon = map(float, re.search(r"peak RSS ([0-9.]+) MB.*anonymous memory ([0-9.]+) MB", line).groups())
 rate = gb * passes / s / ranks
-print(f"{name:6s} {ranks:5d} {s:8.2f} {gb / s:9.2f} {passes:8d} {100 * rate / bw:8.0f}% {100 * rate / pc:8.0f}% {rss:8.0f}MB {anon:8.0f}MB")
+print(f"{name:9s} {ranks:5d} {s:8.2f} {gb / s:9.2f} {passes:8d} {100 * rate / bw:8.0f}% {100 * rate / pc:8.0f}% {rss:8.0f}MB {anon:8.0f}MB")

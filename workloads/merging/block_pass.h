@@ -78,4 +78,39 @@ inline void from_delta(Block& b, const std::vector<double>& delta, double scale)
     for (std::size_t j = 0; j < b.count; ++j) b.theta[j] = b.base[j] + scale * delta[j];
 }
 
+// s + a · b as the compiler computes tensor_merge.cpp's add_dot (`s += a * b`): one fused
+// multiply-add where the machine has one (it contracts the two there), else a product, then
+// a sum.
+inline double mul_add(double a, double b, double s) {
+#if defined(__FP_FAST_FMA)
+    return __builtin_fma(a, b, s);
+#else
+    return s + a * b;
+#endif
+}
+
+// The K(K + 1) / 2 dot products v_i · v_q, i <= q, of v_i = τ_i (Tau) or θ_i, in that order,
+// from the blocks as read, in one loop: each a running sum in coordinate order, as add_dot
+// sums it (mul_add), so the chains overlap and the sums keep their bits.
+template <int K, bool Tau>
+void pair_dots(TensorBlocks& in, double* dots) {
+    constexpr int pairs = K * (K + 1) / 2;
+    last_pass::read_blocks(
+        in, kBlock,
+        [&](std::size_t, std::size_t count, const float* base, const std::vector<const float*>& x) {
+            double s[pairs];
+            std::copy_n(dots, pairs, s);
+            for (std::size_t j = 0; j < count; ++j) {
+                double v[K];
+                for (int i = 0; i < K; ++i)
+                    v[i] =
+                        Tau ? static_cast<double>(x[i][j]) - base[j] : static_cast<double>(x[i][j]);
+                int d = 0;
+                for (int i = 0; i < K; ++i)
+                    for (int q = i; q < K; ++q, ++d) s[d] = mul_add(v[i], v[q], s[d]);
+            }
+            std::copy_n(s, pairs, dots);
+        });
+}
+
 }  // namespace compatbench::merging::blocks

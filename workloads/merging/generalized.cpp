@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "common/hash.h"
+#include "merging/in_dtype.h"
 #include "merging/last_pass.h"
 #include "merging/selection.h"
 
@@ -164,11 +165,26 @@ double bucket_floor(std::size_t bucket) {
     return x;
 }
 
+// |τ_ij| of one block of model i into mag: in double, or (a dtype) |r(r(θ_ij) − r(θ0_j))|
+// with r rounding to it (in_dtype.h).
+void magnitudes_into(Arithmetic a, std::size_t count, const float* base, const float* x,
+                     double* mag) {
+    if (a == Arithmetic::exact) {
+        for (std::size_t j = 0; j < count; ++j)
+            mag[j] = std::abs(static_cast<double>(x[j]) - base[j]);
+        return;
+    }
+    with_dtype(a, [&](auto A) {  // one loop per dtype, its rounding inlined
+        for (std::size_t j = 0; j < count; ++j)
+            mag[j] = std::abs(round_to(A(), round_to(A(), x[j]) - round_to(A(), base[j])));
+    });
+}
+
 // |τ_ij| of one block of model i, in the thread's buffer.
-const double* block_magnitudes(std::size_t count, const float* base, const float* x) {
+const double* block_magnitudes(Arithmetic a, std::size_t count, const float* base, const float* x) {
     thread_local std::vector<double> mag;
     if (mag.size() < count) mag.resize(count);
-    for (std::size_t j = 0; j < count; ++j) mag[j] = std::abs(static_cast<double>(x[j]) - base[j]);
+    magnitudes_into(a, count, base, x, mag.data());
     return mag.data();
 }
 
@@ -179,13 +195,13 @@ const double* block_magnitudes(std::size_t count, const float* base, const float
 // every value of a bucket above and gathers that bucket's values with their indices, among
 // which the threshold and the ties at it are settled. False, doing nothing, when a value
 // lies from infinity's bucket up (mark_top's comparisons serve those).
-bool select_binned(TensorBlocks& in, std::size_t i, std::size_t m,
+bool select_binned(TensorBlocks& in, Arithmetic a, std::size_t i, std::size_t m,
                    std::vector<std::uint64_t>& bits) {
     thread_local TopHistogram histogram;
     histogram.clear();
     last_pass::read_model_blocks(
         in, i, kBlock, [&](std::size_t, std::size_t count, const float* base, const float* x) {
-            histogram.add(block_magnitudes(count, base, x), count);
+            histogram.add(block_magnitudes(a, count, base, x), count);
         });
     const TopHistogram::Cut cut = histogram.cut(m);
     if (!cut.finite) return false;
@@ -199,7 +215,7 @@ bool select_binned(TensorBlocks& in, std::size_t i, std::size_t m,
     last_pass::read_model_blocks(
         in, i, kBlock,
         [&](std::size_t begin, std::size_t count, const float* base, const float* x) {
-            const double* mag = block_magnitudes(count, base, x);
+            const double* mag = block_magnitudes(a, count, base, x);
             for (std::size_t first = 0; first < count; first += 64) {  // begin % 64 = 0
                 const std::size_t end = std::min(count, first + 64);
                 std::uint64_t above = 0, from = 0;  // two loops that vectorise
@@ -246,12 +262,14 @@ double density_of(const MergeParams& p, std::size_t i) {
     return per_model(p.densities, i, p.density);
 }
 
-std::vector<Selection> select(const MergeParams& p, const TensorScope& s, TensorBlocks& in) {
+std::vector<Selection> select(const MergeParams& p, const TensorScope& s, TensorBlocks& in,
+                              const SelectIn& how) {
     const std::size_t n = in.numel(), k = in.models();
     std::vector<Selection> sel(k);
     if (p.sparsify == Sparsify::none) return sel;
     const bool binned =
         p.sparsify == Sparsify::magnitude && !p.rescale && n < (std::size_t{1} << 32);
+    const KeepProbability plain;
     for (std::size_t i = 0; i < k; ++i) {
         const double d = density_of(p, i);
         if (d >= 1.0) continue;
@@ -260,22 +278,22 @@ std::vector<Selection> select(const MergeParams& p, const TensorScope& s, Tensor
         out.bits.assign((n + 63) / 64, 0);
         if (p.sparsify == Sparsify::della && d <= 0.0) continue;  // all dropped
         const auto m = static_cast<std::size_t>(std::floor(d * static_cast<double>(n)));
-        if (binned && m > 0 && m < n && select_binned(in, i, m, out.bits)) continue;  // TIES
+        if (binned && m > 0 && m < n && select_binned(in, how.arithmetic, i, m, out.bits))
+            continue;  // TIES
         std::vector<double>& mag = magnitudes(n);
-        last_pass::read_blocks(
-            in, kBlock,
-            [&](std::size_t begin, std::size_t count, const float* base, const auto& x) {
-                for (std::size_t j = 0; j < count; ++j)
-                    mag[begin + j] = std::abs(static_cast<double>(x[i][j]) - base[j]);  // |τ_ij|
+        last_pass::read_model_blocks(
+            in, i, kBlock,
+            [&](std::size_t begin, std::size_t count, const float* base, const float* x) {
+                magnitudes_into(how.arithmetic, count, base, x, mag.data() + begin);  // |τ_ij|
             });
-        select_bits(p, s, i, n, mag, out.bits, KeepProbability{});
+        select_bits(p, s, i, n, mag, out.bits, how.keep ? *how.keep : plain);
         if (!p.rescale) continue;
-        double l1 = 0.0, kept = 0.0;  // sparsify.py's rescaled_masked_tensor, L1
-        for (std::size_t j = 0; j < n; ++j) {
-            l1 += mag[j];
-            kept += out.kept(j) ? mag[j] : 0.0;
+        for (std::size_t j = 0; j < n; ++j) {  // sparsify.py's rescaled_masked_tensor, L1
+            out.l1 += mag[j];
+            out.kept_l1 += out.kept(j) ? mag[j] : 0.0;
         }
-        if (l1 >= 1e-7 && kept >= 1e-7) out.scale = l1 / kept;
+        if (how.arithmetic == Arithmetic::exact && out.l1 >= 1e-7 && out.kept_l1 >= 1e-7)
+            out.scale = out.l1 / out.kept_l1;
     }
     return sel;
 }

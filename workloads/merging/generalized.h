@@ -19,6 +19,7 @@ struct Selection {
     bool all = true;     // nothing dropped (density >= 1, or no sparsification)
     double scale = 1.0;  // ‖τ‖₁ / ‖kept τ‖₁ with `rescale`, else 1
     std::vector<std::uint64_t> bits;
+    double l1 = 0.0, kept_l1 = 0.0;  // with `rescale`: ‖τ‖₁ and ‖kept τ‖₁, summed in order
     bool kept(std::size_t j) const { return all || ((bits[j >> 6] >> (j & 63)) & 1U); }
 };
 
@@ -53,10 +54,20 @@ void select_bits(const MergeParams& p, const TensorScope& s, std::size_t i, std:
                  const std::vector<double>& mag, std::vector<std::uint64_t>& bits,
                  const KeepProbability& keep);
 
+// How `select` reads |τ_ij|: in double from the stored values (exact), or as
+// merge_in_dtype computes τ in a dtype (each value rounded to it, then their difference),
+// with that arithmetic's keep probabilities (null: KeepProbability's). With a dtype the
+// selection's `scale` stays 1: the caller rescales from l1 and kept_l1 as torch does.
+struct SelectIn {
+    Arithmetic arithmetic = Arithmetic::exact;
+    const KeepProbability* keep = nullptr;
+};
+
 // One selection pass per model whose density is below 1 (|τ_ij| of every coordinate, one
 // double each, as TIES reads them). std::invalid_argument for DELLA's ε out of range or a
 // row of one coordinate.
-std::vector<Selection> select(const MergeParams& p, const TensorScope& s, TensorBlocks& in);
+std::vector<Selection> select(const MergeParams& p, const TensorScope& s, TensorBlocks& in,
+                              const SelectIn& how = {});
 
 // Over one block: τ_ij (in t[i]) becomes w_i · selected τ_ij, then `delta` the mixed update
 // before λ: with consensus the τ that agree with the sign of their sum, else all of them,

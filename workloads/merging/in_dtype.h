@@ -10,14 +10,18 @@
 // sparsify.py), and through ram_fusion.h for ram, ramplus_tl and arcee_fusion. The other
 // methods (slerp, which mergekit computes in numpy float32, multislerp, nuslerp, karcher)
 // read the inputs rounded to the dtype, compute in double and round the result to the dtype.
-// A tensor's inputs are held whole in memory, as mergekit holds them. RAM and Arcee Fusion
-// read a whole tensor before they write a coordinate, so they come here in exact arithmetic
-// too (computed in double on the stored values).
+// linear, generalized task arithmetic, model_stock, nearswap and passthrough stream a block
+// at a time in float32 lanes (in_dtype_stream.cpp), slerp through merge_tensor's exact
+// passes on RoundedBlocks; the others hold a tensor's inputs whole, as mergekit does. RAM
+// and Arcee Fusion read a whole tensor before they write a coordinate, so they come here in
+// exact arithmetic too (computed in double on the stored values).
 #pragma once
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
+#include "common/lanes.h"
 #include "formats/half.h"
 #include "merging/operators.h"
 
@@ -34,6 +38,60 @@ inline float round_to(Arithmetic a, float x) {
     }
     return a == Arithmetic::float16 ? formats::f16_to_f32(formats::f32_to_f16(x)) : x;
 }
+
+// 8 float32 lanes each rounded as round_to rounds it, in registers: bfloat16 on the bit
+// patterns (the integer form of round-to-nearest-even, a NaN kept quiet), as torch's
+// vectorised CPU kernels round; float16 lane by lane; float32 unchanged.
+template <Arithmetic A>
+inline V8f rounded(V8f x) {
+    if constexpr (A == Arithmetic::bfloat16) {
+        using V8u = unsigned __attribute__((vector_size(32)));
+        V8u u;
+        std::memcpy(&u, &x, sizeof u);
+        const auto nan = (V8u)(((u & 0x7f800000u) == 0x7f800000u) & ((u & 0x007fffffu) != 0u));
+        const V8u even = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+        const V8u quiet = (u & 0xffff0000u) | 0x00400000u;
+        const V8u r = (quiet & nan) | (even & ~nan);
+        std::memcpy(&x, &r, sizeof x);
+    } else if constexpr (A == Arithmetic::float16) {
+        for (int l = 0; l < 8; ++l) x[l] = round_to(A, x[l]);
+    }
+    return x;
+}
+
+// Calls f(std::integral_constant<Arithmetic, A>{}) with A = a, a dtype (float32 for exact).
+template <class F>
+void with_dtype(Arithmetic a, F&& f) {
+    if (a == Arithmetic::bfloat16)
+        f(std::integral_constant<Arithmetic, Arithmetic::bfloat16>{});
+    else if (a == Arithmetic::float16)
+        f(std::integral_constant<Arithmetic, Arithmetic::float16>{});
+    else
+        f(std::integral_constant<Arithmetic, Arithmetic::float32>{});
+}
+
+// A tensor's blocks as read, each value rounded to the arithmetic's dtype (mergekit's inputs
+// converted at load), for a pass that computes exactly on them.
+class RoundedBlocks final : public TensorBlocks {
+  public:
+    RoundedBlocks(TensorBlocks& in, Arithmetic a) : in_(in), a_(a) {}
+    std::size_t numel() const override { return in_.numel(); }
+    std::size_t models() const override { return in_.models(); }
+    void read(std::size_t begin, std::size_t count, const float*& base,
+              std::vector<const float*>& models) override;
+
+  private:
+    TensorBlocks& in_;
+    Arithmetic a_;
+    std::vector<float> base_;
+    std::vector<std::vector<float>> models_;
+};
+
+// linear, the generalized task arithmetic family, model_stock, nearswap and passthrough,
+// streamed a block at a time (in_dtype_stream.cpp): false, doing nothing, for any other
+// method. Internal to merge_in_dtype.
+bool merge_streamed_in_dtype(const MergeParams& p, const TensorScope& s, TensorBlocks& in,
+                             const BlockSink& out, TensorMergeStats& st);
 
 // Merges one tensor as merge_tensor does, with p.arithmetic other than exact or a
 // whole-tensor method (is_whole_tensor_method); its statistics summed as `sums` says.

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/constant.h"
+#include "merging/in_dtype.h"
 
 namespace compatbench::merging::last_pass {
 
@@ -102,7 +103,7 @@ V8d consensus(const V8d (&s)[K], const V8d& sum, bool mean) {
 // in double, τ̄ = (0 + τ_1 + … + τ_K) / K, d = (0 + w_1 τ_1 + … + w_K τ_K) [/ Σ w] (DARE:
 // the dropped τ_i), θ = θ0 + scale · update (SLERP: wa θ_1 + wb θ_2). `begin`: the index of
 // the block's first coordinate in the tensor (DARE's draws).
-template <int K, Update U>
+template <int K, Update U, Arithmetic A = Arithmetic::exact>
 void kernel(const MergeParams& p, const Fused& f, std::size_t begin, const float* base,
             const float* const* x, std::size_t count, float* merged, Stats& out) {
     Stats stats = out;  // in registers for the loop
@@ -122,8 +123,10 @@ void kernel(const MergeParams& p, const Fused& f, std::size_t begin, const float
         const V8d b = widen(load<V8f>(base + j, n));
         V8d m = {}, d = {}, xs[K], s[K];  // xs: SLERP's, s: TIES's
         for (int i = 0; i < K; ++i) {
-            const V8d xi = widen(load<V8f>(x[i] + j, n)), t = xi - b;
-            if constexpr (U == Update::slerp) xs[i] = xi;
+            const V8f xf = load<V8f>(x[i] + j, n);
+            const V8d xi = widen(xf), t = xi - b;
+            if constexpr (U == Update::slerp)
+                xs[i] = A == Arithmetic::exact ? xi : widen(rounded<A>(xf));
             m += t;
             if constexpr (U == Update::weighted) d += w[i] * t;
             if constexpr (U == Update::dropped) d += dropped(drop, stream[i] + begin + j, t);
@@ -141,6 +144,8 @@ void kernel(const MergeParams& p, const Fused& f, std::size_t begin, const float
             theta = f.wa * xs[0] + f.wb * xs[K - 1];  // K = 2
         else
             theta = b + f.scale * update<U>(f, m, d);
+        if constexpr (A != Arithmetic::exact)  // float32, then the dtype
+            theta = widen(rounded<A>(__builtin_convertvector(theta, V8f)));
         stats.add(m, theta, b, merged + j, n);
     }
     out = stats;
@@ -165,8 +170,13 @@ void dispatch(const MergeParams& p, const Fused& f, std::size_t begin, const flo
         case Update::ties:
             return kernel<K, Update::ties>(p, f, begin, base, x, count, merged, stats);
         case Update::slerp:
-            if constexpr (K == 2)
-                return kernel<K, Update::slerp>(p, f, begin, base, x, count, merged, stats);
+            if constexpr (K == 2) {
+                if (f.round == Arithmetic::exact)
+                    return kernel<K, Update::slerp>(p, f, begin, base, x, count, merged, stats);
+                return with_dtype(f.round, [&](auto A) {
+                    kernel<K, Update::slerp, A()>(p, f, begin, base, x, count, merged, stats);
+                });
+            }
             throw std::logic_error("SLERP's kernel merges exactly 2 models");
     }
 }

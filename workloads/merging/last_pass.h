@@ -123,6 +123,9 @@ struct Fused {
     double wa = 0.0, wb = 0.0;                   // SLERP's weights
     const Drop* drop = nullptr;                  // DARE's
     const std::uint64_t* const* kept = nullptr;  // TIES: per model, the bits of the τ kept
+    // SLERP in a dtype (merge_in_dtype): θ from the inputs rounded to it, itself rounded to
+    // it; the statistics of the stored values.
+    Arithmetic round = Arithmetic::exact;
 };
 
 // Calls f(begin, count, base, x) for every block of `in`, in order: its coordinates

@@ -29,6 +29,7 @@ using blocks::Block;
 using blocks::for_blocks;
 using blocks::from_delta;
 using blocks::kBlock;
+using blocks::pair_dots;
 
 // What a first pass sums over the coordinates, for the operators that need a tensor-wide
 // quantity before merging (SLERP, Model Stock, the PRISM family).
@@ -46,40 +47,6 @@ bool needs_first_pass(const MergeParams& p) {
 // Σ_j a_j b_j over one block, continuing `s`.
 inline void add_dot(double& s, const double* a, const double* b, std::size_t n) {
     for (std::size_t j = 0; j < n; ++j) s += a[j] * b[j];
-}
-
-// s + a · b as the compiler computes add_dot's `s += a * b`: one fused multiply-add where
-// the machine has one (it contracts the two there), else a product, then a sum.
-inline double mul_add(double a, double b, double s) {
-#if defined(__FP_FAST_FMA)
-    return __builtin_fma(a, b, s);
-#else
-    return s + a * b;
-#endif
-}
-
-// The K(K + 1) / 2 dot products v_i · v_q, i <= q, of v_i = τ_i (Tau) or θ_i, in that order,
-// from the blocks as read, in one loop: each a running sum in coordinate order, as add_dot
-// sums it (mul_add), so the chains overlap and the sums keep their bits.
-template <int K, bool Tau>
-void pair_dots(TensorBlocks& in, double* dots) {
-    constexpr int pairs = K * (K + 1) / 2;
-    last_pass::read_blocks(
-        in, kBlock,
-        [&](std::size_t, std::size_t count, const float* base, const std::vector<const float*>& x) {
-            double s[pairs];
-            std::copy_n(dots, pairs, s);
-            for (std::size_t j = 0; j < count; ++j) {
-                double v[K];
-                for (int i = 0; i < K; ++i)
-                    v[i] =
-                        Tau ? static_cast<double>(x[i][j]) - base[j] : static_cast<double>(x[i][j]);
-                int d = 0;
-                for (int i = 0; i < K; ++i)
-                    for (int q = i; q < K; ++q, ++d) s[d] = mul_add(v[i], v[q], s[d]);
-            }
-            std::copy_n(s, pairs, dots);
-        });
 }
 
 // `magnitudes`: also keep |τ̄_j| of every coordinate (merging::magnitudes) for PRISM's
@@ -411,6 +378,16 @@ TensorMergeStats merge_tensor(const MergeParams& p, const TensorScope& s, Tensor
             add_dot(st.mean_tau_sq, b.mean.data(), b.mean.data(), b.count);
             out(b.begin, {b.base, b.count});
         });
+        return st;
+    }
+    if (p.arithmetic != Arithmetic::exact && p.method == Method::slerp) {
+        // mergekit's slerp in numpy float32 on the inputs in the dtype: here the exact passes
+        // on them, θ rounded to the dtype (docs/mergekit.md, "Arithmetic").
+        RoundedBlocks in_dtype(in, p.arithmetic);
+        const auto [wa, wb] = slerp_weights(p, first_pass(p, in_dtype, false, kernels).dots);
+        last_pass::fused_pass(
+            p, {.update = last_pass::Update::slerp, .wa = wa, .wb = wb, .round = p.arithmetic}, in,
+            kBlock, out, st);
         return st;
     }
     if (p.arithmetic != Arithmetic::exact || is_whole_tensor_method(p.method))

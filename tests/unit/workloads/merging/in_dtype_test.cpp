@@ -3,6 +3,10 @@
 // tests/mergekit compares the same code with torch itself.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
 #include <vector>
 
 #include "merging/in_dtype.h"
@@ -89,4 +93,102 @@ TEST(InDtype, MethodsOutsideMergekitAreRefused) {
     p.method = Method::prism;
     p.arithmetic = Arithmetic::bfloat16;
     EXPECT_THROW(merged(p, {0.0f}, {{1.0f}, {2.0f}}), std::invalid_argument);
+}
+
+namespace {
+
+std::uint32_t bits_of(float x) {
+    std::uint32_t u;
+    std::memcpy(&u, &x, sizeof u);
+    return u;
+}
+
+// rounded<A> of 8 lanes against round_to of each, bit for bit, over `patterns`.
+template <Arithmetic A>
+void expect_lanes_round_as_scalars(const std::vector<std::uint32_t>& patterns) {
+    for (std::size_t j = 0; j + 8 <= patterns.size(); j += 8) {
+        compatbench::V8f v;
+        std::memcpy(&v, patterns.data() + j, sizeof v);
+        const compatbench::V8f r = rounded<A>(v);
+        for (int l = 0; l < 8; ++l) {
+            float x;
+            std::memcpy(&x, &patterns[j + static_cast<std::size_t>(l)], sizeof x);
+            ASSERT_EQ(bits_of(r[l]), bits_of(round_to(A, x))) << std::hex << bits_of(x);
+        }
+    }
+}
+
+// A tensor of n coordinates: the base and two models, seeded, with NaN, infinities, zeros of
+// both signs and bfloat16 ties among them.
+std::vector<std::vector<float>> seeded_tensor(std::size_t n) {
+    std::mt19937 gen(7);
+    std::normal_distribution<float> normal(0.0f, 0.02f);
+    std::vector<std::vector<float>> v(3, std::vector<float>(n));
+    for (auto& x : v)
+        for (float& y : x) y = normal(gen);
+    v[1][5] = std::numeric_limits<float>::quiet_NaN();
+    v[2][9] = std::numeric_limits<float>::infinity();
+    v[0][12] = -0.0f;
+    v[1][12] = -0.0f;
+    v[2][12] = 0.0f;
+    v[1][20] = 1.00390625f;  // halfway between two bfloat16 values
+    return v;
+}
+
+}  // namespace
+
+TEST(InDtype, LanesRoundAsEachValueRounds) {
+    std::vector<std::uint32_t> patterns = {
+        0x00000000, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000, 0x7f800001, 0xff812345,
+        0x7fffffff, 0x7f7fffff, 0xff7fffff, 0x00000001, 0x807fffff, 0x3f808000, 0x3f818000,
+        0x3f808001, 0x477fe000, 0x477ff000, 0x387fe000, 0x33000000, 0x33000001};
+    std::mt19937 gen(1);
+    for (int i = 0; i < 200000; ++i) patterns.push_back(static_cast<std::uint32_t>(gen()));
+    patterns.resize(patterns.size() / 8 * 8);
+    expect_lanes_round_as_scalars<Arithmetic::bfloat16>(patterns);
+    expect_lanes_round_as_scalars<Arithmetic::float16>(patterns);
+    expect_lanes_round_as_scalars<Arithmetic::float32>(patterns);
+}
+
+TEST(InDtype, StreamedBlocksMergeAsEachCoordinateAlone) {
+    // Task arithmetic and linear read each coordinate alone: a tensor of several blocks and a
+    // short tail merges as its coordinates do one by one (each a tensor of one value).
+    const std::size_t n = 2 * 2048 + 13;
+    const auto v = seeded_tensor(n);
+    for (const Method m : {Method::task_arithmetic, Method::linear})
+        for (const Arithmetic a : {Arithmetic::bfloat16, Arithmetic::float16}) {
+            MergeParams p;
+            p.method = m;
+            p.arithmetic = a;
+            p.weights = {0.3, 0.9};
+            p.coef = 0.7;
+            const std::vector<float> all = merged(p, v[0], {v[1], v[2]});
+            for (std::size_t j = 0; j < n; ++j) {
+                const float one = merged(p, {v[0][j]}, {{v[1][j]}, {v[2][j]}})[0];
+                ASSERT_EQ(bits_of(all[j]), bits_of(one)) << method_name(m) << " at " << j;
+            }
+        }
+}
+
+TEST(InDtype, FilterWiseModelStockMergesAsEachRowAlone) {
+    // Rows of 1000 cross the blocks of 2048 and end inside groups of 8 lanes; the last is
+    // short (a tensor that is no whole number of rows): each merges as a tensor of its own.
+    const std::size_t row = 1000, n = 3 * row + 333;
+    const auto v = seeded_tensor(n);
+    MergeParams p;
+    p.method = Method::model_stock;
+    p.arithmetic = Arithmetic::bfloat16;
+    p.filter_wise = true;
+    const std::vector<float> all = merged(p, v[0], {v[1], v[2]}, row);
+    p.filter_wise = false;
+    for (std::size_t begin = 0; begin < n; begin += row) {
+        const auto at = [&](const std::vector<float>& x) {
+            return std::vector<float>(
+                x.begin() + static_cast<std::ptrdiff_t>(begin),
+                x.begin() + static_cast<std::ptrdiff_t>(std::min(n, begin + row)));
+        };
+        const std::vector<float> alone = merged(p, at(v[0]), {at(v[1]), at(v[2])});
+        for (std::size_t j = 0; j < alone.size(); ++j)
+            ASSERT_EQ(bits_of(all[begin + j]), bits_of(alone[j])) << "at " << begin + j;
+    }
 }
