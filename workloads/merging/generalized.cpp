@@ -1,6 +1,7 @@
 #include "merging/generalized.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -28,6 +29,72 @@ void set_bit(std::vector<std::uint64_t>& bits, std::size_t j, bool on) {
     bits[j >> 6] = on ? bits[j >> 6] | m : bits[j >> 6] & ~m;
 }
 
+// Bits [0, n) of `bits` set where the seeded draw of that coordinate (Draws: stream + j) lies
+// below `rate`, 64 coordinates to a word, their draws 8 lanes at a time.
+void random_bits(std::uint64_t stream, double rate, std::size_t n,
+                 std::vector<std::uint64_t>& bits) {
+    const std::uint64_t below = last_pass::draws_below(rate);
+    using last_pass::V8u;
+    for (std::size_t first = 0; first < n; first += 64) {
+        std::uint64_t word = 0;
+        for (std::size_t g = 0; g < 64; g += 8) {
+            const V8u at = V8u{0, 1, 2, 3, 4, 5, 6, 7} + (stream + first + g);
+            const V8u kept = (V8u)((last_pass::splitmix64_lanes(at) >> 11) < below) &
+                             V8u{1, 2, 4, 8, 16, 32, 64, 128};
+            std::uint64_t byte = 0;
+            for (int l = 0; l < 8; ++l) byte |= kept[l];
+            word |= byte << g;
+        }
+        const std::size_t valid = std::min<std::size_t>(64, n - first);
+        const std::uint64_t mask =
+            valid == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << valid) - 1;
+        bits[first >> 6] = (bits[first >> 6] & ~mask) | (word & mask);
+    }
+}
+
+// rank[c]: the 0-based ascending rank of mag(c) among the `cols` values of one fibre, ties
+// to the lower index (a stable sort's). No value is negative, so their bit patterns order as
+// they do: a stable LSD radix sort of the patterns, 8 bits a digit, skipping the digits
+// that all share (the low ones of values from bfloat16, float16 or float32). With a NaN
+// among them, the comparisons' stable sort, as before.
+template <class Mag>
+void ranks_of(std::size_t cols, Mag&& mag, std::vector<std::uint32_t>& rank) {
+    thread_local std::vector<std::uint64_t> key, key_next;
+    thread_local std::vector<std::uint32_t> col, col_next;
+    key.resize(cols);
+    key_next.resize(cols);
+    col.resize(cols);
+    col_next.resize(cols);
+    std::array<std::array<std::uint32_t, 256>, 8> count{};
+    bool nan = false;
+    for (std::size_t c = 0; c < cols; ++c) {
+        const double m = mag(c);
+        nan |= std::isnan(m);
+        std::memcpy(&key[c], &m, sizeof m);
+        col[c] = static_cast<std::uint32_t>(c);
+        for (int d = 0; d < 8; ++d) ++count[d][(key[c] >> (8 * d)) & 0xff];
+    }
+    if (nan) {
+        std::stable_sort(col.begin(), col.end(),
+                         [&](std::uint32_t a, std::uint32_t b) { return mag(a) < mag(b); });
+    } else {
+        for (int d = 0; d < 8; ++d) {
+            std::array<std::uint32_t, 256>& at = count[d];
+            if (std::find(at.begin(), at.end(), cols) != at.end()) continue;  // one digit
+            std::uint32_t start = 0;
+            for (std::uint32_t& c : at) start += std::exchange(c, start);
+            for (std::size_t e = 0; e < cols; ++e) {
+                const std::uint32_t to = at[(key[e] >> (8 * d)) & 0xff]++;
+                key_next[to] = key[e];
+                col_next[to] = col[e];
+            }
+            key.swap(key_next);
+            col.swap(col_next);
+        }
+    }
+    for (std::size_t r = 0; r < cols; ++r) rank[col[r]] = static_cast<std::uint32_t>(r);
+}
+
 // DELLA (mergekit's della_magprune): along dimension 1 (the rows of a matrix; for an N-D
 // tensor each fibre of fixed other indices, as torch's sort along dim 1 ranks),
 // p_j = (d − ε) + 2ε·(rank_j − 1)/(d1 − 1), rank 1 for the smallest |τ| of the fibre (ties:
@@ -47,25 +114,23 @@ void della_bits(const MergeParams& p, const TensorScope& s, std::size_t i, std::
                                     ": DELLA needs the tensor's shape to rank along "
                                     "dimension 1");
     const Draws draw(p, s.name, i);
-    if (cols == 1 && p.della_lone_at_density) {
-        for (std::size_t j = 0; j < n; ++j) set_bit(bits, j, draw(j) < d);
-        return;
-    }
+    if (cols == 1 && p.della_lone_at_density) return random_bits(draw.stream, d, n, bits);
     if (cols < 2)
         throw std::invalid_argument(s.name +
                                     ": DELLA ranks along dimension 1, here of one coordinate "
                                     "(mergekit's rank ramp is 0/0 there)");
-    std::vector<std::uint32_t> order(cols);
+    std::vector<std::uint64_t> below(cols);  // each rank's keep probability, as an integer
+    for (std::size_t r = 0; r < cols; ++r)
+        below[r] = last_pass::draws_below(keep.della(r, cols, d, e));
+    std::vector<std::uint32_t> rank(cols);
     for (std::size_t outer = 0; outer < n; outer += cols * stride) {
         for (std::size_t q = 0; q < stride; ++q) {
             const auto at = [&](std::size_t c) { return outer + c * stride + q; };
-            std::iota(order.begin(), order.end(), 0U);
-            std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-                return mag[at(a)] < mag[at(b)];
-            });
-            for (std::size_t r = 0; r < cols; ++r) {
-                const std::size_t j = at(order[r]);
-                set_bit(bits, j, draw(j) < keep.della(r, cols, d, e));
+            ranks_of(
+                cols, [&](std::size_t c) { return mag[at(c)]; }, rank);
+            for (std::size_t c = 0; c < cols; ++c) {
+                const std::size_t j = at(c);
+                set_bit(bits, j, (splitmix64(draw.stream + j) >> 11) < below[rank[c]]);
             }
         }
     }
@@ -93,12 +158,8 @@ void select_bits(const MergeParams& p, const TensorScope& s, std::size_t i, std:
             mark_top(mag, n, n - static_cast<std::size_t>(bot), bits, true);
             return mark_top(mag, n, static_cast<std::size_t>(top), bits, false);
         }
-        case Sparsify::random: {
-            const Draws draw(p, s.name, i);
-            const double prob = keep.random(d);
-            for (std::size_t j = 0; j < n; ++j) set_bit(bits, j, draw(j) < prob);
-            return;
-        }
+        case Sparsify::random:
+            return random_bits(Draws(p, s.name, i).stream, keep.random(d), n, bits);
         case Sparsify::della:
             return della_bits(p, s, i, n, mag, bits, keep);
     }
@@ -247,6 +308,26 @@ bool select_binned(TensorBlocks& in, Arithmetic a, std::size_t i, std::size_t m,
     }
     return true;
 }
+// sparsify.py's rescaled_masked_tensor (L1): ‖τ‖₁ and ‖kept τ‖₁ over coordinates
+// [begin, begin + count), continuing the sums in coordinate order.
+void add_l1(Selection& out, std::size_t begin, const double* mag, std::size_t count) {
+    double l1 = out.l1, kept = out.kept_l1;  // in registers for the loop
+    for (std::size_t j = 0; j < count; ++j) {
+        l1 += mag[j];
+        kept += out.kept(begin + j) ? mag[j] : 0.0;
+    }
+    out.l1 = l1;
+    out.kept_l1 = kept;
+}
+
+// The same from a pass over the base and model i, |τ_ij| a block at a time.
+void add_l1(TensorBlocks& in, Arithmetic a, std::size_t i, Selection& out) {
+    last_pass::read_model_blocks(
+        in, i, kBlock,
+        [&](std::size_t begin, std::size_t count, const float* base, const float* x) {
+            add_l1(out, begin, block_magnitudes(a, count, base, x), count);
+        });
+}
 }  // namespace
 
 Draws::Draws(const MergeParams& p, const std::string& name, std::size_t i)
@@ -280,17 +361,19 @@ std::vector<Selection> select(const MergeParams& p, const TensorScope& s, Tensor
         const auto m = static_cast<std::size_t>(std::floor(d * static_cast<double>(n)));
         if (binned && m > 0 && m < n && select_binned(in, how.arithmetic, i, m, out.bits))
             continue;  // TIES
-        std::vector<double>& mag = magnitudes(n);
-        last_pass::read_model_blocks(
-            in, i, kBlock,
-            [&](std::size_t begin, std::size_t count, const float* base, const float* x) {
-                magnitudes_into(how.arithmetic, count, base, x, mag.data() + begin);  // |τ_ij|
-            });
-        select_bits(p, s, i, n, mag, out.bits, how.keep ? *how.keep : plain);
-        if (!p.rescale) continue;
-        for (std::size_t j = 0; j < n; ++j) {  // sparsify.py's rescaled_masked_tensor, L1
-            out.l1 += mag[j];
-            out.kept_l1 += out.kept(j) ? mag[j] : 0.0;
+        const KeepProbability& keep = how.keep ? *how.keep : plain;
+        if (p.sparsify == Sparsify::random) {  // draws that read no |τ|: no array of them
+            select_bits(p, s, i, n, {}, out.bits, keep);
+            if (p.rescale) add_l1(in, how.arithmetic, i, out);
+        } else {
+            std::vector<double>& mag = magnitudes(n);
+            last_pass::read_model_blocks(
+                in, i, kBlock,
+                [&](std::size_t begin, std::size_t count, const float* base, const float* x) {
+                    magnitudes_into(how.arithmetic, count, base, x, mag.data() + begin);
+                });
+            select_bits(p, s, i, n, mag, out.bits, keep);
+            if (p.rescale) add_l1(out, 0, mag.data(), n);
         }
         if (how.arithmetic == Arithmetic::exact && out.l1 >= 1e-7 && out.kept_l1 >= 1e-7)
             out.scale = out.l1 / out.kept_l1;

@@ -21,23 +21,12 @@ Drop::Drop(const MergeParams& p, const std::string& tensor, std::size_t models) 
     const double keep = 1.0 - p.drop;
     rate.keep = keep;
     rate.inverse = exact_inverse(keep);
-    rate.below =
-        keep > 0.0 ? static_cast<std::uint64_t>(std::ceil(std::ldexp(std::min(keep, 1.0), 53))) : 0;
+    rate.below = draws_below(keep);
     for (std::size_t i = 0; i < models; ++i)
         streams.push_back(p.seed ^ fnv1a64(tensor) ^ splitmix64(i + 1));
 }
 
 namespace {
-
-using V8u = unsigned long long __attribute__((vector_size(64)));
-
-// common/hash.h's splitmix64 in 8 lanes.
-V8u splitmix64(V8u x) {
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
 
 V8d widen(const V8f& v) { return __builtin_convertvector(v, V8d); }
 V8l bits(const V8d& v) {
@@ -70,7 +59,7 @@ V8d update(const Fused& f, const V8d& m, const V8d& d) {
 // (stream_i + j0): the kept τ rescaled, +0 for the others.
 V8d dropped(const Drop::Rate& rate, std::uint64_t first, const V8d& t) {
     const V8u at = V8u{0, 1, 2, 3, 4, 5, 6, 7} + first;
-    const V8l kept = (splitmix64(at) >> 11) < rate.below;
+    const V8l kept = (splitmix64_lanes(at) >> 11) < rate.below;
     return value(bits(rate.inverse != 0.0 ? t * rate.inverse : t / rate.keep) & kept);
 }
 
@@ -131,7 +120,8 @@ void kernel(const MergeParams& p, const Fused& f, std::size_t begin, const float
             if constexpr (U == Update::weighted) d += w[i] * t;
             if constexpr (U == Update::dropped) d += dropped(drop, stream[i] + begin + j, t);
             if constexpr (U == Update::ties) {
-                s[i] = f.kept[i] ? selected(f.kept[i], begin + j, t) : t;
+                s[i] =
+                    f.kept[i] ? selected(f.kept[i], begin + j, f.scales ? t * f.scales[i] : t) : t;
                 d += s[i];
             }
         }

@@ -86,6 +86,22 @@ struct Stats {
     void finish(TensorMergeStats& st) const;
 };
 
+using V8u = unsigned long long __attribute__((vector_size(64)));
+
+// common/hash.h's splitmix64 in 8 lanes.
+inline V8u splitmix64_lanes(V8u x) {
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+// The integer form of a keep rate: unit_double(h) < rate exactly when h >> 11 is below it.
+inline std::uint64_t draws_below(double rate) {
+    return rate > 0.0 ? static_cast<std::uint64_t>(std::ceil(std::ldexp(std::min(rate, 1.0), 53)))
+                      : 0;
+}
+
 // DARE's drop (methods.md §3.2): τ_ij is kept when splitmix64(stream_i + j) >> 11 is below
 // `below` (unit_double of the draw below the keep rate 1 − p, compared as integers) and then
 // rescaled by 1 / (1 − p): × inverse where that is exact, else ÷ keep. The draw depends only
@@ -123,6 +139,7 @@ struct Fused {
     double wa = 0.0, wb = 0.0;                   // SLERP's weights
     const Drop* drop = nullptr;                  // DARE's
     const std::uint64_t* const* kept = nullptr;  // TIES: per model, the bits of the τ kept
+    const double* scales = nullptr;              // TIES: per model, the kept τ's L1 rescale
     // SLERP in a dtype (merge_in_dtype): θ from the inputs rounded to it, itself rounded to
     // it; the statistics of the stored values.
     Arithmetic round = Arithmetic::exact;

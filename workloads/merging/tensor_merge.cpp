@@ -199,18 +199,23 @@ MergeParams gta_params(const MergeParams& p) {
 }
 
 // Generalized task arithmetic (TIES, DELLA, Breadcrumbs, mergekit's methods): the selection
-// pass of each model, then the mix; TIES's consensus without weights or rescale has a fused
-// kernel.
+// pass of each model, then the mix; consensus without weights has a fused kernel.
 void generalized_pass(const MergeParams& q, const TensorScope& s, TensorBlocks& in,
                       const BlockSink& out, TensorMergeStats& st, Kernels kernels) {
     const std::vector<Selection> sel = select(q, s, in);
-    if (kernels == Kernels::fused && q.consensus &&
-        std::all_of(sel.begin(), sel.end(), [](const Selection& x) { return x.scale == 1.0; })) {
+    if (kernels == Kernels::fused && q.consensus) {
         std::vector<const std::uint64_t*> kept;
-        for (const Selection& x : sel) kept.push_back(x.all ? nullptr : x.bits.data());
-        if (last_pass::fused_pass(
-                q, {.update = last_pass::Update::ties, .scale = q.coef, .kept = kept.data()}, in,
-                kBlock, out, st))
+        std::vector<double> scales;
+        for (const Selection& x : sel) {
+            kept.push_back(x.all ? nullptr : x.bits.data());
+            scales.push_back(x.scale);
+        }
+        if (last_pass::fused_pass(q,
+                                  {.update = last_pass::Update::ties,
+                                   .scale = q.coef,
+                                   .kept = kept.data(),
+                                   .scales = scales.data()},
+                                  in, kBlock, out, st))
             return;
     }
     std::vector<double> delta(std::min(kBlock, in.numel()));
