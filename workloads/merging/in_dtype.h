@@ -42,13 +42,21 @@ inline float round_to(Arithmetic a, float x) {
 // 8 float32 lanes each rounded as round_to rounds it, in registers: bfloat16 on the bit
 // patterns (the integer form of round-to-nearest-even, a NaN kept quiet), as torch's
 // vectorised CPU kernels round; float16 lane by lane; float32 unchanged.
-template <Arithmetic A>
+using V8i = int __attribute__((vector_size(32)));  // a V8f comparison's lanes: 0 or -1
+
+// NanFree: the caller knows that no lane is a NaN (the NaN test left out).
+template <Arithmetic A, bool NanFree = false>
 inline V8f rounded(V8f x) {
     if constexpr (A == Arithmetic::bfloat16) {
         using V8u = unsigned __attribute__((vector_size(32)));
         V8u u;
         std::memcpy(&u, &x, sizeof u);
-        const auto nan = (V8u)(((u & 0x7f800000u) == 0x7f800000u) & ((u & 0x007fffffu) != 0u));
+        if constexpr (NanFree) {
+            u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+            std::memcpy(&x, &u, sizeof x);
+            return x;
+        }
+        const auto nan = (V8u)((V8i)(u & 0x7fffffffu) > 0x7f800000);
         const V8u even = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
         const V8u quiet = (u & 0xffff0000u) | 0x00400000u;
         const V8u r = (quiet & nan) | (even & ~nan);
@@ -57,6 +65,33 @@ inline V8f rounded(V8f x) {
         for (int l = 0; l < 8; ++l) x[l] = round_to(A, x[l]);
     }
     return x;
+}
+
+// Whether rounded<A> leaves the n values at v as they are (false where it cannot tell): for
+// bfloat16 every value's low 16 bits are 0 and none is a NaN (inputs stored in bfloat16).
+template <Arithmetic A>
+inline bool in_dtype(const float* v, std::size_t n) {
+    if constexpr (A == Arithmetic::float32) return true;
+    if constexpr (A != Arithmetic::bfloat16) return false;
+    std::uint32_t low = 0, nan = 0;
+    for (std::size_t j = 0; j < n; ++j) {
+        std::uint32_t u;
+        std::memcpy(&u, v + j, sizeof u);
+        low |= u & 0xffffu;
+        nan |= static_cast<std::uint32_t>((u & 0x7fffffffu) > 0x7f800000u);
+    }
+    return low == 0 && nan == 0;
+}
+
+// Whether every one of the n values at v is below 2^32 in magnitude (so finite, no NaN).
+inline bool below_2_32(const float* v, std::size_t n) {
+    std::uint32_t big = 0;
+    for (std::size_t j = 0; j < n; ++j) {
+        std::uint32_t u;
+        std::memcpy(&u, v + j, sizeof u);
+        big |= static_cast<std::uint32_t>((u & 0x7fffffffu) >= 0x4f800000u);  // 2^32
+    }
+    return big == 0;
 }
 
 // Calls f(std::integral_constant<Arithmetic, A>{}) with A = a, a dtype (float32 for exact).
@@ -79,10 +114,13 @@ class RoundedBlocks final : public TensorBlocks {
     std::size_t models() const override { return in_.models(); }
     void read(std::size_t begin, std::size_t count, const float*& base,
               std::vector<const float*>& models) override;
+    // Whether a value of the blocks read so far changed when rounded.
+    bool changed() const { return changed_; }
 
   private:
     TensorBlocks& in_;
     Arithmetic a_;
+    bool changed_ = false;  // whether a value read so far was not in the dtype
     std::vector<float> base_;
     std::vector<std::vector<float>> models_;
 };

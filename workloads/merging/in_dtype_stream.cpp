@@ -27,12 +27,12 @@ namespace {
 
 using last_pass::load;
 using torch_like::Torch;
-using V8i = int __attribute__((vector_size(32)));  // a V8f comparison's lanes: 0 or -1
 
 V8d widen(const V8f& v) { return __builtin_convertvector(v, V8d); }
 V8f masked(const V8f& x, const V8i& keep) {  // x where keep, +0 elsewhere
     return (V8f)((V8i)x & keep);
 }
+constexpr V8i kLane = {0, 1, 2, 3, 4, 5, 6, 7};
 V8f choose(const V8i& where, const V8f& a, const V8f& b) {  // a where `where`, else b
     return (V8f)(((V8i)a & where) | ((V8i)b & ~where));
 }
@@ -62,31 +62,52 @@ using ModelLanes = Few<V8f, K>;  // the lanes of K models (K = 0: as many as the
 // dtype; the statistics are of the stored values, as blocks::array_pass takes them (τ̄ from
 // θ_i − θ0 in double).
 template <int K, Arithmetic A, class Rule>
-void dtype_pass(TensorBlocks& in, const BlockSink& out, TensorMergeStats& st, Rule&& rule) {
+void dtype_pass(TensorBlocks& in, const BlockSink& out, TensorMergeStats& st, bool bounded,
+                Rule&& rule) {
     const std::size_t k = in.models();
     std::vector<float> merged(std::min(blocks::kBlock, in.numel()));
     last_pass::Stats all(st.sums);
-    ModelLanes<K> rx(k);
+    ModelLanes<K> models(K > 0 ? 0 : k);  // K = 0's lanes (K > 0: a local array per group)
     last_pass::read_blocks(
         in, blocks::kBlock,
         [&](std::size_t begin, std::size_t count, const float* base, const auto& x) {
-            last_pass::Stats stats = all;  // in registers for the loop
-            for (std::size_t j = 0; j < count; j += 8) {
-                const std::size_t n = std::min<std::size_t>(8, count - j);
-                const V8f b = load<V8f>(base + j, n);
-                const V8d bd = widen(b);
-                V8d m = {};
-                for (std::size_t i = 0; i < rx.size(); ++i) {
-                    const V8f xi = load<V8f>(x[i] + j, n);
-                    m += widen(xi) - bd;
-                    rx[i] = rounded<A>(xi);
+            bool as_stored = in_dtype<A>(base, count);  // no input to round in this block
+            for (std::size_t i = 0; i < k && as_stored; ++i) as_stored = in_dtype<A>(x[i], count);
+            bool small = bounded && below_2_32(base, count);  // then no NaN can arise
+            for (std::size_t i = 0; i < k && small; ++i) small = below_2_32(x[i], count);
+            const auto group = [&](auto round_inputs, auto nan_free) {
+                last_pass::Stats stats = all;  // in registers for the loop
+                for (std::size_t j = 0; j < count; j += 8) {
+                    const auto one = [&](ModelLanes<K>& rx) {
+                        const std::size_t n = std::min<std::size_t>(8, count - j);
+                        const V8f b = load<V8f>(base + j, n);
+                        const V8d bd = widen(b);
+                        V8d m = {};
+                        for (std::size_t i = 0; i < rx.size(); ++i) {
+                            const V8f xi = load<V8f>(x[i] + j, n);
+                            m += widen(xi) - bd;
+                            rx[i] = round_inputs ? rounded<A>(xi) : xi;
+                        }
+                        m /= static_cast<double>(K > 0 ? K : k);  // K: ÷ 2 is a product
+                        V8f theta = rule(begin + j, round_inputs ? rounded<A>(b) : b, rx, nan_free);
+                        theta = masked(theta, kLane < static_cast<int>(n));  // a tail's: 0
+                        stats.add(m, widen(theta), bd, &merged[j], n);
+                    };
+                    if constexpr (K > 0) {
+                        ModelLanes<K> rx(k);  // a local array: in registers
+                        one(rx);
+                    } else {
+                        one(models);
+                    }
                 }
-                m /= static_cast<double>(k);
-                V8f theta = rule(begin + j, rounded<A>(b), rx);
-                for (std::size_t l = n; l < 8; ++l) theta[l] = 0.0f;  // a tail's lanes
-                stats.add(m, widen(theta), bd, &merged[j], n);
-            }
-            all = stats;
+                all = stats;
+            };
+            if (as_stored && small)
+                group(std::false_type{}, std::true_type{});
+            else if (as_stored)
+                group(std::false_type{}, std::false_type{});
+            else
+                group(std::true_type{}, std::false_type{});
             out(begin, {merged.data(), count});
         });
     all.finish(st);
@@ -161,38 +182,57 @@ void gta(const MergeParams& p, const TensorScope& s, TensorBlocks& in, const Blo
     if (std::abs(divisor) < r.number(1e-8)) divisor = 1.0f;
     const bool mean = p.normalize == Normalize::mean, scaled = p.coef != 1.0;
     const auto coef = static_cast<float>(p.coef);
-    dtype_pass<K, A>(in, out, st, [&](std::size_t j, const V8f& rb, ModelLanes<K>& tau) {
-        for (std::size_t i = 0; i < tau.size(); ++i) {  // the values become weighted τ
-            V8f t = rounded<A>(tau[i] - rb);
-            const TaskVector& v = tv[i];
-            if (v.sparsified) {  // the mask applied as tau · 0, so −0 stays −0
-                if (v.bits) t = choose(kept_lanes(v.bits, j), t, t * 0.0f);
-                if (v.rescaled) t = v.factor_in_float32 ? t * v.factor : rounded<A>(t * v.factor);
-                t = rounded<A>(t);
+    const double inverse_d = exact_inverse(divisor);  // a float's: 2^−126 .. 2^127
+    const float inverse = std::abs(inverse_d) >= 0x1p-126 && std::abs(inverse_d) <= 0x1p127
+                              ? static_cast<float>(inverse_d)
+                              : 0.0f;
+    const auto within = [](double x, double lo) {
+        return x == 0.0 || (std::abs(x) >= lo && std::abs(x) <= 0x1p10);
+    };
+    bool bounded =
+        tv.size() <= 8 && within(p.coef, 0.0) && (p.consensus || !mean || within(divisor, 0x1p-10));
+    for (const TaskVector& v : tv)
+        bounded = bounded && within(v.w, 0x1p-10) && within(v.factor, 0.0);
+    dtype_pass<K, A>(
+        in, out, st, bounded, [&](std::size_t j, const V8f& rb, ModelLanes<K>& tau, auto nan_free) {
+            // With inputs below 2^32 and these bounds every value stays below 2^100: no NaN.
+            const auto rounded = [](const V8f& v) {
+                return merging::rounded<A, decltype(nan_free)::value>(v);
+            };
+            for (std::size_t i = 0; i < tau.size(); ++i) {  // the values become weighted τ
+                V8f t = rounded(tau[i] - rb);
+                const TaskVector& v = tv[i];
+                if (v.sparsified) {  // the mask applied as tau · 0, so −0 stays −0
+                    if (v.bits) t = choose(kept_lanes(v.bits, j), t, t * 0.0f);
+                    if (v.rescaled) t = v.factor_in_float32 ? t * v.factor : rounded(t * v.factor);
+                    t = rounded(t);
+                }
+                tau[i] = v.w == 1.0f ? t : rounded(t * v.w);  // t · 1 is t, already rounded
             }
-            tau[i] = rounded<A>(t * v.w);
-        }
-        V8f mixed = {}, div = V8f{} + divisor;
-        if (p.consensus) {
-            V8f sign_weight = {};
-            for (std::size_t i = 0; i < tau.size(); ++i) sign_weight += tau[i];
-            const V8i negative = rounded<A>(sign_weight) < 0.0f;  // the majority sign, + for 0
-            div = V8f{};
-            for (std::size_t i = 0; i < tau.size(); ++i) {
-                const V8i agrees = (tau[i] != 0.0f) & ((tau[i] < 0.0f) == negative);
-                mixed += masked(tau[i], agrees);
-                div += masked(V8f{} + tv[i].w, agrees);
+            V8f mixed = {}, div = V8f{} + divisor;
+            if (p.consensus) {
+                V8f sign_weight = {};
+                for (std::size_t i = 0; i < tau.size(); ++i) sign_weight += tau[i];
+                const V8i negative = rounded(sign_weight) < 0.0f;  // the majority sign, + for 0
+                div = V8f{};
+                for (std::size_t i = 0; i < tau.size(); ++i) {
+                    const V8i agrees = (tau[i] != 0.0f) & ((tau[i] < 0.0f) == negative);
+                    mixed += masked(tau[i], agrees);
+                    div += masked(V8f{} + tv[i].w, agrees);
+                }
+                div = rounded(div);
+                div = choose(div == 0.0f, V8f{} + 1.0f, div);
+            } else {
+                for (std::size_t i = 0; i < tau.size(); ++i) mixed += tau[i];
             }
-            div = rounded<A>(div);
-            div = choose(div == 0.0f, V8f{} + 1.0f, div);
-        } else {
-            for (std::size_t i = 0; i < tau.size(); ++i) mixed += tau[i];
-        }
-        mixed = rounded<A>(mixed);
-        if (mean) mixed = rounded<A>(mixed / div);
-        if (scaled) mixed = rounded<A>(mixed * coef);
-        return rounded<A>(rb + mixed);
-    });
+            mixed = rounded(mixed);
+            if (mean && inverse != 0.0f && !p.consensus)  // x / 2^e is x · 2^−e, to the bit
+                mixed = rounded(mixed * inverse);
+            else if (mean)
+                mixed = rounded(mixed / div);
+            if (scaled) mixed = rounded(mixed * coef);
+            return rounded(rb + mixed);
+        });
 }
 
 // linear.py: (weights · tensors).sum(0), divided by weights.sum(0) with `normalize`.
@@ -207,7 +247,7 @@ void linear(const MergeParams& p, TensorBlocks& in, const BlockSink& out, Tensor
     }
     total = r(total);
     const bool mean = p.normalize == Normalize::mean;
-    dtype_pass<K, A>(in, out, st, [&](std::size_t, const V8f&, ModelLanes<K>& x) {
+    dtype_pass<K, A>(in, out, st, false, [&](std::size_t, const V8f&, ModelLanes<K>& x, auto) {
         V8f sum = {};
         for (std::size_t i = 0; i < x.size(); ++i) sum += rounded<A>(w[i] * x[i]);
         return mean ? rounded<A>(rounded<A>(sum) / total) : rounded<A>(sum);
@@ -219,7 +259,7 @@ template <Arithmetic A>
 void nearswap(const MergeParams& p, TensorBlocks& in, const BlockSink& out, TensorMergeStats& st) {
     const Torch r{A};
     const float floor = r.number(1e-6), t = static_cast<float>(p.t);
-    dtype_pass<0, A>(in, out, st, [&](std::size_t, const V8f& a, ModelLanes<0>& x) {
+    dtype_pass<0, A>(in, out, st, false, [&](std::size_t, const V8f& a, ModelLanes<0>& x, auto) {
         const V8f b = x[0], diff = rounded<A>(a - b);
         V8f absdiff = rounded<A>((V8f)((V8i)diff & 0x7fffffff));
         absdiff = choose(absdiff < floor, V8f{} + floor, absdiff);  // std::max(x, floor)
@@ -236,7 +276,7 @@ void passthrough(const MergeParams& p, TensorBlocks& in, const BlockSink& out,
                  TensorMergeStats& st) {
     const auto scale = static_cast<float>(p.scale);
     const bool scaled = p.scale != 1.0;
-    dtype_pass<0, A>(in, out, st, [&](std::size_t, const V8f&, ModelLanes<0>& x) {
+    dtype_pass<0, A>(in, out, st, false, [&](std::size_t, const V8f&, ModelLanes<0>& x, auto) {
         return scaled ? rounded<A>(x[0] * scale) : x[0];
     });
 }
@@ -319,7 +359,7 @@ void model_stock(const MergeParams& p, const TensorScope& s, TensorBlocks& in, c
     const StockRows rows = stock_rows<K, A>(p, s, in);
     const auto models = static_cast<float>(in.models());
     const std::size_t last = rows.t.empty() ? 0 : rows.t.size() - 1;
-    dtype_pass<K, A>(in, out, st, [&](std::size_t j, const V8f& rb, ModelLanes<K>& x) {
+    dtype_pass<K, A>(in, out, st, false, [&](std::size_t j, const V8f& rb, ModelLanes<K>& x, auto) {
         V8f t, rest;
         for (std::size_t l = 0; l < 8; ++l) {  // a tail's lanes past the last row: its t
             const std::size_t row = std::min((j + l) / rows.row, last);
@@ -370,15 +410,19 @@ void RoundedBlocks::read(std::size_t begin, std::size_t count, const float*& bas
     in_.read(begin, count, base, models);
     models_.resize(models.size());
     const auto round = [&](const float* from, std::vector<float>& to) {
-        to.resize(count);
+        const float* out = from;  // as read, where already in the dtype
         with_dtype(a_, [&](auto A) {
+            if (in_dtype<A()>(from, count)) return;
+            changed_ = true;
+            to.resize(count + 8);
             for (std::size_t j = 0; j < count; j += 8) {
-                const std::size_t n = std::min<std::size_t>(8, count - j);
-                const V8f v = rounded<A()>(load<V8f>(from + j, n));
-                std::memcpy(to.data() + j, &v, n * sizeof(float));
+                const V8f v =
+                    rounded<A()>(load<V8f>(from + j, std::min<std::size_t>(8, count - j)));
+                std::memcpy(to.data() + j, &v, sizeof v);  // the tail's lanes past count: slack
             }
+            out = to.data();
         });
-        return to.data();
+        return out;
     };
     base = round(base, base_);
     for (std::size_t i = 0; i < models.size(); ++i) models[i] = round(models[i], models_[i]);

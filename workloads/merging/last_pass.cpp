@@ -115,7 +115,7 @@ void kernel(const MergeParams& p, const Fused& f, std::size_t begin, const float
             const V8f xf = load<V8f>(x[i] + j, n);
             const V8d xi = widen(xf), t = xi - b;
             if constexpr (U == Update::slerp)
-                xs[i] = A == Arithmetic::exact ? xi : widen(rounded<A>(xf));
+                xs[i] = A == Arithmetic::exact || !f.round_inputs ? xi : widen(rounded<A>(xf));
             m += t;
             if constexpr (U == Update::weighted) d += w[i] * t;
             if constexpr (U == Update::dropped) d += dropped(drop, stream[i] + begin + j, t);

@@ -143,6 +143,7 @@ struct Fused {
     // SLERP in a dtype (merge_in_dtype): θ from the inputs rounded to it, itself rounded to
     // it; the statistics of the stored values.
     Arithmetic round = Arithmetic::exact;
+    bool round_inputs = true;  // false: every input is in the dtype already
 };
 
 // Calls f(begin, count, base, x) for every block of `in`, in order: its coordinates

@@ -390,9 +390,13 @@ TensorMergeStats merge_tensor(const MergeParams& p, const TensorScope& s, Tensor
         // on them, θ rounded to the dtype (docs/mergekit.md, "Arithmetic").
         RoundedBlocks in_dtype(in, p.arithmetic);
         const auto [wa, wb] = slerp_weights(p, first_pass(p, in_dtype, false, kernels).dots);
-        last_pass::fused_pass(
-            p, {.update = last_pass::Update::slerp, .wa = wa, .wb = wb, .round = p.arithmetic}, in,
-            kBlock, out, st);
+        last_pass::fused_pass(p,
+                              {.update = last_pass::Update::slerp,
+                               .wa = wa,
+                               .wb = wb,
+                               .round = p.arithmetic,
+                               .round_inputs = in_dtype.changed()},
+                              in, kBlock, out, st);
         return st;
     }
     if (p.arithmetic != Arithmetic::exact || is_whole_tensor_method(p.method))
