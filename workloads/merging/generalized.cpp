@@ -312,9 +312,12 @@ bool select_binned(TensorBlocks& in, Arithmetic a, std::size_t i, std::size_t m,
 // [begin, begin + count), continuing the sums in coordinate order.
 void add_l1(Selection& out, std::size_t begin, const double* mag, std::size_t count) {
     double l1 = out.l1, kept = out.kept_l1;  // in registers for the loop
-    for (std::size_t j = 0; j < count; ++j) {
+    const std::uint64_t* bits = out.bits.data();
+    for (std::size_t j = 0; j < count; ++j) {  // + 0 where dropped, without a branch
+        const std::size_t c = begin + j;
+        const std::uint64_t take = 0 - ((bits[c >> 6] >> (c & 63)) & 1U);
         l1 += mag[j];
-        kept += out.kept(begin + j) ? mag[j] : 0.0;
+        kept += std::bit_cast<double>(std::bit_cast<std::uint64_t>(mag[j]) & take);
     }
     out.l1 = l1;
     out.kept_l1 = kept;
