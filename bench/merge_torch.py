@@ -20,8 +20,11 @@ import time
 import numpy as np
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "python"))
+HERE = os.path.dirname(os.path.realpath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "mergekit"))
 from compatnets.safetensors import load  # noqa: E402
+from torch_reference import combine  # noqa: E402
 
 
 def rescaled(tensor, mask, rescale):
@@ -62,33 +65,16 @@ def della(tensor, density, epsilon=0.15):
 
 
 def gta(base, xs, sparsify, consensus, normalize):
-    """GTATask.execute: task vectors, sparsified, weighted (unit weights), sign consensus
-    (get_mask, method "sum"), normalised by the weights that took part."""
+    """GTATask.execute: task vectors, sparsified, then mixed under unit weights as
+    tests/mergekit/torch_reference.py's combine mixes them (sign consensus by get_mask's
+    "sum", normalised by the weights that took part)."""
     deltas = []
     for x in xs:
         delta = x - base
         if sparsify is not None:
             delta = sparsify(delta if delta.dim() > 1 else delta.unsqueeze(0)).view(base.shape)
         deltas.append(delta)
-    deltas = torch.stack(deltas, dim=0)
-    weights = torch.tensor([1.0] * len(xs), dtype=deltas.dtype)
-    while deltas.dim() > weights.dim():
-        weights.unsqueeze_(-1)
-    weighted = deltas * weights
-    if consensus:
-        sign = weighted.sum(dim=0)
-        majority = (sign >= 0).to(base.dtype) * 2 - 1
-        mask = weighted.sign() == majority
-        mixed = (weighted * mask).sum(dim=0)
-        divisor = (weights * mask).sum(dim=0)
-        divisor[divisor == 0] = 1
-    else:
-        mixed = weighted.sum(dim=0)
-        divisor = weights.sum(dim=0)
-        divisor[divisor.abs() < 1e-8] = 1
-    if normalize:
-        mixed /= divisor
-    return (base + mixed).to(base.dtype)
+    return combine(deltas, [1.0] * len(xs), base, consensus, False, normalize, 1.0)
 
 
 def slerp(t, v0, v1, dot_threshold=0.9995, eps=1e-8):
@@ -108,7 +94,9 @@ def slerp(t, v0, v1, dot_threshold=0.9995, eps=1e-8):
 
 
 def model_stock(w0, ws):
-    """model_stock.py, not filter-wise."""
+    """model_stock.py, not filter-wise, in plain torch 2 operations (torch_kernels.py's
+    model_stock computes torch 2's scalar products through float32 on this torch 1.13, extra
+    conversions a mergekit user does not pay)."""
     shape = w0.shape
     w0, ws = w0.view(-1), [w.view(-1) for w in ws]
     offsets = [w - w0 for w in ws]
