@@ -17,6 +17,14 @@
 # MPI launch inside a job: Debian's and most sites' Open MPI want PMIx.
 : "${CB_SRUN_MPI:=pmix}"
 
+# SLURM's PMIx plugin runs MPI_Init's two fences with two algorithms by default (a ring for
+# the exchange of addresses, a tree for the closing barrier). Under Open MPI 4.1 that lets a
+# rank leave MPI_Init while another is still in the exchange, and the first message it sends
+# crashes the slow rank (segmentation fault in Open MPI's TCP transport, about one start in
+# 50 on SLURM 22.05: docs/cluster.md, "MPI_Init under srun"). The tree for both does not.
+: "${SLURM_PMIX_FENCE:=tree}"
+export SLURM_PMIX_FENCE
+
 # Signal the job this many seconds before its time limit (the runner then stops cleanly,
 # exits 75, and the job requeues itself), and at most this many restarts.
 : "${CB_SIGNAL_SECONDS:=300}"

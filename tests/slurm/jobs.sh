@@ -19,9 +19,40 @@ wait_done() {
     sleep 1
   done
 }
+# wait_het_done JOB LOG TASKS SECONDS: wait_done for a heterogeneous job whose srun runs with -v
+# (LOG: the job's output). srun of SLURM 22.05 can stay after every task of a heterogeneous
+# step ended: each component starts a PMIx abort agent, the second overwrites the first's
+# thread id, and srun waits forever to join the one it never stopped (SLURM ticket 16817,
+# fixed in 24.11: "Prevent multiple abort agents"). When all TASKS tasks have ended with code
+# 0 and srun is still there 15 s later, the job is cancelled, SRUN_STUCK set to 1 and that is
+# said; any other outcome is wait_done's.
+wait_het_done() {
+  local j=$1 log=$2 n=$3 to=$4 t0=$SECONDS since=""
+  SRUN_STUCK=0
+  while :; do
+    case $(state "$j") in
+      COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY) wait_done "$j" 10; return ;;
+    esac
+    if (($(grep -cE '_task_finish: .*: task [0-9]+: Completed' "$log" 2> /dev/null) == n)); then
+      since=${since:-$SECONDS}
+      if ((SECONDS - since >= 15)); then
+        echo "job $j: its $n tasks ended with code 0 but srun did not return after 15 s" \
+             "(SLURM before 24.11, ticket 16817): cancelled" >&2
+        SRUN_STUCK=1; scancel "$j"; wait_done "$j" 30; return
+      fi
+    fi
+    ((SECONDS - t0 < to)) || { wait_done "$j" 1; return 1; }
+    sleep 1
+  done
+}
 # What a job that did not finish was doing: its record, its steps and the nodes' states.
 job_diagnostics() {
   { scontrol show job "$1"; squeue -s -j "$1"; sinfo -N -o '%N %T %E'; } 2>&1 | sed 's/^/  | /'
+  local p
+  for p in $(pgrep -x srun); do
+    echo "  | srun $p: $(tr '\0' ' ' < /proc/$p/cmdline)"
+    command -v gdb > /dev/null && timeout 60 gdb -p "$p" -batch -ex "thread apply all bt" 2>&1 | grep -E '^(#|Thread)' | sed 's/^/  | /'
+  done
 }
 wait_state() {
   local j=$1 want=$2 to=$3 t0=$SECONDS
@@ -56,5 +87,6 @@ stop_cluster() {
     echo "--- slurmctld.log (last 40 lines)"; tail -n 40 "$CONTROLLER_LOG" 2> /dev/null || true
   fi
   bash "$CLUSTER" stop > /dev/null 2>&1 || true
+  if ((rc != 0 && rc != 77)) && [[ -n ${CB_KEEP_FAILED:-} ]]; then cp -a "$WORK" "$CB_KEEP_FAILED.$$"; fi
   rm -rf "$WORK"
 }

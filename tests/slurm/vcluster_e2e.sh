@@ -12,6 +12,8 @@
 #           with --gpus-per-task 1 on node1 each get their own; in a mixed allocation (a
 #           heterogeneous job: node1's rank with both, a rank on each of node2 and node3) the
 #           2-GPU tasks run on node1's rank, CPU tasks on the others
+#           (srun as the README's recipe: SLURM_PMIX_FENCE=tree, --kill-on-bad-exit=1; a srun
+#           that stays after its tasks all ended, SLURM ticket 16817, is cancelled and said)
 # MPI stays on loopback (btl_tcp_if_include / oob_tcp_if_include 127.0.0.0/8). Needs root
 # and the slurm packages (skipped, exit 77, without them).
 #   bash tests/slurm/vcluster_e2e.sh BIN SOURCE_DIR SCENARIO
@@ -137,11 +139,11 @@ gpus)
 #SBATCH --nodes=1 --ntasks=1 --gpus-per-task=2
 #SBATCH hetjob
 #SBATCH --nodes=2 --ntasks-per-node=1
-srun --het-group=0,1 --mpi=pmix $BIN run $C --out $WORK/mixed --log-level warn
+SLURM_PMIX_FENCE=tree srun -v --het-group=0,1 --mpi=pmix --kill-on-bad-exit=1 $BIN run $C --out $WORK/mixed --log-level warn
 SBATCH
   J=$(sbatch --parsable "$WORK/mixed.sbatch")
-  wait_done "$J" 120 || { show_logs "$WORK/mixed"; fail "job $J did not finish"; }
-  [[ $(state "$J") == COMPLETED ]] || { show_logs "$WORK/mixed"; fail "job $J: $(state "$J")"; }
+  wait_het_done "$J" "$WORK/mixed/logs/slurm-$J.out" 3 120 || { show_logs "$WORK/mixed"; fail "job $J did not finish"; }
+  [[ $(state "$J") == COMPLETED || $SRUN_STUCK == 1 ]] || { show_logs "$WORK/mixed"; fail "job $J: $(state "$J")"; }
   pycheck gpus placed "$WORK/mixed" two "node1=0,1"
   pycheck gpus placed "$WORK/mixed" cpu "node2=" "node3="
   pass "SLURM's gres: one GPU per rank with --gpus-per-task; a mixed allocation placed by need"
