@@ -20,28 +20,32 @@ wait_done() {
   done
 }
 # wait_het_done JOB LOG TASKS SECONDS: wait_done for a heterogeneous job whose srun runs with -v
-# (LOG: the job's output). srun of SLURM 22.05 can stay after every task of a heterogeneous
-# step ended: each component starts a PMIx abort agent, the second overwrites the first's
-# thread id, and srun waits forever to join the one it never stopped (SLURM ticket 16817,
-# fixed in 24.11: "Prevent multiple abort agents"). When all TASKS tasks have ended with code
-# 0 and srun is still there 15 s later, the job is cancelled, SRUN_STUCK set to 1 and that is
-# said; any other outcome is wait_done's.
+# (LOG: the job's output; one task per node, as srun then reports each as "task N"). srun of
+# SLURM before 24.11 can stay after every task of a heterogeneous step ended: each component
+# starts a PMIx abort agent, the second overwrites the first's thread id, and srun waits
+# forever to join the one it never stopped (SLURM's NEWS for 24.11.0: "mpi/pmix - Fix
+# potential deadlock and races with het jobs", ticket 16817). When all TASKS tasks have ended
+# with code 0 and the job still runs 15 s later, the job is cancelled, SRUN_STUCK set to 1
+# and that is said; any other outcome is wait_done's.
 wait_het_done() {
-  local j=$1 log=$2 n=$3 to=$4 t0=$SECONDS since=""
+  local j=$1 log=$2 n=$3 to=$4 t0=$SECONDS since="" st ended
   SRUN_STUCK=0
   while :; do
-    case $(state "$j") in
+    st=$(state "$j")
+    case $st in
       COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY) wait_done "$j" 10; return ;;
     esac
-    if (($(grep -cE '_task_finish: .*: task [0-9]+: Completed' "$log" 2> /dev/null) == n)); then
+    ended=$(grep -cE '_task_finish: .*: task [0-9]+: Completed' "$log" 2> /dev/null) || true
+    if [[ $st == RUNNING ]] && ((${ended:-0} == n)); then
       since=${since:-$SECONDS}
       if ((SECONDS - since >= 15)); then
         echo "job $j: its $n tasks ended with code 0 but srun did not return after 15 s" \
              "(SLURM before 24.11, ticket 16817): cancelled" >&2
         SRUN_STUCK=1; scancel "$j"; wait_done "$j" 30; return
       fi
+    elif ((SECONDS - t0 >= to)); then
+      wait_done "$j" 1; return 1
     fi
-    ((SECONDS - t0 < to)) || { wait_done "$j" 1; return 1; }
     sleep 1
   done
 }
@@ -51,7 +55,9 @@ job_diagnostics() {
   local p
   for p in $(pgrep -x srun); do
     echo "  | srun $p: $(tr '\0' ' ' < /proc/$p/cmdline)"
-    command -v gdb > /dev/null && timeout 60 gdb -p "$p" -batch -ex "thread apply all bt" 2>&1 | grep -E '^(#|Thread)' | sed 's/^/  | /'
+    if command -v gdb > /dev/null; then
+      timeout 60 gdb -p "$p" -batch -ex "thread apply all bt" 2>&1 | grep -E '^(#|Thread)' | sed 's/^/  | /'
+    fi
   done
 }
 wait_state() {
@@ -87,6 +93,8 @@ stop_cluster() {
     echo "--- slurmctld.log (last 40 lines)"; tail -n 40 "$CONTROLLER_LOG" 2> /dev/null || true
   fi
   bash "$CLUSTER" stop > /dev/null 2>&1 || true
-  if ((rc != 0 && rc != 77)) && [[ -n ${CB_KEEP_FAILED:-} ]]; then cp -a "$WORK" "$CB_KEEP_FAILED.$$"; fi
+  if ((rc != 0 && rc != 77)) && [[ -n ${CB_KEEP_FAILED:-} ]]; then
+    cp -a "$WORK" "$CB_KEEP_FAILED.$$" || echo "CB_KEEP_FAILED: could not copy $WORK" >&2
+  fi
   rm -rf "$WORK"
 }
