@@ -1,6 +1,7 @@
 # What the SLURM tests share: a job's state and fields, waiting for it, its logs.
 state() { scontrol show job -o "$1" 2> /dev/null | grep -o 'JobState=[A-Z_]*' | head -1 | cut -d= -f2; }
 field() { scontrol show job -o "$1" 2> /dev/null | grep -o "$2=[^ ]*" | head -1 | cut -d= -f2; }
+final_state() { [[ $1 =~ ^(COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY)$ ]]; }
 # wait_done JOB SECONDS: until SLURM lists the job in a final state on 3 polls in a row (a
 # job that requeues itself can pass through a final-looking state on its way back to
 # pending); a requeued job's start (held ~2 minutes by SLURM) is brought forward. Each
@@ -10,11 +11,13 @@ wait_done() {
   while :; do
     st=$(state "$j")
     [[ $st == "$last" ]] || { echo "[$((SECONDS - t0)) s] job $j: $st, restarts $(field "$j" Restarts)" >&2; last=$st; }
-    case $st in
-      PENDING) final=0; scontrol update JobId="$j" StartTime=now 2> /dev/null || true ;;
-      COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY) ((++final < 3)) || return 0 ;;
-      *) final=0 ;;
-    esac
+    if [[ $st == PENDING ]]; then
+      final=0; scontrol update JobId="$j" StartTime=now 2> /dev/null || true
+    elif final_state "$st"; then
+      ((++final < 3)) || return 0
+    else
+      final=0
+    fi
     ((SECONDS - t0 < to)) || { echo "job $j still $st after $to s"; job_diagnostics "$j"; return 1; }
     sleep 1
   done
@@ -32,9 +35,7 @@ wait_het_done() {
   SRUN_STUCK=0
   while :; do
     st=$(state "$j")
-    case $st in
-      COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY) wait_done "$j" 10; return ;;
-    esac
+    if final_state "$st"; then wait_done "$j" 10; return; fi
     ended=$(grep -cE '_task_finish: .*: task [0-9]+: Completed' "$log" 2> /dev/null) || true
     if [[ $st == RUNNING ]] && ((${ended:-0} == n)); then
       since=${since:-$SECONDS}
