@@ -14,6 +14,27 @@ stop_one() {  # NAME [SIGNAL]: the signal (TERM), then KILL after 10 s
   rm -f "$PIDS/$1.pid"
 }
 
+# start_munged DIR: a munged of this cluster's own on DIR/munge.socket.2 (slurm.conf's
+# AuthInfo=socket=...), never the machine's /run/munge. Open MPI's PMIx authenticates each
+# rank with munge whenever the default socket answers, so a munged started and stopped there
+# while an mpirun starts fails the rank in MPI_Init ("OPAL ERROR: Unreachable") and leaves
+# that mpirun deadlocked (docs/cluster.md, "MPI_Init under a restarted munged").
+start_munged() {
+  local dir=$1
+  running munged && return 0
+  mkdir -p "$dir"
+  [[ -s /etc/munge/munge.key ]] || dd if=/dev/urandom of=/etc/munge/munge.key bs=1024 count=1 status=none
+  chmod 0400 /etc/munge/munge.key
+  # -f: run as root with the key munge owns.
+  /usr/sbin/munged -f --socket="$dir/munge.socket.2" --key-file=/etc/munge/munge.key \
+    --log-file="$dir/munged.log" --pid-file="$dir/munged.pid" --seed-file="$dir/munged.seed" \
+    < /dev/null >> "$dir/daemon.out" 2>&1
+  for _ in $(seq 100); do [[ -S $dir/munge.socket.2 && -s $dir/munged.pid ]] && break; sleep 0.1; done
+  cp "$dir/munged.pid" "$PIDS/munged.pid"
+  munge -S "$dir/munge.socket.2" -n | unmunge -S "$dir/munge.socket.2" > /dev/null \
+    || { log "munge does not work"; return 1; }
+}
+
 cancel_jobs() {  # every job of this user, waiting up to 30 s for the queue to empty
   running slurmctld || return 0
   scancel --user="$(id -un)" 2> /dev/null || true

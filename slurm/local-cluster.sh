@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # A single-node SLURM on this machine from the distribution's packages (munge, slurmctld,
 # slurmd), without systemd: started as daemons whose PIDs are kept under the state folder,
-# stopped by PID. For trying the job scripts and for the tests; needs root.
+# stopped by PID; its own munged on a socket in the state folder (the machine's munged, if
+# any, is left alone). For trying the job scripts and for the tests; needs root.
 #   slurm/local-cluster.sh install   apt-get the packages (slurm-wlm, slurm-client, munge)
-#   slurm/local-cluster.sh start     munge + slurmctld + slurmd; waits for the node to be idle
+#   slurm/local-cluster.sh start     munged + slurmctld + slurmd; waits for the node to be idle
 #   slurm/local-cluster.sh stop      cancels every job, stops the daemons by PID
 #   slurm/local-cluster.sh status
 # CB_SLURM_STATE (default /tmp/compatbench-slurm) holds state, spool, logs and PIDs;
@@ -30,19 +31,6 @@ do_install() {
   log "installed slurm and munge"
 }
 
-start_munge() {
-  if running munged; then return 0; fi
-  [[ -s /etc/munge/munge.key ]] || dd if=/dev/urandom of=/etc/munge/munge.key bs=1024 count=1 status=none
-  chown munge:munge /etc/munge/munge.key; chmod 0400 /etc/munge/munge.key
-  install -d -o munge -g munge -m 0755 /run/munge
-  install -d -o munge -g munge -m 0700 /var/log/munge /var/lib/munge
-  # Daemons get stdin/stdout open: with stdin closed (as under CI) task launches fail.
-  runuser -u munge -- /usr/sbin/munged < /dev/null >> "$STATE/log/daemons.out" 2>&1
-  for _ in $(seq 100); do [[ -S /run/munge/munge.socket.2 && -s /run/munge/munged.pid ]] && break; sleep 0.1; done
-  cp /run/munge/munged.pid "$PIDS/munged.pid"
-  munge -n | unmunge > /dev/null || { log "munge does not work"; return 1; }
-}
-
 write_conf() {
   local mem node
   mem=$(slurmd -C | sed -n 's/.*RealMemory=\([0-9]*\).*/\1/p'); mem=$((mem * 9 / 10))
@@ -61,7 +49,7 @@ write_conf() {
 
 do_start() {
   mkdir -p "$STATE"/{state,spool,log} "$PIDS"
-  start_munge
+  start_munged "$STATE/munge"
   write_conf
   running slurmctld || /usr/sbin/slurmctld -i < /dev/null >> "$STATE/log/daemons.out" 2>&1
   for _ in $(seq 150); do scontrol ping 2> /dev/null | grep -q 'is UP' && break; sleep 0.2; done

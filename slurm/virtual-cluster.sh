@@ -42,20 +42,6 @@ write_conf() {
   printf 'AutoDetect=off\nNodeName=node1 Name=gpu File=%s/dev/nvidia[0-1]\n' "$STATE" > "$STATE/gres.conf"
 }
 
-start_munge() {
-  running munged && return 0
-  [[ -s /etc/munge/munge.key ]] || dd if=/dev/urandom of=/etc/munge/munge.key bs=1024 count=1 status=none
-  chmod 0400 /etc/munge/munge.key
-  # -f: run as root with the key munge owns; its own socket, so the host's munged is untouched.
-  /usr/sbin/munged -f --socket="$STATE/munge/munge.socket.2" --key-file=/etc/munge/munge.key \
-    --log-file="$STATE/munge/munged.log" --pid-file="$STATE/munge/munged.pid" \
-    --seed-file="$STATE/munge/munged.seed" < /dev/null >> "$STATE/daemons.out" 2>&1
-  for _ in $(seq 100); do [[ -S $STATE/munge/munge.socket.2 && -s $STATE/munge/munged.pid ]] && break; sleep 0.1; done
-  cp "$STATE/munge/munged.pid" "$PIDS/munged.pid"
-  munge -S "$STATE/munge/munge.socket.2" -n | unmunge -S "$STATE/munge/munge.socket.2" > /dev/null \
-    || { log "munge does not work"; return 1; }
-}
-
 # A node: a new PID namespace under the node's hostname, whose init (a shell that waits,
 # and so reaps the job steps' daemons that end up its children) runs slurmd in the
 # foreground. --kill-child: when unshare dies, so does the namespace. The PID kept is
@@ -85,7 +71,7 @@ wait_nodes() {
 
 do_start() {
   mkdir -p "$STATE"/{ctld/state,munge} "$PIDS"
-  start_munge
+  start_munged "$STATE/munge"
   write_conf
   if ! running slurmctld; then
     setsid unshare -u sh -c "hostname vchead && exec /usr/sbin/slurmctld -D -f '$STATE/slurm.conf'" \
