@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/hash.h"
+#include "core/shell_code.h"
 
 namespace compatbench {
 
@@ -81,73 +82,6 @@ std::size_t skip_heredoc_bodies(const std::string& cmd, std::size_t newline,
         }
     }
     return at;
-}
-
-// The words of a piece of a simple command, quotes removed (a quoted separator stays in
-// its word).
-std::vector<std::string> shell_words(const std::string& text) {
-    std::vector<std::string> words;
-    std::string word;
-    bool in_word = false;
-    char quote = 0;
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        const char c = text[i];
-        if (quote != 0 && c == quote) {
-            quote = 0;
-        } else if (quote == 0 && (c == '\'' || c == '"')) {
-            quote = c;
-            in_word = true;
-        } else if (quote == 0 && (c == ' ' || c == '\t' || c == '\n')) {
-            if (in_word) words.push_back(word);
-            word.clear();
-            in_word = false;
-        } else if (c == '\\' && quote == 0 && i + 1 < text.size() && text[i + 1] == '\n') {
-            ++i;  // a line continuation: no character at all
-        } else {
-            if (c == '\\' && quote != '\'' && i + 1 < text.size()) ++i;
-            word += text[i];
-            in_word = true;
-        }
-    }
-    if (in_word) words.push_back(word);
-    return words;
-}
-
-// What would run a value standing as the next word after `before` (the simple command so
-// far) as code: "as an argument of eval", "as trap's action", "as the code of sh -c"; ""
-// for nothing (a value quoted as one word is otherwise one argument).
-std::string runs_as_code(const std::string& before) {
-    static const std::vector<std::string> prefixes = {
-        "!",     "if",   "then",    "else",    "elif", "do",    "while",
-        "until", "time", "command", "builtin", "exec", "nohup", "env"};
-    static const std::vector<std::string> shells = {"sh", "bash", "dash", "zsh", "ksh", "mksh"};
-    const std::vector<std::string> words = shell_words(before);
-    const auto in = [](const std::vector<std::string>& v, const std::string& w) {
-        return std::find(v.begin(), v.end(), w) != v.end();
-    };
-    // The value as a redirection's target (`eval "$x" > {log}`) is a file name.
-    if (!words.empty() && (words.back().ends_with('>') || words.back().ends_with('<'))) return "";
-    std::size_t w = 0;
-    while (w < words.size() &&
-           (in(prefixes, words[w]) ||
-            (words[w].find('=') != std::string::npos && words[w].front() != '-')))
-        ++w;
-    if (w == words.size()) return "";
-    const std::string name = words[w].substr(words[w].rfind('/') + 1);
-    if (name == "eval") return "as an argument of eval";
-    bool code_flag = false;
-    for (std::size_t a = w + 1; a < words.size(); ++a) {
-        const std::string& arg = words[a];
-        if (arg == "--") continue;
-        const bool option = arg.size() > 1 && (arg[0] == '-' || arg[0] == '+');
-        if (!option) return "";  // the code, or trap's action, comes before the value
-        const bool short_options = arg[0] == '-' && arg[1] != '-';  // -c, -ec; not --norc
-        if (short_options && arg.find('c') != std::string::npos) code_flag = true;
-        if (arg == "-o" || arg == "+o") ++a;  // sh -o NAME
-    }
-    if (name == "trap") return "as trap's action";
-    if (in(shells, name) && code_flag) return "as the code of " + name + " -c";
-    return "";
 }
 
 // Per nesting level of unsafe_placeholder's scan, what opened it and where it is.
@@ -229,8 +163,9 @@ UnsafePlaceholder unsafe_placeholder(const std::string& command) {
             if (l.quote != 0) return {p, "inside quotes"};
             const bool arithmetic = std::any_of(levels.begin(), levels.end(),
                                                 [](const Level& v) { return v.opener == 'a'; });
-            const std::string how = arithmetic ? std::string("inside $(( ))")
-                                               : runs_as_code(command.substr(l.start, i - l.start));
+            const std::string how = arithmetic
+                                        ? std::string("inside $(( ))")
+                                        : shell::runs_as_code(command.substr(l.start, i - l.start));
             if (!how.empty()) return {p, how};
             i += p.size() - 1;
         }

@@ -56,6 +56,35 @@ TEST(TextTemplate, PlaceholdersWhereTheShellReadsCodeAreFound) {
     EXPECT_EQ(where("bash --norc --noprofile {script}"), " ");            // long options: no -c
     EXPECT_EQ(where("eval \"$x\" > {log}; eval \"$x\" 2>{err}"), " ");    // redirection targets
     EXPECT_EQ(where("bash -c \\\n  {v}"), "{v} as the code of bash -c");  // a continued line
+    // ... and behind a command that runs another one after options and operands of its own.
+    EXPECT_EQ(where("timeout 5 sh -c {v}"), "{v} as the code of sh -c");
+    EXPECT_EQ(where("timeout -k 2 --signal=INT 5m bash -ec {v}"), "{v} as the code of bash -c");
+    EXPECT_EQ(where("nice -n 5 eval {v}"), "{v} as an argument of eval");
+    EXPECT_EQ(where("nice -5 setsid -w stdbuf -oL ionice -c 3 sh -c {v}"),
+              "{v} as the code of sh -c");
+    EXPECT_EQ(where("taskset -c 0-3 chrt -T 5 -r 10 sh -c {v}"), "{v} as the code of sh -c");
+    EXPECT_EQ(where("env -i -u HOME A=1 B=2 /bin/sh -c {v}"), "{v} as the code of sh -c");
+    EXPECT_EQ(where("exec -a job command -p time -p nohup sh -c {v}"), "{v} as the code of sh -c");
+    EXPECT_EQ(where("find . | xargs -I{{}} -n 1 sh -c {v}"), "{v} as the code of sh -c");
+    EXPECT_EQ(where("sudo -u bob -E sh -c {v}"), "{v} as the code of sh -c");
+    EXPECT_EQ(where("flock -w 10 /tmp/l bash -c {v}"), "{v} as the code of bash -c");
+    EXPECT_EQ(where("runuser -u bob -- sh -c {v}"), "{v} as the code of sh -c");
+    // Wrappers whose own option or operand is code.
+    EXPECT_EQ(where("su -c {v}"), "{v} as the code of su -c");
+    EXPECT_EQ(where("su - bob -lc {v}"), "{v} as the code of su -c");
+    EXPECT_EQ(where("runuser bob --command {v}"), "{v} as the code of runuser --command");
+    EXPECT_EQ(where("flock /tmp/l -c {v}"), "{v} as the code of flock -c");
+    EXPECT_EQ(where("env -S {v}"), "{v} as the code of env -S");
+    EXPECT_EQ(where("sudo -s {v}"), "{v} as a command line sudo gives a shell");
+    EXPECT_EQ(where("sudo -i ls {v}"), "{v} as a command line sudo gives a shell");
+    EXPECT_EQ(where("ssh -p 22 host ls {v}"), "{v} as the command ssh runs in a shell");
+    // Their options' values, operands and commands' arguments stay data.
+    EXPECT_EQ(where("timeout {t} sh {script}; timeout -s {sig} 5 ls"), " ");
+    EXPECT_EQ(where("nice -n {n} python3 x.py {v}; env -u {name} ls; ionice -c {c} ls"), " ");
+    EXPECT_EQ(where("taskset -c {cpus} ls; flock {lock} cat {f}; su {user}; su -s {shell}"), " ");
+    EXPECT_EQ(where("timeout 5 sh {script} -c {v}; xargs -a {list} echo; ssh {host}"), " ");
+    EXPECT_EQ(where("sudo -u {user} ls {v}; runuser -u {user} -- cat {f}"), " ");
+    EXPECT_EQ(where("setsid {cmd}; nohup {cmd}; env A={v} python3 x.py"), " ");
     // A here-document's body is expanded (quoted delimiter or not: refused alike).
     EXPECT_EQ(where("cat <<EOF\nx {v}\nEOF\n"), "{v} in a here-document");
     EXPECT_EQ(where("cat <<'EOF' > f\n{v}\nEOF"), "{v} in a here-document");
