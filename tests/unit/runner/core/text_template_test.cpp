@@ -75,10 +75,38 @@ TEST(TextTemplate, PlaceholdersWhereTheShellReadsCodeAreFound) {
     EXPECT_EQ(where("runuser bob --command {v}"), "{v} as the code of runuser --command");
     EXPECT_EQ(where("flock /tmp/l -c {v}"), "{v} as the code of flock -c");
     EXPECT_EQ(where("env -S {v}"), "{v} as the code of env -S");
-    EXPECT_EQ(where("sudo -s {v}"), "{v} as a command line sudo gives a shell");
-    EXPECT_EQ(where("sudo -i ls {v}"), "{v} as a command line sudo gives a shell");
-    EXPECT_EQ(where("ssh -p 22 host ls {v}"), "{v} as the command ssh runs in a shell");
+    EXPECT_EQ(where("sudo -s {v}"), "{v} as a command line sudo hands to a shell");
+    EXPECT_EQ(where("sudo -i ls {v}"), "{v} as a command line sudo hands to a shell");
+    EXPECT_EQ(where("ssh -p 22 host ls {v}"), "{v} as the command line ssh gives a shell");
+    // Long options and their unambiguous prefixes, GNU time's options, sudo's assignments,
+    // su's shell after `--`, env -S's words, watch and parallel, a value glued to a word.
+    EXPECT_EQ(where("runuser --user bob -- sh -c {v}"), "{v} as the code of sh -c");
+    EXPECT_EQ(where("sudo --login ls {v}"), "{v} as a command line sudo hands to a shell");
+    EXPECT_EQ(where("flock --wait 10 /tmp/l sh -c {v}"), "{v} as the code of sh -c");
+    EXPECT_EQ(where("xargs --max-lines 1 sh -c {v}"), "{v} as the code of sh -c");
+    EXPECT_EQ(where("timeout --sig KILL 5 sh -c {v}"), "{v} as the code of sh -c");
+    EXPECT_EQ(where("su bob --session-command {v}"), "{v} as the code of su --session-command");
+    EXPECT_EQ(where("sudo CUDA_VISIBLE_DEVICES=0 sh -c {v}"), "{v} as the code of sh -c");
+    EXPECT_EQ(where("/usr/bin/time -f %e -o log sh -c {v}"), "{v} as the code of sh -c");
+    EXPECT_EQ(where("su bob -- -c {v}"), "{v} as the code of su -c");
+    EXPECT_EQ(where("env - sh -c {v}"), "{v} as the code of sh -c");
+    EXPECT_EQ(where("env -S \"sh -c\" {v}"), "{v} as the code of sh -c");
+    EXPECT_EQ(where("env --split-string=\"sh -c\" {v}"), "{v} as the code of sh -c");
+    EXPECT_EQ(where("env -S\"nice sh -ec\" {v}"), "{v} as the code of sh -c");
+    EXPECT_EQ(where("watch -n 5 ls {v}"), "{v} as the command line watch gives a shell");
+    EXPECT_EQ(where("parallel -j 2 echo {v} ::: a b"),
+              "{v} as the command line parallel gives a shell");
+    EXPECT_EQ(where("script -q -c {v} log"), "{v} as the code of script -c");
+    EXPECT_EQ(where("su --command={v}"), "{v} as the code of su --command");
+    EXPECT_EQ(where("flock /tmp/l --com={v}"), "{v} as the code of flock --command");
+    EXPECT_EQ(where("su -c{v}; su -cecho{v}"), "{v} as the code of su -c");
+    EXPECT_EQ(where("sh -c echo{v}"), "{v} as the code of sh -c");
+    EXPECT_EQ(where("timeout 5 eval x{v}"), "{v} as an argument of eval");
     // Their options' values, operands and commands' arguments stay data.
+    EXPECT_EQ(where("watch -x ls {v}; parallel echo ::: {v}; parallel -j {n} echo ::: a"), " ");
+    EXPECT_EQ(where("su --shell={shell}; timeout --signal={sig} 5 ls; env A={v} ls"), " ");
+    EXPECT_EQ(where("nice -n{n} ls; sh script{v}; x={a}{b} ls; echo --x={v} ls"), " ");
+    EXPECT_EQ(where("runuser -u {user} python3 t.py -c {v}; script {log}; doas -u {u} ls"), " ");
     EXPECT_EQ(where("timeout {t} sh {script}; timeout -s {sig} 5 ls"), " ");
     EXPECT_EQ(where("nice -n {n} python3 x.py {v}; env -u {name} ls; ionice -c {c} ls"), " ");
     EXPECT_EQ(where("taskset -c {cpus} ls; flock {lock} cat {f}; su {user}; su -s {shell}"), " ");
