@@ -310,16 +310,10 @@ void add_stock_row(Torch r, const Sq& sq, const Dot& dot, StockRows& rows) {
     rows.rest.push_back(r(1.0f - t));
 }
 
-// Σ of 8 lanes in a fixed order: pairs, then pairs of pairs.
-double lanes_sum(const V8d& v) {
-    return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
-}
-
 // The first pass of Model Stock: per row, ‖r(θ_i − θ0)‖² and the dots r(o_i · o_q) of the
-// offsets o, in double. A row of a multiple of 8 coordinates (or the whole tensor as one)
-// sums in 8 lanes, lane l over its coordinates ≡ l (mod 8) in order, the lanes added by
-// lanes_sum at the row's end; a row of another length in one running sum in coordinate
-// order.
+// offsets o, in double: in 8 Lanes (lane l over the row's coordinates ≡ l mod 8, in order,
+// their total at the row's end) for a row of a multiple of 8 coordinates or the whole
+// tensor, else in one running sum in coordinate order.
 template <int K, Arithmetic A>
 StockRows stock_rows(const MergeParams& p, const TensorScope& s, TensorBlocks& in) {
     const std::size_t n = in.numel(), k = in.models();
@@ -327,17 +321,17 @@ StockRows stock_rows(const MergeParams& p, const TensorScope& s, TensorBlocks& i
     rows.row = p.filter_wise && s.last_dim > 0 ? s.last_dim : std::max<std::size_t>(n, 1);
     const bool in_lanes = rows.row == n || rows.row % 8 == 0;
     constexpr int kPairs = K * (K - 1) / 2;
-    Few<V8d, K> sq(k);
-    Few<V8d, kPairs> dot(k * (k - 1) / 2);
+    Few<Lanes, K> sq(k);
+    Few<Lanes, kPairs> dot(k * (k - 1) / 2);
     Few<double, K> sq_row(k);
     Few<double, kPairs> dot_row(dot.size());
     ModelLanes<K> off(k);
     std::size_t left = rows.row;  // of the current row, the coordinates still to come
     const auto end_row = [&] {
         for (std::size_t i = 0; i < sq.size(); ++i)
-            sq_row[i] = lanes_sum(std::exchange(sq[i], V8d{}));
+            sq_row[i] = std::exchange(sq[i], Lanes{}).total();
         for (std::size_t d = 0; d < dot.size(); ++d)
-            dot_row[d] = lanes_sum(std::exchange(dot[d], V8d{}));
+            dot_row[d] = std::exchange(dot[d], Lanes{}).total();
         add_stock_row(Torch{A}, sq_row, dot_row, rows);
     };
     last_pass::read_blocks(
@@ -349,9 +343,9 @@ StockRows stock_rows(const MergeParams& p, const TensorScope& s, TensorBlocks& i
                     off[i] = rounded<A>(rounded<A>(load<V8f>(x[i] + j, n8)) - rb);
                 if (in_lanes) {  // lanes past n8 hold 0 and add nothing
                     for (std::size_t i = 0, d = 0; i < off.size(); ++i) {
-                        sq[i] += widen(off[i]) * widen(off[i]);
+                        sq[i].v += widen(off[i]) * widen(off[i]);
                         for (std::size_t q = i + 1; q < off.size(); ++q, ++d)
-                            dot[d] += widen(rounded<A>(off[i] * off[q]));
+                            dot[d].v += widen(rounded<A>(off[i] * off[q]));
                     }
                     if ((left -= n8) == 0) {
                         end_row();
@@ -361,9 +355,9 @@ StockRows stock_rows(const MergeParams& p, const TensorScope& s, TensorBlocks& i
                 }
                 for (std::size_t l = 0; l < n8; ++l) {
                     for (std::size_t i = 0, d = 0; i < off.size(); ++i) {
-                        sq[i][0] += static_cast<double>(off[i][l]) * off[i][l];
+                        sq[i].v[0] += static_cast<double>(off[i][l]) * off[i][l];
                         for (std::size_t q = i + 1; q < off.size(); ++q, ++d)
-                            dot[d][0] += static_cast<double>(rounded<A>(off[i] * off[q])[l]);
+                            dot[d].v[0] += static_cast<double>(rounded<A>(off[i] * off[q])[l]);
                     }
                     if (--left > 0) continue;
                     end_row();
