@@ -68,8 +68,11 @@ struct Wrapper {
 };
 
 const Names su_valued = {"--shell", "--group", "--supp-group", "--whitelist-environment"};
-const Names runuser_valued = {"--shell", "--group", "--supp-group", "--whitelist-environment",
-                              "--user"};
+const Names runuser_valued = [] {
+    Names names = su_valued;
+    names.push_back("--user");
+    return names;
+}();
 const std::vector<Wrapper> wrappers = {
     {.name = "command"},
     {.name = "builtin"},

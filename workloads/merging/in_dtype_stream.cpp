@@ -326,7 +326,8 @@ StockRows stock_rows(const MergeParams& p, const TensorScope& s, TensorBlocks& i
     Few<double, K> sq_row(k);
     Few<double, kPairs> dot_row(dot.size());
     ModelLanes<K> off(k);
-    std::size_t left = rows.row;  // of the current row, the coordinates still to come
+    Few<V8f, kPairs> prod(dot.size());  // the rounded products r(o_i · o_q)
+    std::size_t left = rows.row;        // of the current row, the coordinates still to come
     const auto end_row = [&] {
         for (std::size_t i = 0; i < sq.size(); ++i)
             sq_row[i] = std::exchange(sq[i], Lanes{}).total();
@@ -341,12 +342,13 @@ StockRows stock_rows(const MergeParams& p, const TensorScope& s, TensorBlocks& i
                 const V8f rb = rounded<A>(load<V8f>(base + j, n8));
                 for (std::size_t i = 0; i < off.size(); ++i)
                     off[i] = rounded<A>(rounded<A>(load<V8f>(x[i] + j, n8)) - rb);
+                for (std::size_t i = 0, d = 0; i < off.size(); ++i)
+                    for (std::size_t q = i + 1; q < off.size(); ++q, ++d)
+                        prod[d] = rounded<A>(off[i] * off[q]);
                 if (in_lanes) {  // lanes past n8 hold 0 and add nothing
-                    for (std::size_t i = 0, d = 0; i < off.size(); ++i) {
+                    for (std::size_t i = 0; i < off.size(); ++i)
                         sq[i].v += widen(off[i]) * widen(off[i]);
-                        for (std::size_t q = i + 1; q < off.size(); ++q, ++d)
-                            dot[d].v += widen(rounded<A>(off[i] * off[q]));
-                    }
+                    for (std::size_t d = 0; d < prod.size(); ++d) dot[d].v += widen(prod[d]);
                     if ((left -= n8) == 0) {
                         end_row();
                         left = rows.row;
@@ -354,11 +356,9 @@ StockRows stock_rows(const MergeParams& p, const TensorScope& s, TensorBlocks& i
                     continue;
                 }
                 for (std::size_t l = 0; l < n8; ++l) {
-                    for (std::size_t i = 0, d = 0; i < off.size(); ++i) {
+                    for (std::size_t i = 0; i < off.size(); ++i)
                         sq[i].v[0] += static_cast<double>(off[i][l]) * off[i][l];
-                        for (std::size_t q = i + 1; q < off.size(); ++q, ++d)
-                            dot[d].v[0] += static_cast<double>(rounded<A>(off[i] * off[q])[l]);
-                    }
+                    for (std::size_t d = 0; d < prod.size(); ++d) dot[d].v[0] += prod[d][l];
                     if (--left > 0) continue;
                     end_row();
                     left = rows.row;
