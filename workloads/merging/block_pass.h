@@ -89,25 +89,29 @@ inline double mul_add(double a, double b, double s) {
 #endif
 }
 
-// The K(K + 1) / 2 dot products v_i · v_q, i <= q, of v_i = τ_i (Tau) or θ_i, in that order,
-// from the blocks as read, in one loop: each a running sum in coordinate order, as add_dot
-// sums it (mul_add), so the chains overlap and the sums keep their bits.
-template <int K, bool Tau>
-void pair_dots(TensorBlocks& in, double* dots) {
+// The K(K + 1) / 2 dot products τ_i · τ_q, i <= q, in that order, from the blocks as read,
+// in one loop: τ of 8 coordinates at a time in lanes, then each dot a running sum in
+// coordinate order, as add_dot sums it (mul_add), so the chains overlap and the sums keep
+// their bits (tail lanes past the tensor hold τ = 0 and add +0).
+template <int K>
+void tau_dots(TensorBlocks& in, double* dots) {
     constexpr int pairs = K * (K + 1) / 2;
     last_pass::read_blocks(
         in, kBlock,
         [&](std::size_t, std::size_t count, const float* base, const std::vector<const float*>& x) {
             double s[pairs];
             std::copy_n(dots, pairs, s);
-            for (std::size_t j = 0; j < count; ++j) {
-                double v[K];
+            for (std::size_t j = 0; j < count; j += 8) {
+                const std::size_t n = std::min<std::size_t>(8, count - j);
+                const V8d b = __builtin_convertvector(last_pass::load<V8f>(base + j, n), V8d);
+                V8d t[K];
                 for (int i = 0; i < K; ++i)
-                    v[i] =
-                        Tau ? static_cast<double>(x[i][j]) - base[j] : static_cast<double>(x[i][j]);
-                int d = 0;
-                for (int i = 0; i < K; ++i)
-                    for (int q = i; q < K; ++q, ++d) s[d] = mul_add(v[i], v[q], s[d]);
+                    t[i] = __builtin_convertvector(last_pass::load<V8f>(x[i] + j, n), V8d) - b;
+                for (int l = 0; l < 8; ++l) {
+                    int d = 0;
+                    for (int i = 0; i < K; ++i)
+                        for (int q = i; q < K; ++q, ++d) s[d] = mul_add(t[i][l], t[q][l], s[d]);
+                }
             }
             std::copy_n(s, pairs, dots);
         });

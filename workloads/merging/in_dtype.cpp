@@ -131,7 +131,42 @@ Values merged(const MergeParams& p, const TensorScope& s, Torch r, Inputs& v) {
     }
 }
 
+// slerp_dots in the dtype A: a group of 8 coordinates rounded and multiplied in lanes, their
+// products then added one by one (a serial sum in coordinate order, as the exact passes sum
+// every dot; tail lanes past the tensor hold +0 and leave the sums as they are).
+template <Arithmetic A>
+SlerpDots dots_in(TensorBlocks& in) {
+    SlerpDots d;
+    V8i changed = {};
+    last_pass::read_blocks(
+        in, blocks::kBlock, [&](std::size_t, std::size_t count, const float*, const auto& x) {
+            for (std::size_t j = 0; j < count; j += 8) {
+                const std::size_t n = std::min<std::size_t>(8, count - j);
+                const V8f a = last_pass::load<V8f>(x[0] + j, n);
+                const V8f b = last_pass::load<V8f>(x[1] + j, n);
+                const V8f ra = rounded<A>(a), rb = rounded<A>(b);
+                changed |= (ra != a) | (rb != b);  // a NaN too
+                const V8d da = __builtin_convertvector(ra, V8d);
+                const V8d db = __builtin_convertvector(rb, V8d);
+                const V8d aa = da * da, bb = db * db, ab = da * db;  // exact in double
+                for (int l = 0; l < 8; ++l) {
+                    d.aa += aa[l];
+                    d.bb += bb[l];
+                    d.ab += ab[l];
+                }
+            }
+        });
+    for (int l = 0; l < 8; ++l) d.changed = d.changed || changed[l] != 0;
+    return d;
+}
+
 }  // namespace
+
+SlerpDots slerp_dots(Arithmetic a, TensorBlocks& in) {
+    SlerpDots d;
+    with_dtype(a, [&](auto A) { d = dots_in<A()>(in); });
+    return d;
+}
 
 TensorMergeStats merge_in_dtype(const MergeParams& p, const TensorScope& s, TensorBlocks& in,
                                 const BlockSink& out, Sums sums) {

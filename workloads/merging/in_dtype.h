@@ -11,10 +11,11 @@
 // methods (slerp, which mergekit computes in numpy float32, multislerp, nuslerp, karcher)
 // read the inputs rounded to the dtype, compute in double and round the result to the dtype.
 // linear, generalized task arithmetic, model_stock, nearswap and passthrough stream a block
-// at a time in float32 lanes (in_dtype_stream.cpp), slerp through merge_tensor's exact
-// passes on RoundedBlocks; the others hold a tensor's inputs whole, as mergekit does. RAM
-// and Arcee Fusion read a whole tensor before they write a coordinate, so they come here in
-// exact arithmetic too (computed in double on the stored values).
+// at a time in float32 lanes (in_dtype_stream.cpp), slerp through merge_tensor's passes on
+// the inputs rounded (slerp_dots, then the last pass rounding them); the others hold a
+// tensor's inputs whole, as mergekit does. RAM and Arcee Fusion read a whole tensor before
+// they write a coordinate, so they come here in exact arithmetic too (computed in double on
+// the stored values).
 #pragma once
 
 #include <cstdint>
@@ -105,25 +106,14 @@ void with_dtype(Arithmetic a, F&& f) {
         f(std::integral_constant<Arithmetic, Arithmetic::float32>{});
 }
 
-// A tensor's blocks as read, each value rounded to the arithmetic's dtype (mergekit's inputs
-// converted at load), for a pass that computes exactly on them.
-class RoundedBlocks final : public TensorBlocks {
-  public:
-    RoundedBlocks(TensorBlocks& in, Arithmetic a) : in_(in), a_(a) {}
-    std::size_t numel() const override { return in_.numel(); }
-    std::size_t models() const override { return in_.models(); }
-    void read(std::size_t begin, std::size_t count, const float*& base,
-              std::vector<const float*>& models) override;
-    // Whether a value of the blocks read so far changed when rounded.
-    bool changed() const { return changed_; }
-
-  private:
-    TensorBlocks& in_;
-    Arithmetic a_;
-    bool changed_ = false;  // whether a value read so far was not in the dtype
-    std::vector<float> base_;
-    std::vector<std::vector<float>> models_;
+// SLERP's first pass (merge_tensor): θ1·θ1, θ2·θ2 and θ1·θ2 of the two models' values
+// rounded to the arithmetic's dtype (as stored for exact), in double, each a running sum in
+// coordinate order; and whether rounding changed a value read.
+struct SlerpDots {
+    double aa = 0.0, bb = 0.0, ab = 0.0;
+    bool changed = false;
 };
+SlerpDots slerp_dots(Arithmetic a, TensorBlocks& in);
 
 // linear, the generalized task arithmetic family, model_stock, nearswap and passthrough,
 // streamed a block at a time (in_dtype_stream.cpp): false, doing nothing, for any other

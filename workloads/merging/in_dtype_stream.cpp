@@ -17,6 +17,7 @@
 
 #include "common/constant.h"
 #include "merging/block_pass.h"
+#include "merging/dtype_pass.h"
 #include "merging/generalized.h"
 #include "merging/in_dtype.h"
 #include "merging/last_pass.h"
@@ -28,91 +29,7 @@ namespace {
 
 using last_pass::load;
 using torch_like::Torch;
-
-V8d widen(const V8f& v) { return __builtin_convertvector(v, V8d); }
-V8f masked(const V8f& x, const V8i& keep) {  // x where keep, +0 elsewhere
-    return (V8f)((V8i)x & keep);
-}
-constexpr V8i kLane = {0, 1, 2, 3, 4, 5, 6, 7};
-V8f choose(const V8i& where, const V8f& a, const V8f& b) {  // a where `where`, else b
-    return (V8f)(((V8i)a & where) | ((V8i)b & ~where));
-}
-
-// N values of a kind: a fixed array for N > 0 (in registers), else n of them.
-template <class T, int N>
-struct Few {
-    std::array<T, N> v{};
-    explicit Few(std::size_t) {}
-    static constexpr std::size_t size() { return N; }
-    T& operator[](std::size_t i) { return v[i]; }
-    const T& operator[](std::size_t i) const { return v[i]; }
-};
-template <class T>
-struct Few<T, 0> {
-    std::vector<T> v;
-    explicit Few(std::size_t n) : v(n) {}
-    std::size_t size() const { return v.size(); }
-    T& operator[](std::size_t i) { return v[i]; }
-    const T& operator[](std::size_t i) const { return v[i]; }
-};
-template <int K>
-using ModelLanes = Few<V8f, K>;  // the lanes of K models (K = 0: as many as there are)
-
-// The last pass of a method in the dtype: rule(j, rb, rx) gives θ in the dtype at the 8
-// coordinates from j, from the base's (rb) and the models' (rx) values there rounded to the
-// dtype; the statistics are of the stored values, as blocks::array_pass takes them (τ̄ from
-// θ_i − θ0 in double).
-template <int K, Arithmetic A, class Rule>
-void dtype_pass(TensorBlocks& in, const BlockSink& out, TensorMergeStats& st, bool bounded,
-                Rule&& rule) {
-    const std::size_t k = in.models();
-    std::vector<float> merged(std::min(blocks::kBlock, in.numel()));
-    last_pass::Stats all(st.sums);
-    ModelLanes<K> models(K > 0 ? 0 : k);  // K = 0's lanes (K > 0: a local array per group)
-    last_pass::read_blocks(
-        in, blocks::kBlock,
-        [&](std::size_t begin, std::size_t count, const float* base, const auto& x) {
-            bool as_stored = in_dtype<A>(base, count);  // no input to round in this block
-            for (std::size_t i = 0; i < k && as_stored; ++i) as_stored = in_dtype<A>(x[i], count);
-            bool small = bounded && below_2_32(base, count);  // then no NaN can arise
-            for (std::size_t i = 0; i < k && small; ++i) small = below_2_32(x[i], count);
-            const auto group = [&](auto round_inputs, auto nan_free) {
-                last_pass::Stats stats = all;  // in registers for the loop
-                for (std::size_t j = 0; j < count; j += 8) {
-                    const auto one = [&](ModelLanes<K>& rx) {
-                        const std::size_t n = std::min<std::size_t>(8, count - j);
-                        const V8f b = load<V8f>(base + j, n);
-                        const V8d bd = widen(b);
-                        V8d m = {};
-                        for (std::size_t i = 0; i < rx.size(); ++i) {
-                            const V8f xi = load<V8f>(x[i] + j, n);
-                            m += widen(xi) - bd;
-                            rx[i] = round_inputs ? rounded<A>(xi) : xi;
-                        }
-                        m /= static_cast<double>(K > 0 ? K : k);  // K: ÷ 2 is a product
-                        V8f theta = rule(begin + j, round_inputs ? rounded<A>(b) : b, rx, nan_free);
-                        theta = masked(theta, kLane < static_cast<int>(n));  // a tail's: 0
-                        stats.add(m, widen(theta), bd, &merged[j], n);
-                    };
-                    if constexpr (K > 0) {
-                        ModelLanes<K> rx(k);  // a local array: in registers
-                        one(rx);
-                    } else {
-                        one(models);
-                    }
-                }
-                all = stats;
-            };
-            if (as_stored && small)
-                group(std::false_type{}, std::true_type{});
-            else if (as_stored)
-                group(std::false_type{}, std::false_type{});
-            else
-                group(std::true_type{}, std::false_type{});
-            out(begin, {merged.data(), count});
-        });
-    all.finish(st);
-}
+using namespace dtype_lanes;
 
 // The keep probabilities as sparsify.py computes them in its work dtype: `full_like(density)`,
 // and DELLA's ranks (rounded: a bfloat16 rank above 256 is not exact), their ramp and probs.
@@ -313,7 +230,8 @@ void add_stock_row(Torch r, const Sq& sq, const Dot& dot, StockRows& rows) {
 // The first pass of Model Stock: per row, ‖r(θ_i − θ0)‖² and the dots r(o_i · o_q) of the
 // offsets o, in double: in 8 Lanes (lane l over the row's coordinates ≡ l mod 8, in order,
 // their total at the row's end) for a row of a multiple of 8 coordinates or the whole
-// tensor, else in one running sum in coordinate order.
+// tensor, else in one running sum in coordinate order. (Offsets of inputs below 2^32 and
+// their products cannot be NaN: with_block_kind's bound.)
 template <int K, Arithmetic A>
 StockRows stock_rows(const MergeParams& p, const TensorScope& s, TensorBlocks& in) {
     const std::size_t n = in.numel(), k = in.models();
@@ -321,51 +239,65 @@ StockRows stock_rows(const MergeParams& p, const TensorScope& s, TensorBlocks& i
     rows.row = p.filter_wise && s.last_dim > 0 ? s.last_dim : std::max<std::size_t>(n, 1);
     const bool in_lanes = rows.row == n || rows.row % 8 == 0;
     constexpr int kPairs = K * (K - 1) / 2;
-    Few<Lanes, K> sq(k);
-    Few<Lanes, kPairs> dot(k * (k - 1) / 2);
+    const std::size_t pairs = k * (k - 1) / 2;
+    Few<Lanes, K> sq_all(k);
+    Few<Lanes, kPairs> dot_all(pairs);
     Few<double, K> sq_row(k);
-    Few<double, kPairs> dot_row(dot.size());
-    ModelLanes<K> off(k);
-    Few<V8f, kPairs> prod(dot.size());  // the rounded products r(o_i · o_q)
-    std::size_t left = rows.row;        // of the current row, the coordinates still to come
-    const auto end_row = [&] {
+    Few<double, kPairs> dot_row(pairs);
+    std::size_t left_all = rows.row;  // of the current row, the coordinates still to come
+    const auto end_row = [&](Few<Lanes, K>& sq, Few<Lanes, kPairs>& dot) {
         for (std::size_t i = 0; i < sq.size(); ++i)
             sq_row[i] = std::exchange(sq[i], Lanes{}).total();
         for (std::size_t d = 0; d < dot.size(); ++d)
             dot_row[d] = std::exchange(dot[d], Lanes{}).total();
         add_stock_row(Torch{A}, sq_row, dot_row, rows);
     };
-    last_pass::read_blocks(
-        in, blocks::kBlock, [&](std::size_t, std::size_t count, const float* base, const auto& x) {
-            for (std::size_t j = 0; j < count; j += 8) {
-                const std::size_t n8 = std::min<std::size_t>(8, count - j);
-                const V8f rb = rounded<A>(load<V8f>(base + j, n8));
+    const auto block = [&](std::size_t count, const float* base, const auto& x, auto round_inputs,
+                           auto nan_free) {
+        const auto r = [](const V8f& v) { return rounded<A, decltype(nan_free)::value>(v); };
+        const auto input = [&](const V8f& v) { return round_inputs ? rounded<A>(v) : v; };
+        Few<Lanes, K> sq = sq_all;  // locals for the loop: in registers
+        Few<Lanes, kPairs> dot = dot_all;
+        ModelLanes<K> off(k);
+        Few<V8f, kPairs> prod(pairs);  // the rounded products r(o_i · o_q)
+        std::size_t left = left_all;
+        for (std::size_t j = 0; j < count; j += 8) {
+            const std::size_t n8 = std::min<std::size_t>(8, count - j);
+            const V8f rb = input(load<V8f>(base + j, n8));
+            for (std::size_t i = 0; i < off.size(); ++i)
+                off[i] = r(input(load<V8f>(x[i] + j, n8)) - rb);
+            for (std::size_t i = 0, d = 0; i < off.size(); ++i)
+                for (std::size_t q = i + 1; q < off.size(); ++q, ++d) prod[d] = r(off[i] * off[q]);
+            if (in_lanes) {  // lanes past n8 hold 0 and add nothing
                 for (std::size_t i = 0; i < off.size(); ++i)
-                    off[i] = rounded<A>(rounded<A>(load<V8f>(x[i] + j, n8)) - rb);
-                for (std::size_t i = 0, d = 0; i < off.size(); ++i)
-                    for (std::size_t q = i + 1; q < off.size(); ++q, ++d)
-                        prod[d] = rounded<A>(off[i] * off[q]);
-                if (in_lanes) {  // lanes past n8 hold 0 and add nothing
-                    for (std::size_t i = 0; i < off.size(); ++i)
-                        sq[i].v += widen(off[i]) * widen(off[i]);
-                    for (std::size_t d = 0; d < prod.size(); ++d) dot[d].v += widen(prod[d]);
-                    if ((left -= n8) == 0) {
-                        end_row();
-                        left = rows.row;
-                    }
-                    continue;
-                }
-                for (std::size_t l = 0; l < n8; ++l) {
-                    for (std::size_t i = 0; i < off.size(); ++i)
-                        sq[i].v[0] += static_cast<double>(off[i][l]) * off[i][l];
-                    for (std::size_t d = 0; d < prod.size(); ++d) dot[d].v[0] += prod[d][l];
-                    if (--left > 0) continue;
-                    end_row();
+                    sq[i].v += widen(off[i]) * widen(off[i]);
+                for (std::size_t d = 0; d < prod.size(); ++d) dot[d].v += widen(prod[d]);
+                if ((left -= n8) == 0) {
+                    end_row(sq, dot);
                     left = rows.row;
                 }
+                continue;
             }
+            for (std::size_t l = 0; l < n8; ++l) {
+                for (std::size_t i = 0; i < off.size(); ++i)
+                    sq[i].v[0] += static_cast<double>(off[i][l]) * off[i][l];
+                for (std::size_t d = 0; d < prod.size(); ++d) dot[d].v[0] += prod[d][l];
+                if (--left > 0) continue;
+                end_row(sq, dot);
+                left = rows.row;
+            }
+        }
+        sq_all = sq;
+        dot_all = dot;
+        left_all = left;
+    };
+    last_pass::read_blocks(
+        in, blocks::kBlock, [&](std::size_t, std::size_t count, const float* base, const auto& x) {
+            with_block_kind<A>(base, x, count, true, [&](auto round_inputs, auto nan_free) {
+                block(count, base, x, round_inputs, nan_free);
+            });
         });
-    if (left != rows.row) end_row();  // a last, short row
+    if (left_all != rows.row) end_row(sq_all, dot_all);  // a last, short row
     return rows;
 }
 
@@ -376,17 +308,25 @@ void model_stock(const MergeParams& p, const TensorScope& s, TensorBlocks& in, c
     const StockRows rows = stock_rows<K, A>(p, s, in);
     const auto models = static_cast<float>(in.models());
     const std::size_t last = rows.t.empty() ? 0 : rows.t.size() - 1;
-    dtype_pass<K, A>(in, out, st, false, [&](std::size_t j, const V8f& rb, ModelLanes<K>& x, auto) {
-        V8f t, rest;
-        for (std::size_t l = 0; l < 8; ++l) {  // a tail's lanes past the last row: its t
-            const std::size_t row = std::min((j + l) / rows.row, last);
-            t[l] = rows.t[row];
-            rest[l] = rows.rest[row];
-        }
-        V8f sum = x[0];  // Python's sum(ws): 0 + w_1 + w_2 + …
-        for (std::size_t i = 1; i < x.size(); ++i) sum = rounded<A>(sum + x[i]);
-        return rounded<A>(rounded<A>(t * rounded<A>(sum / models)) + rounded<A>(rest * rb));
-    });
+    bool bounded = in.models() <= 1024;  // with |t|, |1 − t| ≤ 2^10 every value stays finite
+    for (std::size_t r = 0; r < rows.t.size(); ++r)
+        bounded = bounded && std::abs(rows.t[r]) <= 0x1p10f && std::abs(rows.rest[r]) <= 0x1p10f;
+    dtype_pass<K, A>(
+        in, out, st, bounded, [&](std::size_t j, const V8f& rb, ModelLanes<K>& x, auto nan_free) {
+            const auto r = [](const V8f& v) { return rounded<A, decltype(nan_free)::value>(v); };
+            const std::size_t first = std::min(j / rows.row, last);
+            V8f t = V8f{} + rows.t[first], rest = V8f{} + rows.rest[first];
+            if (first < last && j % rows.row + 8 > rows.row) {  // a row ends within the 8
+                for (std::size_t l = 1; l < 8; ++l) {  // a tail's lanes past the last row: its t
+                    const std::size_t row = std::min((j + l) / rows.row, last);
+                    t[l] = rows.t[row];
+                    rest[l] = rows.rest[row];
+                }
+            }
+            V8f sum = x[0];  // Python's sum(ws): 0 + w_1 + w_2 + …
+            for (std::size_t i = 1; i < x.size(); ++i) sum = r(sum + x[i]);
+            return r(r(t * r(sum / models)) + r(rest * rb));
+        });
 }
 
 // Calls method(K) with K = k models for 1 <= k <= 4 (the loops over them unrolled), else
@@ -420,29 +360,6 @@ bool merge_streamed_in_dtype(const MergeParams& p, const TensorScope& s, TensorB
         }
     });
     return streamed;
-}
-
-void RoundedBlocks::read(std::size_t begin, std::size_t count, const float*& base,
-                         std::vector<const float*>& models) {
-    in_.read(begin, count, base, models);
-    models_.resize(models.size());
-    const auto round = [&](const float* from, std::vector<float>& to) {
-        const float* out = from;  // as read, where already in the dtype
-        with_dtype(a_, [&](auto A) {
-            if (in_dtype<A()>(from, count)) return;
-            changed_ = true;
-            to.resize(count + 8);
-            for (std::size_t j = 0; j < count; j += 8) {
-                const V8f v =
-                    rounded<A()>(load<V8f>(from + j, std::min<std::size_t>(8, count - j)));
-                std::memcpy(to.data() + j, &v, sizeof v);  // the tail's lanes past count: slack
-            }
-            out = to.data();
-        });
-        return out;
-    };
-    base = round(base, base_);
-    for (std::size_t i = 0; i < models.size(); ++i) models[i] = round(models[i], models_[i]);
 }
 
 }  // namespace compatbench::merging

@@ -29,7 +29,7 @@ using blocks::Block;
 using blocks::for_blocks;
 using blocks::from_delta;
 using blocks::kBlock;
-using blocks::pair_dots;
+using blocks::tau_dots;
 
 // What a first pass sums over the coordinates, for the operators that need a tensor-wide
 // quantity before merging (SLERP, Model Stock, the PRISM family).
@@ -51,7 +51,7 @@ inline void add_dot(double& s, const double* a, const double* b, std::size_t n) 
 
 // `magnitudes`: also keep |τ̄_j| of every coordinate (merging::magnitudes) for PRISM's
 // keep-rate floor, so that it needs no pass of its own over the inputs.
-// `kernels`: Model Stock's dots in one loop (pair_dots) or, as for more than 8 models, one
+// `kernels`: Model Stock's dots in one loop (tau_dots) or, as for more than 8 models, one
 // loop each.
 FirstPass first_pass(const MergeParams& p, TensorBlocks& in, bool keep_magnitudes,
                      Kernels kernels) {
@@ -59,13 +59,13 @@ FirstPass first_pass(const MergeParams& p, TensorBlocks& in, bool keep_magnitude
     const bool slerp = p.method == Method::slerp, stock = p.method == Method::model_stock;
     FirstPass f;
     f.dots.assign(slerp ? 3 : stock ? k * (k + 1) / 2 : 0, 0.0);
-    if (slerp) {  // θ1·θ1, θ1·θ2, θ2·θ2 to θ1·θ1, θ2·θ2, θ1·θ2
-        pair_dots<2, false>(in, f.dots.data());
-        std::swap(f.dots[1], f.dots[2]);
+    if (slerp) {
+        const SlerpDots d = slerp_dots(Arithmetic::exact, in);
+        f.dots = {d.aa, d.bb, d.ab};
         return f;
     }
     if (stock && kernels == Kernels::fused &&
-        with_constant<8>(k, [&](auto K) { pair_dots<K(), true>(in, f.dots.data()); }))
+        with_constant<8>(k, [&](auto K) { tau_dots<K()>(in, f.dots.data()); }))
         return f;
     // Each sum runs in coordinate order. ‖τ̄‖² is summed only for norm-matched, which reads
     // it. (PRISM's sums keep a loop of their own: side by side, the compiler shares or fuses
@@ -388,14 +388,14 @@ TensorMergeStats merge_tensor(const MergeParams& p, const TensorScope& s, Tensor
     if (p.arithmetic != Arithmetic::exact && p.method == Method::slerp) {
         // mergekit's slerp in numpy float32 on the inputs in the dtype: here the exact passes
         // on them, θ rounded to the dtype (docs/mergekit.md, "Arithmetic").
-        RoundedBlocks in_dtype(in, p.arithmetic);
-        const auto [wa, wb] = slerp_weights(p, first_pass(p, in_dtype, false, kernels).dots);
+        const SlerpDots d = slerp_dots(p.arithmetic, in);
+        const auto [wa, wb] = slerp_weights(p, {d.aa, d.bb, d.ab});
         last_pass::fused_pass(p,
                               {.update = last_pass::Update::slerp,
                                .wa = wa,
                                .wb = wb,
                                .round = p.arithmetic,
-                               .round_inputs = in_dtype.changed()},
+                               .round_inputs = d.changed},
                               in, kBlock, out, st);
         return st;
     }
