@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "common/hash.h"
+#include "merging/draws.h"
 #include "merging/in_dtype.h"
 #include "merging/last_pass.h"
 #include "merging/selection.h"
@@ -19,122 +20,6 @@ namespace compatbench::merging {
 namespace {
 
 constexpr std::size_t kBlock = 2048;
-
-double per_model(const std::vector<double>& v, std::size_t i, double fallback) {
-    return v.empty() ? fallback : v.at(i);
-}
-
-void set_bit(std::vector<std::uint64_t>& bits, std::size_t j, bool on) {
-    const std::uint64_t m = std::uint64_t{1} << (j & 63);
-    bits[j >> 6] = on ? bits[j >> 6] | m : bits[j >> 6] & ~m;
-}
-
-// Bits [0, n) of `bits` set where the seeded draw of that coordinate (Draws: stream + j) lies
-// below `rate`, 64 coordinates to a word, their draws 8 lanes at a time.
-void random_bits(std::uint64_t stream, double rate, std::size_t n,
-                 std::vector<std::uint64_t>& bits) {
-    const std::uint64_t below = last_pass::draws_below(rate);
-    using last_pass::V8u;
-    for (std::size_t first = 0; first < n; first += 64) {
-        std::uint64_t word = 0;
-        for (std::size_t g = 0; g < 64; g += 8) {
-            const V8u at = V8u{0, 1, 2, 3, 4, 5, 6, 7} + (stream + first + g);
-            const V8u kept = (V8u)((last_pass::splitmix64_lanes(at) >> 11) < below) &
-                             V8u{1, 2, 4, 8, 16, 32, 64, 128};
-            std::uint64_t byte = 0;
-            for (int l = 0; l < 8; ++l) byte |= kept[l];
-            word |= byte << g;
-        }
-        const std::size_t valid = std::min<std::size_t>(64, n - first);
-        const std::uint64_t mask =
-            valid == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << valid) - 1;
-        bits[first >> 6] = (bits[first >> 6] & ~mask) | (word & mask);
-    }
-}
-
-// rank[c]: the 0-based ascending rank of mag(c) among the `cols` values of one fibre, ties
-// to the lower index (a stable sort's). No value is negative, so their bit patterns order as
-// they do: a stable LSD radix sort of the patterns, 8 bits a digit, skipping the digits
-// that all share (the low ones of values from bfloat16, float16 or float32). With a NaN
-// among them, the comparisons' stable sort, as before.
-template <class Mag>
-void ranks_of(std::size_t cols, Mag&& mag, std::vector<std::uint32_t>& rank) {
-    thread_local std::vector<std::uint64_t> key, key_next;
-    thread_local std::vector<std::uint32_t> col, col_next;
-    key.resize(cols);
-    key_next.resize(cols);
-    col.resize(cols);
-    col_next.resize(cols);
-    std::array<std::array<std::uint32_t, 256>, 8> count{};
-    bool nan = false;
-    for (std::size_t c = 0; c < cols; ++c) {
-        const double m = mag(c);
-        nan |= std::isnan(m);
-        std::memcpy(&key[c], &m, sizeof m);
-        col[c] = static_cast<std::uint32_t>(c);
-        for (int d = 0; d < 8; ++d) ++count[d][(key[c] >> (8 * d)) & 0xff];
-    }
-    if (nan) {
-        std::stable_sort(col.begin(), col.end(),
-                         [&](std::uint32_t a, std::uint32_t b) { return mag(a) < mag(b); });
-    } else {
-        for (int d = 0; d < 8; ++d) {
-            std::array<std::uint32_t, 256>& at = count[d];
-            if (std::find(at.begin(), at.end(), cols) != at.end()) continue;  // one digit
-            std::uint32_t start = 0;
-            for (std::uint32_t& c : at) start += std::exchange(c, start);
-            for (std::size_t e = 0; e < cols; ++e) {
-                const std::uint32_t to = at[(key[e] >> (8 * d)) & 0xff]++;
-                key_next[to] = key[e];
-                col_next[to] = col[e];
-            }
-            key.swap(key_next);
-            col.swap(col_next);
-        }
-    }
-    for (std::size_t r = 0; r < cols; ++r) rank[col[r]] = static_cast<std::uint32_t>(r);
-}
-
-// DELLA (mergekit's della_magprune): along dimension 1 (the rows of a matrix; for an N-D
-// tensor each fibre of fixed other indices, as torch's sort along dim 1 ranks),
-// p_j = (d − ε) + 2ε·(rank_j − 1)/(d1 − 1), rank 1 for the smallest |τ| of the fibre (ties:
-// the lower index ranks lower).
-void della_bits(const MergeParams& p, const TensorScope& s, std::size_t i, std::size_t n,
-                const std::vector<double>& mag, std::vector<std::uint64_t>& bits,
-                const KeepProbability& keep) {
-    const double d = density_of(p, i), e = per_model(p.epsilons, i, 0.15);
-    if (d + e >= 1.0 || d - e <= 0.0)
-        throw std::invalid_argument(s.name +
-                                    ": DELLA needs density ± epsilon inside (0, 1), "
-                                    "got density " +
-                                    std::to_string(d) + ", epsilon " + std::to_string(e));
-    const std::size_t cols = s.row_length, stride = std::max<std::size_t>(s.rank_stride, 1);
-    if (cols == 0 || n % (cols * stride) != 0)
-        throw std::invalid_argument(s.name +
-                                    ": DELLA needs the tensor's shape to rank along "
-                                    "dimension 1");
-    const Draws draw(p, s.name, i);
-    if (cols == 1 && p.della_lone_at_density) return random_bits(draw.stream, d, n, bits);
-    if (cols < 2)
-        throw std::invalid_argument(s.name +
-                                    ": DELLA ranks along dimension 1, here of one coordinate "
-                                    "(mergekit's rank ramp is 0/0 there)");
-    std::vector<std::uint64_t> below(cols);  // each rank's keep probability, as an integer
-    for (std::size_t r = 0; r < cols; ++r)
-        below[r] = last_pass::draws_below(keep.della(r, cols, d, e));
-    std::vector<std::uint32_t> rank(cols);
-    for (std::size_t outer = 0; outer < n; outer += cols * stride) {
-        for (std::size_t q = 0; q < stride; ++q) {
-            const auto at = [&](std::size_t c) { return outer + c * stride + q; };
-            ranks_of(
-                cols, [&](std::size_t c) { return mag[at(c)]; }, rank);
-            for (std::size_t c = 0; c < cols; ++c) {
-                const std::size_t j = at(c);
-                set_bit(bits, j, (splitmix64(draw.stream + j) >> 11) < below[rank[c]]);
-            }
-        }
-    }
-}
 
 }  // namespace
 
@@ -323,6 +208,26 @@ void add_l1(Selection& out, std::size_t begin, const double* mag, std::size_t co
     out.kept_l1 = kept;
 }
 
+// The same over a whole tensor in 8 Lanes (common/lanes.h), for the arithmetic in a dtype:
+// torch's sums run in float32 in an order of their own, and these are rounded to float32 and
+// the dtype before use (merge_in_dtype), which the order of the double sums does not reach.
+void add_l1_in_lanes(Selection& out, const double* mag, std::size_t n) {
+    Lanes l1, kept;
+    const std::uint64_t* bits = out.bits.data();
+    for (std::size_t j = 0; j < n; j += 8) {
+        const std::size_t count = std::min<std::size_t>(8, n - j);
+        V8d m = {};
+        V8l take = {};  // all ones where kept
+        std::memcpy(&m, mag + j, count * sizeof(double));
+        for (std::size_t l = 0; l < count; ++l)
+            take[l] = -static_cast<long long>((bits[(j + l) >> 6] >> ((j + l) & 63)) & 1U);
+        l1.v += m;
+        kept.v += (V8d)((V8l)m & take);  // + 0 where dropped
+    }
+    out.l1 += l1.total();
+    out.kept_l1 += kept.total();
+}
+
 // The same from a pass over the base and model i, |τ_ij| a block at a time.
 void add_l1(TensorBlocks& in, Arithmetic a, std::size_t i, Selection& out) {
     last_pass::read_model_blocks(
@@ -333,13 +238,8 @@ void add_l1(TensorBlocks& in, Arithmetic a, std::size_t i, Selection& out) {
 }
 }  // namespace
 
-Draws::Draws(const MergeParams& p, const std::string& name, std::size_t i)
-    : stream(p.seed ^ fnv1a64(name) ^ splitmix64(i + 1)) {}
-
-double Draws::operator()(std::size_t j) const { return unit_double(splitmix64(stream + j)); }
-
-double KeepProbability::della(std::size_t rank, std::size_t cols, double d, double e) const {
-    return (d - e) + static_cast<double>(rank) / static_cast<double>(cols - 1) * 2.0 * e;
+double per_model(const std::vector<double>& v, std::size_t i, double fallback) {
+    return v.empty() ? fallback : v.at(i);
 }
 
 double density_of(const MergeParams& p, std::size_t i) {
@@ -376,7 +276,10 @@ std::vector<Selection> select(const MergeParams& p, const TensorScope& s, Tensor
                     magnitudes_into(how.arithmetic, count, base, x, mag.data() + begin);
                 });
             select_bits(p, s, i, n, mag, out.bits, keep);
-            if (p.rescale) add_l1(out, 0, mag.data(), n);
+            if (p.rescale && how.arithmetic != Arithmetic::exact)
+                add_l1_in_lanes(out, mag.data(), n);
+            else if (p.rescale)
+                add_l1(out, 0, mag.data(), n);
         }
         if (how.arithmetic == Arithmetic::exact && out.l1 >= 1e-7 && out.kept_l1 >= 1e-7)
             out.scale = out.l1 / out.kept_l1;

@@ -28,7 +28,10 @@ struct Selection {
 void mark_top(const std::vector<double>& mag, std::size_t n, std::size_t m,
               std::vector<std::uint64_t>& bits, bool on);
 
-// Model i's density (and γ, ε) for this tensor.
+// Model i's value of a per-model list (γ, ε, …), or `fallback` when the list is empty.
+double per_model(const std::vector<double>& v, std::size_t i, double fallback);
+
+// Model i's density for this tensor.
 double density_of(const MergeParams& p, std::size_t i);
 
 // The seeded uniform draw of coordinate j of task vector i (DARE's and DELLA's masks).
