@@ -19,6 +19,14 @@ void set_byte(std::vector<std::uint64_t>& bits, std::size_t j, std::uint8_t byte
         (bits[j >> 6] & ~(std::uint64_t{0xff} << shift)) | (std::uint64_t{byte} << shift);
 }
 
+// A byte whose bit l is set where lane l of a comparison holds (all ones).
+std::uint64_t byte_of(last_pass::V8u lanes) {
+    lanes &= last_pass::V8u{1, 2, 4, 8, 16, 32, 64, 128};
+    std::uint64_t byte = 0;
+    for (int l = 0; l < 8; ++l) byte |= lanes[l];
+    return byte;
+}
+
 }  // namespace
 
 Draws::Draws(const MergeParams& p, const std::string& name, std::size_t i)
@@ -40,11 +48,7 @@ void random_bits(std::uint64_t stream, double rate, std::size_t n,
         std::uint64_t word = 0;
         for (std::size_t g = 0; g < 64; g += 8) {
             const V8u at = V8u{0, 1, 2, 3, 4, 5, 6, 7} + (stream + first + g);
-            const V8u kept = (V8u)((last_pass::splitmix64_lanes(at) >> 11) < below) &
-                             V8u{1, 2, 4, 8, 16, 32, 64, 128};
-            std::uint64_t byte = 0;
-            for (int l = 0; l < 8; ++l) byte |= kept[l];
-            word |= byte << g;
+            word |= byte_of((V8u)((last_pass::splitmix64_lanes(at) >> 11) < below)) << g;
         }
         const std::size_t valid = std::min<std::size_t>(64, n - first);
         const std::uint64_t mask =
@@ -94,10 +98,7 @@ void della_bits(const MergeParams& p, const TensorScope& s, std::size_t i, std::
                     V8u limit;
                     for (int l = 0; l < 8; ++l)
                         limit[l] = below[rank[c + static_cast<std::size_t>(l)]];
-                    const V8u kept = (V8u)(draws < limit) & V8u{1, 2, 4, 8, 16, 32, 64, 128};
-                    std::uint64_t byte = 0;
-                    for (int l = 0; l < 8; ++l) byte |= kept[l];
-                    set_byte(bits, at(c), static_cast<std::uint8_t>(byte));
+                    set_byte(bits, at(c), static_cast<std::uint8_t>(byte_of((V8u)(draws < limit))));
                     continue;
                 }
                 for (std::size_t l = 0; l < std::min<std::size_t>(8, cols - c); ++l)

@@ -1,6 +1,7 @@
 // The lanes of merge_streamed_in_dtype's methods (in_dtype_stream.cpp): a few models' 8
 // coordinates in float32 registers, and the last pass that merges a tensor with them in a
-// dtype. Internal to merging/.
+// dtype. Internal to merging/; its includer compiles with -ffp-contract=off (a product and a
+// sum must round apart, as torch rounds them).
 #pragma once
 
 #include <algorithm>

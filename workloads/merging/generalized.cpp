@@ -1,15 +1,12 @@
 #include "merging/generalized.h"
 
 #include <algorithm>
-#include <array>
 #include <bit>
 #include <cmath>
 #include <cstring>
-#include <numeric>
 #include <stdexcept>
 #include <utility>
 
-#include "common/hash.h"
 #include "merging/draws.h"
 #include "merging/in_dtype.h"
 #include "merging/last_pass.h"
@@ -208,26 +205,6 @@ void add_l1(Selection& out, std::size_t begin, const double* mag, std::size_t co
     out.kept_l1 = kept;
 }
 
-// The same over a whole tensor in 8 Lanes (common/lanes.h), for the arithmetic in a dtype:
-// torch's sums run in float32 in an order of their own, and these are rounded to float32 and
-// the dtype before use (merge_in_dtype), which the order of the double sums does not reach.
-void add_l1_in_lanes(Selection& out, const double* mag, std::size_t n) {
-    Lanes l1, kept;
-    const std::uint64_t* bits = out.bits.data();
-    for (std::size_t j = 0; j < n; j += 8) {
-        const std::size_t count = std::min<std::size_t>(8, n - j);
-        V8d m = {};
-        V8l take = {};  // all ones where kept
-        std::memcpy(&m, mag + j, count * sizeof(double));
-        for (std::size_t l = 0; l < count; ++l)
-            take[l] = -static_cast<long long>((bits[(j + l) >> 6] >> ((j + l) & 63)) & 1U);
-        l1.v += m;
-        kept.v += (V8d)((V8l)m & take);  // + 0 where dropped
-    }
-    out.l1 += l1.total();
-    out.kept_l1 += kept.total();
-}
-
 // The same from a pass over the base and model i, |τ_ij| a block at a time.
 void add_l1(TensorBlocks& in, Arithmetic a, std::size_t i, Selection& out) {
     last_pass::read_model_blocks(
@@ -276,10 +253,7 @@ std::vector<Selection> select(const MergeParams& p, const TensorScope& s, Tensor
                     magnitudes_into(how.arithmetic, count, base, x, mag.data() + begin);
                 });
             select_bits(p, s, i, n, mag, out.bits, keep);
-            if (p.rescale && how.arithmetic != Arithmetic::exact)
-                add_l1_in_lanes(out, mag.data(), n);
-            else if (p.rescale)
-                add_l1(out, 0, mag.data(), n);
+            if (p.rescale) add_l1(out, 0, mag.data(), n);
         }
         if (how.arithmetic == Arithmetic::exact && out.l1 >= 1e-7 && out.kept_l1 >= 1e-7)
             out.scale = out.l1 / out.kept_l1;

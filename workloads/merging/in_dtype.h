@@ -108,7 +108,8 @@ void with_dtype(Arithmetic a, F&& f) {
 
 // SLERP's first pass (merge_tensor): θ1·θ1, θ2·θ2 and θ1·θ2 of the two models' values
 // rounded to the arithmetic's dtype (as stored for exact), in double, each a running sum in
-// coordinate order; and whether rounding changed a value read.
+// coordinate order; and whether rounding changed a model's value (the base, read only for
+// the statistics, is never rounded).
 struct SlerpDots {
     double aa = 0.0, bb = 0.0, ab = 0.0;
     bool changed = false;

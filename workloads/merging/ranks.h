@@ -1,11 +1,10 @@
 // The ascending ranks of a fibre's magnitudes, for DELLA's keep probabilities
-// (generalized.cpp): a stable LSD radix sort over only the bits that differ among the values'
+// (draws.cpp): a stable LSD radix sort over only the bits that differ among the values'
 // patterns. Internal to merging/.
 #pragma once
 
 #include <algorithm>
 #include <bit>
-#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <utility>
@@ -26,8 +25,7 @@ void radix_in(std::vector<T>& items, std::vector<T>& next, int digits, int width
     count.assign(static_cast<std::size_t>(nd) * buckets, 0);
     next.resize(items.size());
     for (const T& e : items)
-        for (int d = 0; d < nd; ++d)
-            ++count[static_cast<std::size_t>(d) * buckets + digit(e, d)];
+        for (int d = 0; d < nd; ++d) ++count[static_cast<std::size_t>(d) * buckets + digit(e, d)];
     for (int d = 0; d < nd; ++d) {
         std::uint32_t* at = &count[static_cast<std::size_t>(d) * buckets];
         std::uint32_t start = 0;
@@ -37,7 +35,9 @@ void radix_in(std::vector<T>& items, std::vector<T>& next, int digits, int width
     }
 }
 
-// radix_in, with the digit count a constant up to 8 (a span of 64 bits in digits of 8).
+// radix_in, with the digit count a constant up to 8 (a double's 64 bits in digits of 8, a
+// fibre of 2,048 values or more); more digits (a fibre of 128 or fewer, digits of 4 bits,
+// a wide span) count at run time.
 template <class T, class Digit>
 void radix(std::vector<T>& items, std::vector<T>& next, int digits, int width, Digit&& digit) {
     if (!with_constant<8>(static_cast<std::size_t>(digits),
@@ -89,9 +89,9 @@ struct Keyed {
 // rank[c]: the 0-based ascending rank of mag(c) = mag[c · stride] among the `cols` values of
 // one fibre, ties to the lower index (a stable sort's). No value is negative, so their bit
 // patterns order as they do, and only the bits that differ among them order them (a
-// bfloat16 value's 15 at most): where those and the index fit in 32 or 64 bits, each value is
-// one word of that size (a few KB to sort, in the L1 cache), else a pattern and index pair.
-// With a NaN among them, a stable sort by comparisons.
+// bfloat16 value's 15, 17 with a zero among them): where those and the index fit in 32 or 64 bits,
+// each value is one word of that size (a few KB to sort, in the L1 cache), else a pattern and index
+// pair. With a NaN among them, a stable sort by comparisons.
 inline void ranks_of(std::size_t cols, const double* mag, std::size_t stride,
                      std::vector<std::uint32_t>& rank) {
     const auto pattern = [&](std::size_t c) {

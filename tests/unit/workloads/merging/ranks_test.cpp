@@ -74,6 +74,21 @@ TEST(DellaRanks, MatchAStableSortOfWiderPatterns) {
     EXPECT_EQ(radix_ranks(wide, 2048, 1), sorted_ranks(wide, 2048, 1));
 }
 
+TEST(DellaRanks, MatchAStableSortOfManyDigits) {  // short fibres: digits of 4 bits
+    std::mt19937_64 rng(9);
+    for (const std::size_t cols : {5UL, 16UL, 100UL}) {
+        std::vector<double> v(cols);
+        for (double& x : v)
+            x = std::ldexp(std::uniform_real_distribution<double>(1, 2)(rng),
+                           static_cast<int>(rng() % 2000) - 1000);
+        v[cols - 1] = v[0];
+        EXPECT_EQ(radix_ranks(v, cols, 1), sorted_ranks(v, cols, 1)) << cols;
+    }
+    auto floats = magnitudes(2048, 13, 32, 0);  // float32 values with zeros among them
+    for (std::size_t c = 0; c < 2048; c += 97) floats[c] = 0.0;
+    EXPECT_EQ(radix_ranks(floats, 2048, 1), sorted_ranks(floats, 2048, 1));
+}
+
 TEST(DellaRanks, EqualValuesRankInIndexOrderAndZeroesFirst) {
     std::vector<double> v(100, 0.25);
     EXPECT_EQ(radix_ranks(v, 100, 1), sorted_ranks(v, 100, 1));
