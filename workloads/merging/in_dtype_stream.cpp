@@ -227,36 +227,24 @@ void add_stock_row(Torch r, const Sq& sq, const Dot& dot, StockRows& rows) {
 }
 
 // The first pass of Model Stock: per row, ‖r(θ_i − θ0)‖² and the dots r(o_i · o_q) of the
-// offsets o, in double: in 8 Lanes (lane l over the row's coordinates ≡ l mod 8, in order,
-// their total at the row's end) for a row of a multiple of 8 coordinates or the whole
-// tensor, else in one running sum in coordinate order. (Offsets of inputs below 2^32 and
-// their products cannot be NaN: with_block_kind's bound.)
+// offsets o, in double, each one running sum in coordinate order (of 8 coordinates rounded
+// at a time in lanes). Offsets of inputs below 2^32 and their products cannot be NaN
+// (with_block_kind's bound).
 template <int K, Arithmetic A>
 StockRows stock_rows(const MergeParams& p, const TensorScope& s, TensorBlocks& in) {
-    const std::size_t n = in.numel(), k = in.models();
+    const std::size_t n = in.numel(), k = in.models(), pairs = k * (k - 1) / 2;
     StockRows rows;
     rows.row = p.filter_wise && s.last_dim > 0 ? s.last_dim : std::max<std::size_t>(n, 1);
-    const bool in_lanes = rows.row == n || rows.row % 8 == 0;
     constexpr int kPairs = K * (K - 1) / 2;
-    const std::size_t pairs = k * (k - 1) / 2;
-    Few<Lanes, K> sq_all(k);
-    Few<Lanes, kPairs> dot_all(pairs);
-    Few<double, K> sq_row(k);
-    Few<double, kPairs> dot_row(pairs);
+    Few<double, K> sq_all(k);
+    Few<double, kPairs> dot_all(pairs);
     std::size_t left_all = rows.row;  // of the current row, the coordinates still to come
-    const auto end_row = [&](Few<Lanes, K>& sq, Few<Lanes, kPairs>& dot) {
-        for (std::size_t i = 0; i < sq.size(); ++i)
-            sq_row[i] = std::exchange(sq[i], Lanes{}).total();
-        for (std::size_t d = 0; d < dot.size(); ++d)
-            dot_row[d] = std::exchange(dot[d], Lanes{}).total();
-        add_stock_row(Torch{A}, sq_row, dot_row, rows);
-    };
     const auto block = [&](std::size_t count, const float* base, const auto& x, auto round_inputs,
                            auto nan_free) {
         const auto r = [](const V8f& v) { return rounded<A, decltype(nan_free)::value>(v); };
         const auto input = [&](const V8f& v) { return round_inputs ? rounded<A>(v) : v; };
-        Few<Lanes, K> sq = sq_all;  // locals for the loop: in registers
-        Few<Lanes, kPairs> dot = dot_all;
+        Few<double, K> sq = sq_all;  // locals for the loop: in registers
+        Few<double, kPairs> dot = dot_all;
         ModelLanes<K> off(k);
         Few<V8f, kPairs> prod(pairs);  // the rounded products r(o_i · o_q)
         std::size_t left = left_all;
@@ -267,22 +255,14 @@ StockRows stock_rows(const MergeParams& p, const TensorScope& s, TensorBlocks& i
                 off[i] = r(input(load<V8f>(x[i] + j, n8)) - rb);
             for (std::size_t i = 0, d = 0; i < off.size(); ++i)
                 for (std::size_t q = i + 1; q < off.size(); ++q, ++d) prod[d] = r(off[i] * off[q]);
-            if (in_lanes) {  // lanes past n8 hold 0 and add nothing
-                for (std::size_t i = 0; i < off.size(); ++i)
-                    sq[i].v += widen(off[i]) * widen(off[i]);
-                for (std::size_t d = 0; d < prod.size(); ++d) dot[d].v += widen(prod[d]);
-                if ((left -= n8) == 0) {
-                    end_row(sq, dot);
-                    left = rows.row;
-                }
-                continue;
-            }
             for (std::size_t l = 0; l < n8; ++l) {
                 for (std::size_t i = 0; i < off.size(); ++i)
-                    sq[i].v[0] += static_cast<double>(off[i][l]) * off[i][l];
-                for (std::size_t d = 0; d < prod.size(); ++d) dot[d].v[0] += prod[d][l];
+                    sq[i] += static_cast<double>(off[i][l]) * off[i][l];
+                for (std::size_t d = 0; d < prod.size(); ++d) dot[d] += prod[d][l];
                 if (--left > 0) continue;
-                end_row(sq, dot);
+                add_stock_row(Torch{A}, sq, dot, rows);
+                sq = Few<double, K>(k);
+                dot = Few<double, kPairs>(pairs);
                 left = rows.row;
             }
         }
@@ -296,7 +276,7 @@ StockRows stock_rows(const MergeParams& p, const TensorScope& s, TensorBlocks& i
                 block(count, base, x, round_inputs, nan_free);
             });
         });
-    if (left_all != rows.row) end_row(sq_all, dot_all);  // a last, short row
+    if (left_all != rows.row) add_stock_row(Torch{A}, sq_all, dot_all, rows);  // a last row
     return rows;
 }
 
