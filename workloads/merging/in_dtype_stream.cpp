@@ -239,6 +239,9 @@ StockRows stock_rows(const MergeParams& p, const TensorScope& s, TensorBlocks& i
     Few<double, K> sq_all(k);
     Few<double, kPairs> dot_all(pairs);
     std::size_t left_all = rows.row;  // of the current row, the coordinates still to come
+    const auto end_row = [&](Few<double, K> sq, Few<double, kPairs> dot) {
+        add_stock_row(Torch{A}, sq, dot, rows);
+    };
     const auto block = [&](std::size_t count, const float* base, const auto& x, auto round_inputs,
                            auto nan_free) {
         const auto r = [](const V8f& v) { return rounded<A, decltype(nan_free)::value>(v); };
@@ -260,7 +263,7 @@ StockRows stock_rows(const MergeParams& p, const TensorScope& s, TensorBlocks& i
                     sq[i] += static_cast<double>(off[i][l]) * off[i][l];
                 for (std::size_t d = 0; d < prod.size(); ++d) dot[d] += prod[d][l];
                 if (--left > 0) continue;
-                add_stock_row(Torch{A}, sq, dot, rows);
+                end_row(sq, dot);  // copies: the sums themselves stay in registers
                 sq = Few<double, K>(k);
                 dot = Few<double, kPairs>(pairs);
                 left = rows.row;
@@ -276,7 +279,7 @@ StockRows stock_rows(const MergeParams& p, const TensorScope& s, TensorBlocks& i
                 block(count, base, x, round_inputs, nan_free);
             });
         });
-    if (left_all != rows.row) add_stock_row(Torch{A}, sq_all, dot_all, rows);  // a last row
+    if (left_all != rows.row) end_row(sq_all, dot_all);  // a last, short row
     return rows;
 }
 
