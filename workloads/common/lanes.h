@@ -22,6 +22,9 @@ using V8d = double __attribute__((vector_size(64)));
 using V8f = float __attribute__((vector_size(32)));
 using V8l = long long __attribute__((vector_size(64)));  // a V8d comparison's lanes: 0 or -1
 
+// 8 float32 lanes in double, each exactly.
+inline V8d widen(const V8f& v) { return __builtin_convertvector(v, V8d); }
+
 struct Lanes {
     V8d v = {};
     double total() const {

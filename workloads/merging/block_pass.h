@@ -65,7 +65,7 @@ void array_pass(TensorBlocks& in, const BlockSink& out, TensorMergeStats& st, Ru
             using last_pass::load;
             const std::size_t n = std::min<std::size_t>(8, b.count - j);
             stats.add(load<V8d>(&b.mean[j], n), load<V8d>(&b.theta[j], n),
-                      __builtin_convertvector(load<V8f>(b.base + j, n), V8d), &merged[j], n);
+                      widen(load<V8f>(b.base + j, n)), &merged[j], n);
         }
         all = stats;
         out(b.begin, {merged.data(), b.count});
@@ -103,10 +103,9 @@ void tau_dots(TensorBlocks& in, double* dots) {
             std::copy_n(dots, pairs, s);
             for (std::size_t j = 0; j < count; j += 8) {
                 const std::size_t n = std::min<std::size_t>(8, count - j);
-                const V8d b = __builtin_convertvector(last_pass::load<V8f>(base + j, n), V8d);
+                const V8d b = widen(last_pass::load<V8f>(base + j, n));
                 V8d t[K];
-                for (int i = 0; i < K; ++i)
-                    t[i] = __builtin_convertvector(last_pass::load<V8f>(x[i] + j, n), V8d) - b;
+                for (int i = 0; i < K; ++i) t[i] = widen(last_pass::load<V8f>(x[i] + j, n)) - b;
                 for (int l = 0; l < 8; ++l) {
                     int d = 0;
                     for (int i = 0; i < K; ++i)

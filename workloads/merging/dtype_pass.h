@@ -17,7 +17,6 @@ namespace compatbench::merging::dtype_lanes {
 
 using last_pass::load;
 
-inline V8d widen(const V8f& v) { return __builtin_convertvector(v, V8d); }
 inline V8f masked(const V8f& x, const V8i& keep) {  // x where keep, +0 elsewhere
     return (V8f)((V8i)x & keep);
 }

@@ -146,8 +146,7 @@ SlerpDots dots_in(TensorBlocks& in) {
                 const V8f b = last_pass::load<V8f>(x[1] + j, n);
                 const V8f ra = rounded<A>(a), rb = rounded<A>(b);
                 changed |= (ra != a) | (rb != b);  // a NaN too
-                const V8d da = __builtin_convertvector(ra, V8d);
-                const V8d db = __builtin_convertvector(rb, V8d);
+                const V8d da = widen(ra), db = widen(rb);
                 const V8d aa = da * da, bb = db * db, ab = da * db;  // exact in double
                 for (int l = 0; l < 8; ++l) {
                     d.aa += aa[l];

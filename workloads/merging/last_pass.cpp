@@ -28,7 +28,6 @@ Drop::Drop(const MergeParams& p, const std::string& tensor, std::size_t models) 
 
 namespace {
 
-V8d widen(const V8f& v) { return __builtin_convertvector(v, V8d); }
 V8l bits(const V8d& v) {
     V8l b;
     std::memcpy(&b, &v, sizeof b);

@@ -58,12 +58,12 @@ FirstPass first_pass(const MergeParams& p, TensorBlocks& in, bool keep_magnitude
     const std::size_t k = in.models();
     const bool slerp = p.method == Method::slerp, stock = p.method == Method::model_stock;
     FirstPass f;
-    f.dots.assign(slerp ? 3 : stock ? k * (k + 1) / 2 : 0, 0.0);
     if (slerp) {
         const SlerpDots d = slerp_dots(Arithmetic::exact, in);
         f.dots = {d.aa, d.bb, d.ab};
         return f;
     }
+    f.dots.assign(stock ? k * (k + 1) / 2 : 0, 0.0);
     if (stock && kernels == Kernels::fused &&
         with_constant<8>(k, [&](auto K) { tau_dots<K()>(in, f.dots.data()); }))
         return f;
